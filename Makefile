@@ -1,0 +1,37 @@
+# partsim: `make demo` and `make test` work on a fresh machine (they set everything up).
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+OV_VENV := .venv-openvino
+
+.PHONY: demo test setup graphviz clean bench lint-rules
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP) graphviz
+
+graphviz:
+	@command -v dot >/dev/null 2>&1 || { \
+	  echo "installing graphviz (for 'dot')"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq graphviz >/dev/null; }
+
+demo: setup
+	mkdir -p out
+	$(BIN)/partsim simulate fixtures/demo.onnx --providers nnapi
+	$(BIN)/partsim simulate fixtures/demo.onnx --providers nnapi --format json -o out/demo.summary.json
+	@echo "wrote out/demo.summary.json"
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+bench: setup
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) $(OV_VENV) out .pytest_cache

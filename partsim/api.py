@@ -1,0 +1,64 @@
+"""The library entry points behind the commands (no printing, no argument parsing)."""
+
+from pathlib import Path
+
+from .errors import UsageError
+from .loader import load_model
+from .ruletable import adhoc_table, builtin_tables, load_table
+from .sim import resolve_providers, simulate, summarize
+
+__all__ = ["load_tables", "predict", "DEFAULT_PROVIDERS"]
+
+DEFAULT_PROVIDERS = ("CPUExecutionProvider",)
+
+
+def load_tables(rule_paths=()):
+    """Shipped tables, overridden/extended by ``rule_paths`` (files or folders)."""
+    tables = {k: list(v) for k, v in builtin_tables().items()}
+    for p in rule_paths:
+        path = Path(p)
+        files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+        for f in files:
+            t = load_table(f)
+            # a user table replaces the shipped one of the same provider and variant
+            tables[t.provider] = [x for x in tables.get(t.provider, []) if x.variant != t.variant]
+            tables[t.provider].insert(0, t)
+    return tables
+
+
+def predict(model_or_path, providers=None, rule_paths=(), support=None, support_name="EP",
+            support_kind="kernel", policy="per-node", model=None):
+    """Load (if needed), resolve providers, simulate and summarize.
+
+    Parameters
+    ----------
+    model_or_path : str or Path or Model
+    providers : list of str, optional
+        Requested providers in priority order (names, aliases, ``NAME:variant``).
+    rule_paths : list, optional
+        Extra rule-table files or folders.
+    support : list of str, optional
+        Op types of an ad-hoc provider (``--support``).
+
+    Returns
+    -------
+    (dict, Assignment)
+        The partitionSummary and the assignment it was computed from.
+    """
+    from .model import Model
+
+    m = model_or_path if isinstance(model_or_path, Model) else load_model(model_or_path)
+    tables = load_tables(rule_paths)
+    extra = []
+    requested = list(providers or [])
+    if support:
+        if support_kind not in ("kernel", "compiling"):
+            raise UsageError(f"--support-kind must be kernel or compiling, not {support_kind!r}")
+        extra.append(adhoc_table(support, support_name, support_kind))
+        if support_name not in requested:
+            requested.insert(0, support_name)
+    if not requested:
+        requested = list(DEFAULT_PROVIDERS)
+    resolution = resolve_providers(requested, tables, extra)
+    assignment = simulate(m, resolution, policy)
+    return summarize(assignment), assignment

@@ -1,0 +1,41 @@
+"""Option groups shared by commands (model, providers, output)."""
+
+from ..sim.assign import POLICIES
+
+__all__ = ["add_model_args", "add_provider_args", "add_output_args", "split_list"]
+
+
+def split_list(values):
+    out = []
+    for v in values or ():
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+def add_model_args(p):
+    p.add_argument("model", metavar="MODEL", help="ONNX model file (weights need not be present)")
+
+
+def add_provider_args(p):
+    g = p.add_argument_group("providers", "Which execution providers, in priority order, with which tables.")
+    g.add_argument("--providers", "-p", action="append", metavar="EP[,EP…]",
+                   help="requested providers, highest priority first; ORT names or aliases "
+                        "(cuda, tensorrt, openvino, nnapi, coreml, coreml:neuralnetwork, qnn, xnnpack, webgpu, "
+                        "cpu). CPU is appended if absent. Default: CPU only")
+    g.add_argument("--rules", "-r", action="append", default=[], metavar="FILE|DIR",
+                   help="extra or replacement rule tables (YAML); replace shipped tables of the same provider")
+    g.add_argument("--support", action="append", metavar="OP[,OP…]",
+                   help="define an ad-hoc provider that accepts exactly these op types (any dtype, any shape)")
+    g.add_argument("--support-name", default="EP", metavar="NAME", help="name of the --support provider (EP)")
+    g.add_argument("--support-kind", default="kernel", choices=("kernel", "compiling"),
+                   help="kernel: claims single nodes; compiling: ORT's wave partitioning with QDQ units")
+    g.add_argument("--policy", default="per-node", choices=POLICIES,
+                   help="per-node: unclaimed nodes fall to CPU (ORT default); whole-graph: predict failure "
+                        "when any node would (session.disable_cpu_ep_fallback=1)")
+
+
+def add_output_args(p, formats=("table", "json")):
+    g = p.add_argument_group("output")
+    g.add_argument("--format", "-f", choices=formats, default=formats[0],
+                   help=f"output format (default {formats[0]})")
+    g.add_argument("--output", "-o", metavar="FILE", help="write the result here (atomically) instead of stdout")

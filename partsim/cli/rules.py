@@ -1,0 +1,72 @@
+"""partsim rules: regenerate capability tables from their sources."""
+
+import argparse
+
+from ..errors import EXIT_OK, UsageError
+from ..outputs import write_output
+
+HELP = """\
+Regenerate rule tables from machine-readable sources; output is deterministic.
+
+  partsim rules import ort-kernels [--provider EP] -o rules/cpu.yaml
+        from the installed onnxruntime's kernel registry (get_all_opkernel_def)
+  partsim rules import contrib-schemas -o partsim/data/contrib_schemas.json
+        ORT's own operator schemas (com.microsoft …) used to resolve node versions
+"""
+
+SOURCES = {}
+
+
+def register(name, fn, help_text):
+    SOURCES[name] = (fn, help_text)
+
+
+def add_parser(sub):
+    p = sub.add_parser("rules", help="regenerate rule tables from their sources", description=HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    rs = p.add_subparsers(dest="rules_command", metavar="ACTION")
+    rs.required = True
+    imp = rs.add_parser("import", help="generate a table from a source", description=HELP,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    imp.add_argument("source", choices=sorted(_sources()), help="what to import from")
+    imp.add_argument("inputs", nargs="*", metavar="FILE", help="source document(s), where the source needs one")
+    imp.add_argument("--provider", default=None, help="provider to import (ort-kernels: default CPU)")
+    imp.add_argument("--output", "-o", metavar="FILE", help="write here (atomically) instead of stdout")
+    imp.set_defaults(run=run_import)
+
+
+def _sources():
+    names = {"ort-kernels", "contrib-schemas"}
+    names.update(SOURCES)
+    try:
+        from ..gen import mobile_md  # noqa: F401
+        names.add("mobile-md")
+    except ImportError:
+        pass
+    try:
+        from ..gen import kernel_doc  # noqa: F401
+        names.add("kernel-doc")
+    except ImportError:
+        pass
+    return names
+
+
+def run_import(args):
+    if args.source == "ort-kernels":
+        from ..gen.ort_kernels import kernel_table
+        provider = args.provider or "CPUExecutionProvider"
+        text = kernel_table(provider, aliases=("cpu",) if provider == "CPUExecutionProvider" else (),
+                            cpu_based=provider == "CPUExecutionProvider")
+    elif args.source == "contrib-schemas":
+        from ..gen.contrib_schemas import generate_contrib_schemas
+        text = generate_contrib_schemas()
+    elif args.source == "mobile-md":
+        from ..gen.mobile_md import import_mobile_md
+        text = import_mobile_md(args.inputs, args.provider)
+    elif args.source == "kernel-doc":
+        from ..gen.kernel_doc import import_kernel_doc
+        text = import_kernel_doc(args.inputs, args.provider)
+    else:
+        raise UsageError(f"unknown source {args.source!r}")
+    write_output(text, args.output)
+    return EXIT_OK

@@ -1,0 +1,46 @@
+"""partsim simulate: predict provider assignment, partitions, copies and conversions."""
+
+from ..api import predict
+from ..errors import EXIT_OK
+from ..outputs import to_json, write_output
+from ..report.table import render_summary_table
+from .args import add_model_args, add_output_args, add_provider_args, split_list
+
+HELP = """\
+Predict how ONNX Runtime assigns every node of MODEL to the requested execution
+providers, and count what that costs: fragments, partitions, boundary transfers,
+Memcpy nodes, missing layout/precision conversions.  Every node not on the first
+provider gets a reason.
+
+examples:
+  partsim simulate model.onnx --providers nnapi
+  partsim simulate model.onnx -p cuda --format json -o summary.json
+  partsim simulate model.onnx --support MatMul            # ad-hoc provider 'EP'
+  partsim simulate model.onnx -p coreml --policy whole-graph
+
+The JSON is the partitionSummary of SPEC section 4 (schema:
+partsim/data/summary.schema.json).  Exit 0 on success (also when nothing is
+accelerated: check "accelerated"), 2 on a bad model, table or option.
+
+known limitations:
+  1. Predictions are made on the graph as written (ORT_DISABLE_ALL); ORT's
+     basic rewrites (constant folding) run before partitioning in real sessions.
+  2. QDQ node units follow a structural approximation of ORT's selectors.
+"""
+
+
+def add_parser(sub):
+    p = sub.add_parser("simulate", help="predict provider assignment and partitions", description=HELP,
+                       formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
+    add_model_args(p)
+    add_provider_args(p)
+    add_output_args(p)
+    p.set_defaults(run=run)
+
+
+def run(args):
+    summary, _ = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
+                         args.support_name, args.support_kind, args.policy)
+    text = to_json(summary) if args.format == "json" else render_summary_table(summary)
+    write_output(text, args.output)
+    return EXIT_OK

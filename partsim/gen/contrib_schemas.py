@@ -1,0 +1,47 @@
+"""Snapshot of ORT's own (non-ONNX) operator schemas: ``partsim/data/contrib_schemas.json``.
+
+``onnx.defs`` knows only the ONNX domains.  ORT registers more (``com.microsoft``
+contrib ops, ``com.microsoft.nchwc``, the internal NHWC domain).  This generator
+reads them from the installed ORT (``onnxruntime.capi._pybind_state.get_all_operator_schema``)
+and writes, per op and ``since_version``, its formal inputs/outputs with their
+type-constraint names, which is all the simulator needs to resolve a node's
+schema version and check its dtypes.
+"""
+
+import json
+
+__all__ = ["generate_contrib_schemas"]
+
+ONNX_DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.training", "ai.onnx.preview")
+
+
+def _params(params):
+    out = []
+    for p in params:
+        option = str(p.option).rsplit(".", 1)[-1]
+        out.append([p.typeStr, option == "Variadic"])
+    return out
+
+
+def generate_contrib_schemas():
+    """Return the JSON text of the snapshot (deterministic: sorted keys and entries)."""
+    import onnxruntime
+    from onnxruntime.capi import _pybind_state as C
+
+    ops = {}
+    for s in C.get_all_operator_schema():
+        if s.domain in ONNX_DOMAINS:
+            continue
+        key = f"{s.domain}:{s.name}"
+        ops.setdefault(key, {})[str(s.since_version)] = {
+            "inputs": _params(s.inputs),
+            "outputs": _params(s.outputs),
+            "constraints": {
+                tc.type_param_str: sorted(tc.allowed_type_strs) for tc in s.type_constraints
+            },
+        }
+    doc = {
+        "source": f"onnxruntime {onnxruntime.__version__} get_all_operator_schema()",
+        "ops": ops,
+    }
+    return json.dumps(doc, sort_keys=True, indent=0) + "\n"

@@ -1,0 +1,62 @@
+"""Generate a kernel-EP rule table from the installed ORT's kernel registry.
+
+Source: ``onnxruntime.capi._pybind_state.get_all_opkernel_def()`` — one entry per
+registered kernel: op, domain, version range and type constraints.  A CPU-only
+wheel lists the CPU EP; a GPU wheel also lists CUDA.  Output is deterministic.
+
+Regenerate the shipped CPU table with::
+
+    partsim rules import ort-kernels --provider CPUExecutionProvider -o rules/cpu.yaml
+"""
+
+from .yamlout import dump_table
+
+__all__ = ["kernel_table"]
+
+INT_MAX = 2**31 - 1
+
+
+def kernel_table(provider="CPUExecutionProvider", aliases=("cpu",), cpu_based=True):
+    """Return the YAML text of ``provider``'s table from the installed ORT."""
+    import onnxruntime
+    from onnxruntime.capi import _pybind_state as C
+
+    rows = {}
+    for k in C.get_all_opkernel_def():
+        if k.provider != provider:
+            continue
+        lo, hi = k.version_range
+        key = (k.domain or "", k.op_name, int(lo), None if hi >= INT_MAX else int(hi))
+        types = {name: sorted(set(v)) for name, v in k.type_constraints.items()}
+        prev = rows.get(key)
+        if prev is None:
+            rows[key] = types
+        else:  # several kernels for one range (e.g. per type): union their type lists
+            for name, v in types.items():
+                prev[name] = sorted(set(prev.get(name, [])) | set(v))
+    ops = []
+    for (domain, op, lo, hi), types in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
+        rule = {"op": op}
+        if domain:
+            rule["domain"] = domain
+        rule["versions"] = [lo, hi]
+        if types:
+            rule["types"] = {name: [t[7:-1] if t.startswith("tensor(") else t for t in v]
+                             for name, v in sorted(types.items())}
+        ops.append(rule)
+    table = {
+        "provider": provider,
+        "aliases": list(aliases),
+        "kind": "kernel",
+        "cpu_based": cpu_based,
+        "layout": "NCHW",
+        "precisions": ["fp32", "fp64", "fp16", "int8", "int32", "int64"],
+        "compute_precision": "fp32",
+        "source": {
+            "description": "kernel registry of the installed onnxruntime (get_all_opkernel_def)",
+            "version": f"onnxruntime {onnxruntime.__version__}",
+            "generated_by": f"partsim rules import ort-kernels --provider {provider}",
+        },
+        "ops": ops,
+    }
+    return dump_table(table)

@@ -1,0 +1,225 @@
+"""partsim's view of an ONNX model: nodes, tensors and the edges between them.
+
+The IR is small and read-only once built: a :class:`Model` holds a list of
+:class:`Node` (main graph first, then If/Loop/Scan bodies, depth first), a dict of
+:class:`Value` keyed by tensor name, and per-node producer/consumer lists.  It is
+built by :func:`partsim.loader.load_model`; the simulator only reads it.
+"""
+
+from dataclasses import dataclass, field
+
+__all__ = ["Value", "Node", "Model", "DTYPE_BYTES", "topological_order"]
+
+# bytes per element, keyed by the ORT/ONNX type name without "tensor(...)"
+DTYPE_BYTES = {
+    "float": 4, "double": 8, "float16": 2, "bfloat16": 2,
+    "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4,
+    "int64": 8, "uint64": 8, "bool": 1, "complex64": 8, "complex128": 16,
+    "float8e4m3fn": 1, "float8e4m3fnuz": 1, "float8e5m2": 1, "float8e5m2fnuz": 1,
+}
+
+
+@dataclass(frozen=True)
+class Value:
+    """A tensor (an edge of the graph).
+
+    Attributes
+    ----------
+    name : str
+        Unique tensor name (subgraph-local names that shadow an outer one are
+        renamed ``node/name``).
+    dtype : str or None
+        ``"float"``, ``"int64"`` … for tensors; the full ORT type string
+        (``"seq(tensor(float))"``) for other types; ``None`` when unknown.
+    shape : tuple or None
+        Per dimension an ``int`` (static), a ``str`` (symbolic) or ``None``
+        (unknown); ``None`` when even the rank is unknown.
+    kind : str
+        ``"input"`` (graph input), ``"initializer"``, ``"constant"`` (output of a
+        Constant node, which ORT turns into an initializer), ``"intermediate"``.
+    """
+
+    name: str
+    dtype: object = None
+    shape: object = None
+    kind: str = "intermediate"
+
+    @property
+    def is_static(self):
+        return self.shape is not None and all(isinstance(d, int) and d >= 0 for d in self.shape)
+
+    @property
+    def rank(self):
+        return None if self.shape is None else len(self.shape)
+
+    @property
+    def nbytes(self):
+        """Static size in bytes, or ``None`` when shape or dtype is not static."""
+        if not self.is_static or self.dtype not in DTYPE_BYTES:
+            return None
+        n = DTYPE_BYTES[self.dtype]
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def is_constant(self):
+        return self.kind in ("initializer", "constant")
+
+
+@dataclass(frozen=True)
+class Node:
+    """One ONNX NodeProto.
+
+    Attributes
+    ----------
+    index : int
+        Position in :attr:`Model.nodes`.
+    name : str
+        Unique name (generated as ``<OpType>_<index>`` when the model has none).
+    scope : str
+        ``""`` for the main graph, else ``"<parent node name>/<attribute>"``.
+    since_version : int or None
+        Resolved schema version; ``None`` when the schema is unknown.
+    implicit_inputs : tuple
+        For If/Loop/Scan: outer-scope tensors its subgraphs read.
+    """
+
+    index: int
+    name: str
+    op_type: str
+    domain: str
+    inputs: tuple
+    outputs: tuple
+    attrs: dict = field(default_factory=dict, compare=False, hash=False)
+    since_version: object = None
+    schema_known: bool = True
+    scope: str = ""
+    parent: object = None
+    implicit_inputs: tuple = ()
+
+    @property
+    def qualified_op(self):
+        return f"{self.domain}:{self.op_type}" if self.domain else self.op_type
+
+
+@dataclass
+class Model:
+    """A loaded model.
+
+    Attributes
+    ----------
+    path, sha256 : str
+    opsets : dict
+        Domain -> opset version (``""`` for ai.onnx).
+    nodes : list of Node
+    values : dict of str -> Value
+    producer : dict of str -> int
+        Tensor name -> index of the node that produces it.
+    consumers : dict of str -> list of int
+        Tensor name -> indices of consuming nodes (implicit uses by control-flow
+        nodes included), in node order, with repeats when a node reads it twice.
+    graph_inputs, graph_outputs : list of str
+        Of the main graph.
+    scope_outputs : dict of str -> set of str
+        Per scope, the tensors that leave it (graph outputs / subgraph outputs).
+    warnings : list of str
+    """
+
+    path: str
+    sha256: str
+    opsets: dict
+    nodes: list
+    values: dict
+    producer: dict
+    consumers: dict
+    graph_inputs: list
+    graph_outputs: list
+    scope_outputs: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
+    _in_edges: list = field(default=None, repr=False)
+    _out_edges: list = field(default=None, repr=False)
+
+    def value(self, name):
+        return self.values.get(name) or Value(name)
+
+    def node_inputs(self, node):
+        """Explicit and implicit input tensor names of ``node`` (empty names skipped)."""
+        return [t for t in node.inputs if t] + list(node.implicit_inputs)
+
+    def _build_edges(self):
+        ins = [[] for _ in self.nodes]
+        outs = [[] for _ in self.nodes]
+        for node in self.nodes:
+            for t in self.node_inputs(node):
+                p = self.producer.get(t)
+                if p is not None:
+                    ins[node.index].append((p, t))
+                    outs[p].append((node.index, t))
+        self._in_edges, self._out_edges = ins, outs
+
+    def in_edges(self, i):
+        """``(producer index, tensor)`` pairs feeding node ``i``, one per input port."""
+        if self._in_edges is None:
+            self._build_edges()
+        return self._in_edges[i]
+
+    def out_edges(self, i):
+        """``(consumer index, tensor)`` pairs leaving node ``i``, one per consumer port."""
+        if self._out_edges is None:
+            self._build_edges()
+        return self._out_edges[i]
+
+    def to_networkx(self):
+        """The model as a ``networkx.MultiDiGraph``.
+
+        Nodes are node names with attributes ``op_type, domain, since_version,
+        scope``; one edge per (tensor, consumer port) with attributes
+        ``tensor, dtype, shape, bytes, source_kind``.  Graph inputs and
+        initializers are not nodes.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = model.to_networkx()          # doctest: +SKIP
+        >>> nx.is_directed_acyclic_graph(G)  # doctest: +SKIP
+        True
+        """
+        import networkx as nx
+
+        G = nx.MultiDiGraph()
+        for n in self.nodes:
+            G.add_node(n.name, op_type=n.op_type, domain=n.domain,
+                       since_version=n.since_version, scope=n.scope)
+        for n in self.nodes:
+            for p, t in self.in_edges(n.index):
+                v = self.value(t)
+                G.add_edge(self.nodes[p].name, n.name, tensor=t, dtype=v.dtype,
+                           shape=v.shape, bytes=v.nbytes, source_kind=v.kind)
+        return G
+
+
+def topological_order(model):
+    """Node indices in a topological order that keeps file order where it can.
+
+    Kahn's algorithm over :meth:`Model.in_edges`; ties go to the lower index, so
+    a model that is already sorted keeps its order.  Cached on the model.
+    """
+    cached = getattr(model, "_topo", None)
+    if cached is not None:
+        return cached
+    import heapq
+
+    indeg = [len(model.in_edges(i)) for i in range(len(model.nodes))]
+    heap = [i for i, d in enumerate(indeg) if d == 0]
+    heapq.heapify(heap)
+    order = []
+    while heap:
+        i = heapq.heappop(heap)
+        order.append(i)
+        for c, _ in model.out_edges(i):
+            indeg[c] -= 1
+            if indeg[c] == 0:
+                heapq.heappush(heap, c)
+    model._topo = order
+    return order

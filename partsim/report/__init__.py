@@ -1,0 +1,1 @@
+"""Renderers: one canonical record (the summary dict) in, text out."""

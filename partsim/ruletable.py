@@ -1,0 +1,308 @@
+"""Capability rule tables: load, validate (with line numbers) and index.
+
+A table is a YAML file (``rules/*.yaml``) validated by the JSON Schema shipped as
+``partsim/data/rules.schema.json``.  Errors name ``file:line``.  YAML is read with
+the safe loader, and aliases are refused outright (no "billion laughs").
+"""
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from .errors import RuleTableError
+from .schemas import normalize_domain
+
+__all__ = ["OpRule", "RuleTable", "load_table", "parse_table", "builtin_rules_dir",
+           "builtin_tables", "KNOWN_PROVIDERS", "ALIASES", "table_schema", "adhoc_table"]
+
+MAX_RULE_FILE_BYTES = 16 * 1024 * 1024
+
+# Every provider name ORT knows (onnxruntime/core/graph/constants.h and the plugin EPs).
+KNOWN_PROVIDERS = (
+    "CPUExecutionProvider", "CUDAExecutionProvider", "TensorrtExecutionProvider",
+    "NvTensorRTRTXExecutionProvider", "OpenVINOExecutionProvider", "DnnlExecutionProvider",
+    "NnapiExecutionProvider", "CoreMLExecutionProvider", "QNNExecutionProvider",
+    "XnnpackExecutionProvider", "WebGpuExecutionProvider", "WebNNExecutionProvider",
+    "JsExecutionProvider", "ROCMExecutionProvider", "MIGraphXExecutionProvider",
+    "DmlExecutionProvider", "ACLExecutionProvider", "ArmNNExecutionProvider",
+    "RknpuExecutionProvider", "VitisAIExecutionProvider", "SNPEExecutionProvider",
+    "CANNExecutionProvider", "AzureExecutionProvider", "VSINPUExecutionProvider",
+    "TvmExecutionProvider",
+)
+
+# short names accepted on input; the real name is always what partsim prints
+ALIASES = {
+    "cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider",
+    "tensorrt": "TensorrtExecutionProvider", "trt": "TensorrtExecutionProvider",
+    "openvino": "OpenVINOExecutionProvider", "ov": "OpenVINOExecutionProvider",
+    "nnapi": "NnapiExecutionProvider", "coreml": "CoreMLExecutionProvider",
+    "qnn": "QNNExecutionProvider", "xnnpack": "XnnpackExecutionProvider",
+    "webgpu": "WebGpuExecutionProvider", "dml": "DmlExecutionProvider",
+    "rocm": "ROCMExecutionProvider", "dnnl": "DnnlExecutionProvider",
+    "webnn": "WebNNExecutionProvider", "migraphx": "MIGraphXExecutionProvider",
+    "azure": "AzureExecutionProvider",
+}
+
+PREDICATE_KEYS = ("static_shape", "min_rank", "max_rank", "rank_inputs", "const_inputs", "attrs",
+                  "dtype_pairs")
+
+
+@dataclass(frozen=True)
+class OpRule:
+    """One op rule: which nodes of ``domain:op`` the provider takes.
+
+    ``versions`` is ``(since, end)`` with ``end=None`` for an open-ended kernel
+    (ORT then matches only ``since_version == since``) or ``None`` for any
+    version.  ``types`` maps a type-constraint name (``"T"``) or a port
+    (``"i0"``, ``"o1"``) to allowed dtypes.
+    """
+
+    op: str
+    domain: str = ""
+    versions: object = None
+    types: dict = field(default_factory=dict, hash=False, compare=False)
+    static_shape: bool = False
+    min_rank: object = None
+    max_rank: object = None
+    rank_inputs: object = None
+    const_inputs: tuple = ()
+    attrs: tuple = ()
+    dtype_pairs: object = None
+    host_inputs: tuple = ()
+    host_outputs: tuple = ()
+    layout_sensitive: bool = False
+    notes: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class RuleTable:
+    """A provider's capability table (see SPEC section 3)."""
+
+    provider: str
+    kind: str
+    source: dict
+    rules: dict  # (domain, op) -> tuple of OpRule
+    aliases: tuple = ()
+    cpu_based: bool = False
+    layout: str = "NCHW"
+    precisions: tuple = ("fp32",)
+    compute_precision: str = "fp32"
+    partitioning: dict = field(default_factory=dict, hash=False, compare=False)
+    notes: tuple = ()
+    path: str = ""
+    variant: str = ""
+    default_variant: bool = False
+
+    @property
+    def is_compiling(self):
+        return self.kind == "compiling"
+
+    def rules_for(self, domain, op):
+        return self.rules.get((domain, op), ())
+
+    def option(self, name, default=None):
+        return self.partitioning.get(name, default)
+
+
+@lru_cache(maxsize=1)
+def table_schema():
+    return json.loads(resources.files("partsim.data").joinpath("rules.schema.json").read_text())
+
+
+def builtin_rules_dir():
+    """The folder of shipped tables: ``rules/`` of a checkout, or the installed copy."""
+    here = Path(__file__).resolve().parent
+    checkout = here.parent / "rules"
+    if checkout.is_dir():
+        return checkout
+    return Path(str(resources.files("partsim").joinpath("_rules")))
+
+
+def _compose(text, path):
+    """YAML text -> (python data, {json path tuple: line}), refusing aliases and bad YAML."""
+    import yaml
+
+    try:
+        for ev in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(ev, yaml.AliasEvent):
+                line = ev.start_mark.line + 1
+                raise RuleTableError("YAML aliases (*name) are not allowed in rule tables", path, line)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        raise RuleTableError(f"invalid YAML: {exc.problem or exc}", path, line) from None
+    except yaml.YAMLError as exc:
+        raise RuleTableError(f"invalid YAML: {exc}", path) from None
+    lines = {}
+    constructor = yaml.SafeLoader("")
+
+    def build(n, where):
+        lines[where] = n.start_mark.line + 1
+        if isinstance(n, yaml.MappingNode):
+            out = {}
+            for k, v in n.value:
+                key = constructor.construct_object(k, deep=True)
+                if not isinstance(key, str):
+                    raise RuleTableError(f"mapping key {key!r} is not a string", path, k.start_mark.line + 1)
+                if key in out:
+                    raise RuleTableError(f"duplicate key {key!r}", path, k.start_mark.line + 1)
+                out[key] = build(v, where + (key,))
+            return out
+        if isinstance(n, yaml.SequenceNode):
+            return [build(v, where + (i,)) for i, v in enumerate(n.value)]
+        try:
+            return constructor.construct_object(n, deep=True)
+        except yaml.YAMLError as exc:
+            raise RuleTableError(f"invalid value: {exc}", path, n.start_mark.line + 1) from None
+
+    if node is None:
+        raise RuleTableError("empty rule table", path, 1)
+    return build(node, ()), lines
+
+
+def _line_for(lines, where):
+    where = tuple(where)
+    while where not in lines and where:
+        where = where[:-1]
+    return lines.get(where)
+
+
+def parse_table(text, path="<rules>"):
+    """Parse and validate rule-table YAML text.
+
+    Returns
+    -------
+    RuleTable
+
+    Raises
+    ------
+    RuleTableError
+        With ``file:line`` of the first problem.
+
+    Examples
+    --------
+    >>> t = parse_table('''
+    ... provider: EPExecutionProvider
+    ... kind: kernel
+    ... source: {description: example, version: "1"}
+    ... ops: [{op: MatMul}]
+    ... ''')
+    >>> t.provider, len(t.rules_for("", "MatMul"))
+    ('EPExecutionProvider', 1)
+    """
+    import jsonschema
+
+    data, lines = _compose(text, path)
+    if not isinstance(data, dict):
+        raise RuleTableError("a rule table must be a mapping", path, 1)
+    validator = jsonschema.Draft202012Validator(table_schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: (_line_for(lines, e.absolute_path) or 0, e.message))
+    if errors:
+        e = errors[0]
+        where = "/".join(str(p) for p in e.absolute_path) or "(top)"
+        raise RuleTableError(f"{where}: {e.message}", path, _line_for(lines, e.absolute_path))
+    return _build_table(data, lines, path)
+
+
+def _build_table(data, lines, path):
+    defaults = data.get("defaults", {})
+    rules = {}
+    for i, r in enumerate(data["ops"]):
+        line = lines.get(("ops", i), 0)
+        versions = r.get("versions")
+        if versions is not None:
+            lo, hi = versions
+            if hi is not None and hi < lo:
+                raise RuleTableError(f"ops/{i}: version range [{lo}, {hi}] is empty", path, line)
+            versions = (lo, hi)
+        merged = {k: r.get(k, defaults.get(k)) for k in PREDICATE_KEYS}
+        types = {}
+        for k, v in (r.get("types") or {}).items():
+            types[k] = frozenset(_norm_type(t) for t in v)
+        rule = OpRule(
+            op=r["op"], domain=normalize_domain(r.get("domain", "")), versions=versions, types=types,
+            static_shape=bool(merged["static_shape"]), min_rank=merged["min_rank"],
+            max_rank=merged["max_rank"],
+            rank_inputs=tuple(merged["rank_inputs"]) if merged["rank_inputs"] is not None else None,
+            const_inputs=tuple(merged["const_inputs"] or ()), attrs=tuple(
+                tuple(sorted((k, _freeze(v)) for k, v in a.items())) for a in (merged["attrs"] or ())),
+            dtype_pairs=frozenset(tuple(_norm_type(x) for x in p) for p in merged["dtype_pairs"])
+            if merged["dtype_pairs"] else None,
+            host_inputs=tuple(r.get("host_inputs", ())), host_outputs=tuple(r.get("host_outputs", ())),
+            layout_sensitive=bool(r.get("layout_sensitive", False)), notes=r.get("notes", ""), line=line)
+        rules.setdefault((rule.domain, rule.op), []).append(rule)
+    return RuleTable(
+        provider=data["provider"], kind=data["kind"], source=dict(data["source"]),
+        rules={k: tuple(v) for k, v in rules.items()}, aliases=tuple(data.get("aliases", ())),
+        cpu_based=bool(data.get("cpu_based", data["provider"] == "CPUExecutionProvider")),
+        layout=data.get("layout", "NCHW"), precisions=tuple(data.get("precisions", ("fp32",))),
+        compute_precision=data.get("compute_precision", "fp32"),
+        partitioning=dict(data.get("partitioning", {})), notes=tuple(data.get("notes", ())),
+        path=str(path), variant=data.get("variant", ""),
+        default_variant=bool(data.get("default_variant", False)))
+
+
+def _freeze(v):
+    if isinstance(v, list):
+        return tuple(_freeze(x) for x in v)
+    return v
+
+
+def _norm_type(t):
+    """``tensor(float)`` -> ``float``; other type strings are kept whole."""
+    t = str(t).strip()
+    if t.startswith("tensor(") and t.endswith(")"):
+        return t[7:-1]
+    return t
+
+
+def load_table(path):
+    """Read and validate one rule-table file."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        raise RuleTableError(f"cannot read: {exc.strerror}", path) from None
+    if size > MAX_RULE_FILE_BYTES:
+        raise RuleTableError(f"file is {size} bytes, more than the {MAX_RULE_FILE_BYTES} allowed", path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise RuleTableError("not UTF-8 text", path) from None
+    except OSError as exc:
+        raise RuleTableError(f"cannot read: {exc.strerror}", path) from None
+    return parse_table(text, str(path))
+
+
+_BUILTIN_CACHE = {}
+
+
+def builtin_tables(directory=None):
+    """Every table in ``directory`` (default: the shipped ones), keyed by provider name."""
+    d = Path(directory) if directory else builtin_rules_dir()
+    key = str(d)
+    if key not in _BUILTIN_CACHE:
+        tables = {}
+        for f in sorted(d.glob("*.yaml")):
+            t = load_table(f)
+            tables.setdefault(t.provider, []).append(t)
+        _BUILTIN_CACHE[key] = tables
+    return _BUILTIN_CACHE[key]
+
+
+def adhoc_table(ops, name="EP", kind="kernel"):
+    """The ``--support OP,OP`` provider: takes those op types for every dtype and shape."""
+    provider = name if name.endswith("ExecutionProvider") else name
+    rules = {}
+    for op in ops:
+        domain, _, op_type = op.rpartition(":")
+        domain = normalize_domain(domain)
+        rules[(domain, op_type)] = (OpRule(op=op_type, domain=domain),)
+    return RuleTable(provider=provider, kind=kind,
+                     source={"description": "--support on the command line", "version": "adhoc"},
+                     rules=rules, partitioning={"qdq_node_units": kind == "compiling"},
+                     path="<--support>")

@@ -1,0 +1,365 @@
+"""Per-node provider assignment, as ORT's graph partitioner does it.
+
+ORT (``onnxruntime/core/framework/graph_partitioner.cc``) asks each provider in
+priority order for its capabilities on the nodes still unassigned.  A kernel EP
+(CPU, CUDA, XNNPACK, WebGPU) claims single nodes it has a kernel for; a compiling
+EP (NNAPI, CoreML, QNN, OpenVINO, TensorRT, ...) claims whole groups formed by the
+wave algorithm (:mod:`partsim.sim.wave`), all-or-nothing.  The CPU EP comes last
+and takes the rest.
+"""
+
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+from ..model import topological_order
+from ..ruletable import ALIASES, KNOWN_PROVIDERS
+from .cpu_preferred import cpu_preferred_nodes
+from .match import Rejection, match_node
+from .qdq import find_node_units
+from .wave import create_supported_groups
+
+__all__ = ["Resolution", "Assignment", "resolve_providers", "simulate", "POLICIES", "CPU"]
+
+CPU = "CPUExecutionProvider"
+POLICIES = ("per-node", "whole-graph")
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A requested provider list after ORT's resolution (SPEC section 2)."""
+
+    requested: tuple
+    tables: tuple  # RuleTable, in priority order, CPU last
+    dropped: tuple  # (name, reason)
+
+    @property
+    def effective(self):
+        return tuple(t.provider for t in self.tables)
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """Where every node goes, and why.
+
+    Attributes
+    ----------
+    provider : tuple of str
+        Per node index.
+    reason : tuple
+        Per node: ``None`` when it is on the first provider of the list, else a
+        :class:`Rejection` (category, detail) explaining why not.
+    partitions : tuple of (str, tuple of int)
+        Groups claimed by compiling EPs, in claim order.
+    rules : dict
+        Node -> OpRule that accepted it on its provider (host-memory ports).
+    caveats : dict
+        Node -> tuple of (provider, note): caveats the table could not check.
+    status : str
+        ``ok`` or ``session_would_fail``.
+    failure : str
+        Why the session would fail (empty when ok).
+    """
+
+    model: object
+    resolution: Resolution
+    policy: str
+    provider: tuple
+    reason: tuple
+    partitions: tuple
+    rules: dict = field(repr=False)
+    caveats: dict = field(repr=False)
+    status: str = "ok"
+    failure: str = ""
+    failure_nodes: tuple = ()
+
+
+def _canonical(name):
+    key = name.strip()
+    if key.lower() in ALIASES:
+        return ALIASES[key.lower()]
+    for known in KNOWN_PROVIDERS:
+        if known.lower() == key.lower():
+            return known
+    return key
+
+
+def resolve_providers(requested, tables, extra=()):
+    """Resolve a requested list as ORT does: aliases, duplicates, unknown names, CPU last.
+
+    Parameters
+    ----------
+    requested : list of str
+        Names, aliases, or ``NAME:variant`` (``coreml:neuralnetwork``).
+    tables : dict
+        Provider name -> list of RuleTable (variants).
+    extra : list of RuleTable
+        Ad-hoc tables (``--support``); their names count as known.
+
+    Examples
+    --------
+    >>> from partsim.ruletable import adhoc_table
+    >>> cpu = adhoc_table(["Relu"], name="CPUExecutionProvider")
+    >>> r = resolve_providers(["cuda", "Foo", "cpu"], {"CPUExecutionProvider": [cpu]})
+    >>> r.effective, r.dropped
+    (('CPUExecutionProvider',), (('CUDAExecutionProvider', 'no_rules'), ('Foo', 'unknown_provider')))
+    """
+    extra_by_name = {t.provider: t for t in extra}
+    chosen, dropped, seen = [], [], set()
+    for raw in requested:
+        base, _, variant = raw.partition(":")
+        name = extra_by_name and base in extra_by_name and base or _canonical(base)
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in extra_by_name:
+            chosen.append(extra_by_name[name])
+            continue
+        if name not in KNOWN_PROVIDERS:
+            dropped.append((name, "unknown_provider"))
+            continue
+        variants = tables.get(name, [])
+        if variant:
+            pick = [t for t in variants if t.variant == variant.lower()]
+            if not pick:
+                names = ", ".join(sorted(t.variant for t in variants if t.variant)) or "none"
+                raise UsageError(f"provider {name} has no variant {variant!r} (variants: {names})")
+        else:
+            pick = [t for t in variants if t.default_variant] or variants[:1]
+        if not pick:
+            dropped.append((name, "no_rules"))
+            continue
+        chosen.append(pick[0])
+    if CPU not in seen or all(t.provider != CPU for t in chosen):
+        cpu = tables.get(CPU, [])
+        if not cpu:
+            raise UsageError("no rule table for CPUExecutionProvider, which ORT always appends")
+        if CPU in seen:  # it was requested but dropped for lack of rules: impossible with cpu table
+            pass
+        else:
+            chosen.append(cpu[0])
+    # ORT keeps the CPU EP last whatever the request order said
+    chosen = [t for t in chosen if t.provider != CPU] + [t for t in chosen if t.provider == CPU]
+    return Resolution(tuple(requested), tuple(chosen), tuple(dropped))
+
+
+def _scopes(model, order):
+    by_scope = {}
+    for i in order:
+        by_scope.setdefault(model.nodes[i].scope, []).append(i)
+    return by_scope
+
+
+def _excluded_by_stop_ops(model, stop_ops):
+    """ORT's ``CreateExcludedNodeSet``: stop ops and everything downstream."""
+    excluded = set()
+    stack = [n.index for n in model.nodes if n.op_type in stop_ops]
+    while stack:
+        i = stack.pop()
+        if i in excluded:
+            continue
+        excluded.add(i)
+        stack.extend(c for c, _ in model.out_edges(i))
+    return excluded
+
+
+def simulate(model, resolution, policy="per-node"):
+    """Assign every node of ``model`` to a provider.
+
+    Parameters
+    ----------
+    model : Model
+    resolution : Resolution
+        From :func:`resolve_providers`.
+    policy : {"per-node", "whole-graph"}
+        ``whole-graph`` predicts failure when any node would need the CPU
+        fallback (ORT's ``session.disable_cpu_ep_fallback=1``).
+
+    Returns
+    -------
+    Assignment
+    """
+    if policy not in POLICIES:
+        raise UsageError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
+    n = len(model.nodes)
+    order = topological_order(model)
+    pos = [0] * n
+    for k, i in enumerate(order):
+        pos[i] = k
+    scopes = _scopes(model, order)
+    assigned = [None] * n
+    first_reason = [None] * n
+    rules = {}
+    caveats = {}
+    partitions = []
+    first = resolution.tables[0].provider if resolution.tables else CPU
+
+    def note_reason(i, provider, why):
+        if provider == first and first_reason[i] is None:
+            first_reason[i] = why
+
+    for table in resolution.tables:
+        ep = table.provider
+        if ep == CPU:
+            break
+        matched = {}
+        for i in order:
+            if assigned[i] is not None:
+                continue
+            rule, why = match_node(table, model.nodes[i], model)
+            if rule is None:
+                note_reason(i, ep, why)
+            else:
+                matched[i] = rule
+        if table.is_compiling:
+            _claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason)
+        else:
+            tentative = [i for i in order if i in matched]
+            moved = set()
+            if table.option("cpu_preferred_shape_nodes"):
+                moved = cpu_preferred_nodes(model, pos, tentative, matched, assigned)
+            for i in tentative:
+                if i in moved:
+                    note_reason(i, ep, Rejection("cpu_preferred",
+                                                 "small shape computation on CPU tensors; ORT keeps it on the CPU"))
+                    continue
+                assigned[i] = ep
+                rules[i] = matched[i]
+        for i, rule in matched.items():
+            if assigned[i] == ep and rule.notes:
+                caveats.setdefault(i, []).append((ep, rule.notes))
+    status, failure, failure_nodes = "ok", "", ()
+    cpu_table = next((t for t in resolution.tables if t.provider == CPU), None)
+    no_kernel = []
+    for i in order:
+        if assigned[i] is None:
+            assigned[i] = CPU
+            if cpu_table is not None:
+                rule, why = match_node(cpu_table, model.nodes[i], model)
+                if rule is None:
+                    no_kernel.append((i, why))
+                else:
+                    rules[i] = rule
+                    if rule.notes:
+                        caveats.setdefault(i, []).append((CPU, rule.notes))
+    if first == CPU:
+        first_reason = [None] * n
+    cpu_fallback = [i for i in order if assigned[i] == CPU and first != CPU]
+    if policy == "whole-graph" and cpu_fallback and any(t.provider != CPU for t in resolution.tables):
+        status = "session_would_fail"
+        names = [model.nodes[i].name for i in cpu_fallback]
+        failure = (f"{len(names)} node(s) would need the CPU fallback, which the whole-graph policy "
+                   f"(session.disable_cpu_ep_fallback=1) forbids: {', '.join(names[:5])}"
+                   + (" …" if len(names) > 5 else ""))
+        failure_nodes = tuple(cpu_fallback)
+    elif no_kernel:
+        status = "session_would_fail"
+        i, why = no_kernel[0]
+        failure = (f"no provider has a kernel for {len(no_kernel)} node(s), e.g. "
+                   f"{model.nodes[i].name} ({model.nodes[i].qualified_op}): {why.detail}")
+        failure_nodes = tuple(i for i, _ in no_kernel)
+    reasons = []
+    for i in range(n):
+        if assigned[i] == first:
+            reasons.append(None)
+        else:
+            reasons.append(first_reason[i] or Rejection(
+                "claimed_by_higher_priority", "taken by another provider before the first choice could"))
+    return Assignment(model, resolution, policy, tuple(assigned), tuple(reasons), tuple(partitions),
+                      rules, {k: tuple(v) for k, v in caveats.items()}, status, failure, failure_nodes)
+
+
+def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason):
+    ep = table.provider
+    excluded = set()
+    stop_ops = set(table.option("stop_ops", ()) or ())
+    if stop_ops:
+        excluded = _excluded_by_stop_ops(model, stop_ops)
+    min_nodes = table.option("min_nodes", 1) or 1
+    reject_single = set(table.option("reject_single_ops", ()) or ())
+    drop_const = table.option("drop_all_constant_input_groups", False)
+    use_units = table.option("qdq_node_units", False)
+
+    def supported(i):
+        return assigned[i] is None and i in matched and i not in excluded
+
+    for i in excluded:
+        if i in matched:
+            note_reason(i, ep, Rejection("stop_op_downstream", "downstream of a stop op of this provider"))
+
+    for scope, members in scopes.items():
+        if table.option("subgraphs") == "unsupported" and scope:
+            for i in members:
+                if i in matched:
+                    note_reason(i, ep, Rejection("group_rejected", f"{ep} does not take nodes inside subgraphs"))
+            continue
+        member_set = set(members)
+        units = find_node_units(model, members) if use_units else {}
+        rep = {i: i for i in members}
+        for target, unit in units.items():
+            for m in unit:
+                rep[m] = target
+        reps = [i for i in members if rep[i] == i]
+        unit_of = {r: units.get(r, (r,)) for r in reps}
+        in_count = {}
+        down = {}
+        for r in reps:
+            inside = set(unit_of[r])
+            cnt = 0
+            dl = []
+            for m in unit_of[r]:
+                for p, _ in model.in_edges(m):
+                    if p in member_set and p not in inside:
+                        cnt += 1
+                for c, _ in model.out_edges(m):
+                    if c in member_set and c not in inside:
+                        dl.append(rep[c])
+            in_count[r] = cnt
+            down[r] = dl
+
+        def unit_supported(r):
+            return all(supported(m) for m in unit_of[r])
+
+        def closed(group):
+            real = [i for i in group]
+            if len(real) < min_nodes:
+                why = f"group of {len(real)} node(s) is below the minimum of {min_nodes}"
+            elif len(real) == 1 and model.nodes[real[0]].op_type in reject_single:
+                why = f"a single {model.nodes[real[0]].op_type} is not worth a partition"
+            elif drop_const and _all_inputs_constant(model, real):
+                why = "every input of the group is a constant initializer"
+            else:
+                return True
+            for i in real:
+                note_reason(i, ep, Rejection("group_rejected", why))
+            return False
+
+        groups = create_supported_groups(reps, in_count, down.__getitem__, unit_supported, closed,
+                                         unit_members=lambda r: unit_of[r])
+        if table.option("single_node_cluster_only_last") and len(groups) > 1:
+            kept = []
+            for k, g in enumerate(groups):
+                if len(g) == 1 and k != len(groups) - 1:
+                    note_reason(g[0], ep, Rejection("group_rejected",
+                                                    "a one-node cluster that is not the last stays on the CPU"))
+                else:
+                    kept.append(g)
+            groups = kept
+        for g in groups:
+            for i in g:
+                assigned[i] = ep
+                rules[i] = matched[i]
+            partitions.append((ep, tuple(g)))
+
+
+def _all_inputs_constant(model, group):
+    members = set(group)
+    for i in group:
+        for t in model.nodes[i].inputs:
+            if not t:
+                continue
+            p = model.producer.get(t)
+            if p is not None and p in members:
+                continue
+            if not model.value(t).is_constant:
+                return False
+    return True

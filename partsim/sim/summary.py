@@ -1,0 +1,248 @@
+"""From an :class:`~partsim.sim.assign.Assignment` to the partitionSummary (SPEC section 4).
+
+Counts fragments, partitions, transfers, feed transfers, Memcpy nodes and
+conversion findings.  Pure: returns a JSON-ready dict with a stable order.
+"""
+
+from ..model import topological_order
+from .assign import CPU
+
+__all__ = ["summarize", "SCHEMA_VERSION", "fragments_of", "LAYOUT_SENSITIVE_OPS"]
+
+SCHEMA_VERSION = "1.0"
+
+# ops whose meaning depends on NCHW vs NHWC (ORT's layout transformer rewrites these)
+LAYOUT_SENSITIVE_OPS = frozenset({
+    "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+    "LpPool", "BatchNormalization", "InstanceNormalization", "LRN", "Resize", "DepthToSpace",
+    "SpaceToDepth", "QLinearConv", "QLinearAveragePool", "QLinearGlobalAveragePool", "ConvInteger",
+    "GridSample", "Upsample", "MaxUnpool", "RoiAlign",
+})
+_PRECISION_OF_DTYPE = {"float": "fp32", "float16": "fp16", "bfloat16": "bf16", "int8": "int8",
+                       "uint8": "int8", "double": "fp64"}
+_FLOATISH = frozenset({"float", "float16", "bfloat16"})
+
+
+def fragments_of(model, provider):
+    """Maximal weakly-connected same-provider node sets (union-find over tensor edges).
+
+    Returns a list of sorted node-index lists, ordered by their first node in
+    topological order.
+    """
+    parent = list(range(len(model.nodes)))
+
+    def find(a):
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for node in model.nodes:
+        for p, _ in model.in_edges(node.index):
+            if provider[p] == provider[node.index]:
+                ra, rb = find(p), find(node.index)
+                if ra != rb:
+                    parent[max(ra, rb)] = min(ra, rb)
+    groups = {}
+    for i in topological_order(model):
+        groups.setdefault(find(i), []).append(i)
+    return list(groups.values())
+
+
+def _boundary(model, members, graph_outputs):
+    inside = set(members)
+    ins, outs = [], []
+    seen_in, seen_out = set(), set()
+    for i in members:
+        node = model.nodes[i]
+        for t in model.node_inputs(node):
+            if not t or t in seen_in:
+                continue
+            p = model.producer.get(t)
+            if (p is None or p not in inside) and not model.value(t).is_constant:
+                seen_in.add(t)
+                ins.append(t)
+        for t in node.outputs:
+            if not t or t in seen_out:
+                continue
+            if t in graph_outputs or any(c not in inside for c in model.consumers.get(t, ())):
+                seen_out.add(t)
+                outs.append(t)
+    return ins, outs
+
+
+def _memcpy(model, a, tables):
+    device = next((t.provider for t in tables if not t.cpu_based and t.provider in set(a.provider)), None)
+    copies = {}
+    if device is None:
+        return copies
+    prov = a.provider
+    for t, cons in model.consumers.items():
+        p = model.producer.get(t)
+        if p is None:
+            continue  # graph inputs are copied at feed time, initializers at session start
+        on_dev = prov[p] == device
+        host = True
+        if on_dev:
+            rule = a.rules.get(p)
+            k = model.nodes[p].outputs.index(t)
+            host = rule is not None and k in rule.host_outputs
+        for c in cons:
+            node = model.nodes[c]
+            if prov[c] == device:
+                rule = a.rules.get(c)
+                ports = [k for k, x in enumerate(node.inputs) if x == t]
+                wants_host = bool(ports) and rule is not None and all(k in rule.host_inputs for k in ports)
+                if host and not wants_host:
+                    copies[(t, "fromHost")] = True
+                elif not host and wants_host:
+                    copies[(t, "toHost")] = True
+            elif not host:
+                copies[(t, "toHost")] = True
+    return copies
+
+
+def _conversions(model, a, table_of, transfers):
+    out = []
+    for t, src, dst in transfers:
+        p = model.producer[t]
+        consumers = [c for c in model.consumers.get(t, ()) if a.provider[c] == dst]
+        ops = {model.nodes[p].op_type} | {model.nodes[c].op_type for c in consumers}
+        ta, tb = table_of[src], table_of[dst]
+        v = model.value(t)
+        if ta.layout != tb.layout and (ops & LAYOUT_SENSITIVE_OPS) and v.rank in (None, 3, 4, 5):
+            status = "present" if "Transpose" in ops else "missing"
+            out.append({"kind": "layout", "tensor": t, "from": src, "to": dst, "status": status,
+                        "detail": f"{ta.layout} -> {tb.layout}"})
+        pa, pb = ta.compute_precision, tb.compute_precision
+        dtp = _PRECISION_OF_DTYPE.get(v.dtype)
+        mismatch = None
+        if v.dtype in _FLOATISH and pa != pb:
+            mismatch = f"{pa} -> {pb}"
+        elif dtp in ("fp16", "bf16", "int8") and dtp not in tb.precisions and tb.provider != CPU:
+            mismatch = f"{v.dtype} tensor into a provider without {dtp}"
+        if mismatch:
+            present = ops & {"Cast", "QuantizeLinear", "DequantizeLinear"}
+            out.append({"kind": "precision", "tensor": t, "from": src, "to": dst,
+                        "status": "present" if present else "missing", "detail": mismatch})
+    return out
+
+
+def summarize(a):
+    """Build the partitionSummary dict for assignment ``a`` (see SPEC section 4).
+
+    Examples
+    --------
+    >>> s = summarize(assignment)   # doctest: +SKIP
+    >>> s["fragments"], s["transfers"]  # doctest: +SKIP
+    (5, 4)
+    """
+    model = a.model
+    tables = a.resolution.tables
+    table_of = {t.provider: t for t in tables}
+    rank = {t.provider: k for k, t in enumerate(tables)}
+    prov = a.provider
+    order = topological_order(model)
+    pos = {i: k for k, i in enumerate(order)}
+    graph_outputs = set(model.graph_outputs)
+    names = [n.name for n in model.nodes]
+
+    frags = fragments_of(model, prov)
+    fragment_list = [{"id": k, "provider": prov[f[0]], "nodes": [names[i] for i in f]}
+                     for k, f in enumerate(frags)]
+
+    groups = [(ep, list(g)) for ep, g in a.partitions]
+    compiled = set(ep for ep, _ in a.partitions) | {t.provider for t in tables if t.is_compiling}
+    for f in frags:
+        if prov[f[0]] not in compiled:
+            groups.append((prov[f[0]], f))
+    groups.sort(key=lambda eg: (min(pos[i] for i in eg[1]), rank.get(eg[0], 99)))
+    partitions = []
+    for k, (ep, g) in enumerate(groups):
+        g = sorted(g, key=pos.__getitem__)
+        ins, outs = _boundary(model, g, graph_outputs)
+        partitions.append({"id": k, "provider": ep, "nodes": [names[i] for i in g],
+                           "inputs": ins, "outputs": outs})
+
+    transfer_set = set()
+    feed = set()
+    for t, cons in model.consumers.items():
+        p = model.producer.get(t)
+        for c in cons:
+            if p is None:
+                if model.value(t).kind == "input" and not table_of[prov[c]].cpu_based:
+                    feed.add((t, prov[c]))
+                continue
+            if prov[p] != prov[c]:
+                transfer_set.add((t, prov[p], prov[c]))
+    transfers = sorted(transfer_set, key=lambda x: (pos[model.producer[x[0]]], x[0], rank[x[2]]))
+    transfer_list = [{"tensor": t, "from": s, "to": d, "bytes": model.value(t).nbytes} for t, s, d in transfers]
+
+    copies = _memcpy(model, a, tables)
+    memcpy_list = sorted(({"tensor": t, "direction": d} for t, d in copies),
+                         key=lambda x: (x["direction"], x["tensor"]))
+
+    per = {}
+    for t in tables:
+        per[t.provider] = {"nodes": 0, "partitions": 0, "fragments": 0}
+    for i in range(len(prov)):
+        per.setdefault(prov[i], {"nodes": 0, "partitions": 0, "fragments": 0})["nodes"] += 1
+    for f in fragment_list:
+        per[f["provider"]]["fragments"] += 1
+    for p in partitions:
+        per[p["provider"]]["partitions"] += 1
+
+    undelegated = {}
+    for i in range(len(prov)):
+        if prov[i] == CPU and a.reason[i] is not None:
+            undelegated[a.reason[i].category] = undelegated.get(a.reason[i].category, 0) + 1
+    nodes = []
+    for n in model.nodes:
+        r = a.reason[n.index]
+        entry = {"name": n.name, "opType": n.op_type, "domain": n.domain, "provider": prov[n.index],
+                 "reason": r.category if r else None}
+        if r:
+            entry["reasonDetail"] = r.detail
+        if not n.schema_known:
+            entry["schemaKnown"] = False
+        if n.scope:
+            entry["scope"] = n.scope
+        nodes.append(entry)
+    caveats = []
+    for i in sorted(a.caveats, key=pos.__getitem__):
+        for ep, note in a.caveats[i]:
+            caveats.append({"node": names[i], "opType": model.nodes[i].op_type, "provider": ep, "note": note})
+
+    delegated = sum(1 for p in prov if p != CPU)
+    summary = {
+        "schemaVersion": SCHEMA_VERSION,
+        "model": {"path": model.path, "sha256": model.sha256, "nodeCount": len(model.nodes),
+                  "opsets": {d or "ai.onnx": v for d, v in sorted(model.opsets.items())}},
+        "requestedProviders": list(a.resolution.requested),
+        "effectiveProviders": list(a.resolution.effective),
+        "droppedProviders": [{"name": n, "reason": r} for n, r in a.resolution.dropped],
+        "policy": a.policy,
+        "nodes": nodes,
+        "fragments": len(fragment_list),
+        "fragmentList": fragment_list,
+        "partitions": partitions,
+        "transfers": len(transfer_list),
+        "feedTransfers": len(feed),
+        "transferList": transfer_list,
+        "memcpy": {"fromHost": sum(1 for _, d in copies if d == "fromHost"),
+                   "toHost": sum(1 for _, d in copies if d == "toHost"),
+                   "tensors": memcpy_list},
+        "conversions": _conversions(model, a, table_of, transfers),
+        "perProvider": per,
+        "delegatedNodeCount": delegated,
+        "partitionCount": sum(1 for p in partitions if p["provider"] != CPU),
+        "undelegatedReasons": dict(sorted(undelegated.items())),
+        "uncheckedCaveats": caveats,
+        "accelerated": delegated > 0,
+        "status": a.status,
+    }
+    if a.failure:
+        summary["failure"] = a.failure
+    if model.warnings:
+        summary["warnings"] = list(model.warnings)
+    return summary
