@@ -1,0 +1,39 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+
+
+def shared_path(*parts):
+    """A path under ../shared, or skip the test when the shared folder is absent."""
+    p = SHARED.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"{p} is absent: ../shared (corpus and observations) is not checked out beside the project")
+    return p
+
+
+@pytest.fixture
+def run_cli():
+    """Run the real CLI in-process; returns (exit code, stdout, stderr)."""
+    from partsim.cli import main
+
+    def run(*argv, capsys=None):
+        import contextlib
+        import io
+
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main([str(a) for a in argv])
+        return code, out.getvalue(), err.getvalue()
+
+    return run
+
+
+def run_subprocess(*argv, env=None):
+    return subprocess.run([sys.executable, str(ROOT / "cli.py"), *map(str, argv)], capture_output=True,
+                          text=True, cwd=ROOT, env=env)
