@@ -12,7 +12,7 @@ from ..errors import EXIT_ERROR, PartsimError
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = ("simulate", "rules")
+COMMANDS = ("simulate", "verify", "rules")
 
 DESCRIPTION = """\
 partsim predicts how ONNX Runtime will split a model across execution providers

@@ -1,0 +1,125 @@
+"""partsim verify: prediction vs a real ORT observation, or vs a committed baseline."""
+
+import argparse
+import json
+from pathlib import Path
+
+from ..api import predict
+from ..errors import EXIT_FAIL, EXIT_OK, UsageError
+from ..observation import import_observation
+from ..outputs import atomic_write, to_json, write_output
+from ..report.junit import render_verify_junit
+from ..report.table import format_table
+from ..verify import baseline_record, compare, compare_baseline
+from .args import add_model_args, add_output_args, add_provider_args, split_list
+
+HELP = """\
+Check a prediction against where a real ONNX Runtime session put every node, or
+gate CI on a committed baseline.
+
+  partsim verify MODEL -p cuda --observation observed.json [--level disable]
+        agreement share, every disagreeing node with both reasons, fragment and
+        Memcpy counts side by side; exit 1 below --min-agreement (default 1.0 = exact)
+        or when Memcpy counts differ.  Observations: partsim observation JSON,
+        shared/observed/*/observed.json (one record per optimization level), or an
+        ORT profiling JSON (enable_profiling) from a device.
+  partsim verify MODEL -p nnapi --baseline partsim-baseline.json [--update-baseline]
+        exit 1 when fragments, transfers, Memcpy nodes or partitions grew.
+
+Predictions are made on the graph as written, so compare with observations made
+at ORT_DISABLE_ALL (the default --level); see SPEC section 5.
+"""
+
+
+def add_parser(sub):
+    p = sub.add_parser("verify", help="check a prediction against a real ORT observation or a baseline",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_model_args(p)
+    add_provider_args(p)
+    g = p.add_argument_group("what to compare with")
+    g.add_argument("--observation", metavar="FILE", help="observation recorded earlier (here or on a device)")
+    g.add_argument("--level", default="disable", help="optimization level of the observation record to use "
+                   "(disable, basic, extended, all; default disable)")
+    g.add_argument("--min-agreement", type=float, default=1.0, help="share of nodes that must agree (default 1.0)")
+    g.add_argument("--ignore-counts", action="store_true", help="pass on node agreement alone (not Memcpy counts)")
+    g.add_argument("--baseline", metavar="FILE", help="committed baseline of fragment/transfer/Memcpy counts")
+    g.add_argument("--update-baseline", action="store_true", help="rewrite --baseline with the current counts")
+    add_output_args(p, formats=("table", "json", "junit"))
+    p.set_defaults(run=run)
+
+
+def run(args):
+    if not args.observation and not args.baseline:
+        raise UsageError("give --observation FILE or --baseline FILE")
+    if not 0.0 <= args.min_agreement <= 1.0:
+        raise UsageError("--min-agreement must be between 0 and 1")
+    observation = import_observation(args.observation, args.level) if args.observation else None
+    summary, assignment = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
+                                  args.support_name, args.support_kind, args.policy)
+    result = {"model": args.model}
+    passed = True
+    if observation is not None:
+        v = compare(summary, assignment, observation, args.min_agreement, not args.ignore_counts)
+        result["verify"] = v
+        passed = passed and v["passed"]
+    if args.baseline:
+        path = Path(args.baseline)
+        if args.update_baseline:
+            atomic_write(path, to_json(baseline_record(summary)))
+            result["baseline"] = {"passed": True, "updated": str(path), "now": baseline_record(summary)}
+        else:
+            if not path.exists():
+                raise UsageError("baseline file does not exist (create it with --update-baseline)", path)
+            try:
+                base = json.loads(path.read_text())
+            except (OSError, ValueError) as exc:
+                raise UsageError(f"cannot read baseline: {exc}", path) from None
+            if not isinstance(base, dict):
+                raise UsageError("baseline must be a JSON object", path)
+            b = compare_baseline(summary, base)
+            result["baseline"] = b
+            passed = passed and b["passed"]
+    result["passed"] = passed
+    if args.format == "json":
+        text = to_json(result)
+    elif args.format == "junit":
+        if observation is None:
+            raise UsageError("--format junit needs --observation")
+        text = render_verify_junit(result["verify"], args.model)
+    else:
+        text = _table(result)
+    write_output(text, args.output)
+    return EXIT_OK if passed else EXIT_FAIL
+
+
+def _table(result):
+    out = []
+    v = result.get("verify")
+    if v:
+        o = v["observation"]
+        out.append(f"observation  {o.get('source')} {o.get('runtime') or ''} {o.get('device') or ''} "
+                   f"level={o.get('level')}")
+        out.append(f"agreement    {v['agreeing']}/{v['compared']} nodes = {v['agreement']:.4f} "
+                   f"(need {v['minAgreement']})")
+        rows = [[k, c["predicted"], "?" if c["observed"] is None else c["observed"]]
+                for k, c in sorted(v["counts"].items())]
+        out.append(format_table(["count", "predicted", "observed"], rows, ["<", ">", ">"]))
+        if v["disagreements"]:
+            out.append("")
+            rows = [[d["node"], d["opType"], d["predicted"], d["observed"], d["predictedReason"] or ""]
+                    for d in v["disagreements"][:60]]
+            out.append(format_table(["node", "op", "predicted", "observed", "predicted reason"], rows))
+        if v["unobserved"]:
+            out.append(f"{len(v['unobserved'])} predicted node(s) absent from the observation "
+                       f"(removed or fused by ORT), e.g. {', '.join(v['unobserved'][:5])}")
+    b = result.get("baseline")
+    if b:
+        if b.get("updated"):
+            out.append(f"baseline     updated {b['updated']}")
+        elif b["grew"]:
+            for g in b["grew"]:
+                out.append(f"baseline     {g['count']} grew {g['baseline']} -> {g['now']}")
+        else:
+            out.append("baseline     no count grew")
+    out.append("PASSED" if result["passed"] else "FAILED")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,179 @@
+"""Observations: where a real ORT session put each node (SPEC section 5).
+
+partsim's own observation JSON (``schemaVersion``), and importers for what
+devices record: the per-level records of ``shared/observed/*/observed.json``
+(``get_provider_graph_assignment_info`` + optimized model + VERBOSE log) and a
+plain ORT profiling JSON (``enable_profiling``; ``<node>_kernel_time`` events
+with ``args.provider``).
+"""
+
+import json
+from pathlib import Path
+
+from .errors import ObservationError
+
+__all__ = ["OBSERVATION_SCHEMA_VERSION", "LEVELS", "normalize_level", "import_observation",
+           "observation_from_records"]
+
+OBSERVATION_SCHEMA_VERSION = "1.0"
+MAX_OBSERVATION_BYTES = 256 * 1024 * 1024
+
+# partsim name -> ORT GraphOptimizationLevel name
+LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED",
+          "layout": "ORT_ENABLE_LAYOUT", "all": "ORT_ENABLE_ALL"}
+_ALIASES = {"none": "disable", "disable_all": "disable", "enable_basic": "basic", "enable_extended": "extended",
+            "enable_all": "all", "enable_layout": "layout"}
+
+
+def normalize_level(level):
+    """``none``/``disable``/``ORT_DISABLE_ALL`` -> ``disable``, and so on."""
+    if level is None:
+        return None
+    key = str(level).strip().lower()
+    if key.startswith("ort_"):
+        key = key[4:]
+    key = _ALIASES.get(key, key)
+    if key not in LEVELS:
+        raise ObservationError(f"unknown optimization level {level!r} (use {', '.join(LEVELS)})")
+    return key
+
+
+def _memcpy_counts(ops):
+    return {"fromHost": sum(1 for o in ops if o == "MemcpyFromHost"),
+            "toHost": sum(1 for o in ops if o == "MemcpyToHost")}
+
+
+def observation_from_records(rec, runtime="", device="", path=""):
+    """One record of the shared ``observed.json`` format -> partsim observation."""
+    nodes, partitions, ops_of = {}, [], {}
+    source = None
+    if rec.get("assignment"):
+        source = "assignment_info"
+        for ep, members in rec["assignment"]:
+            names = []
+            for m in members:
+                name, op = m[0], m[1]
+                if op in ("MemcpyFromHost", "MemcpyToHost"):
+                    continue
+                nodes[name] = ep
+                ops_of[name] = op
+                names.append(name)
+            if names:
+                partitions.append({"provider": ep, "nodes": names})
+    elif rec.get("profile_nodes"):
+        source = "profile"
+        for name, op, ep in rec["profile_nodes"]:
+            if op in ("MemcpyFromHost", "MemcpyToHost") or not ep:
+                continue
+            nodes[name] = ep
+            ops_of[name] = op
+    if source is None:
+        why = rec.get("create_error") or rec.get("crash") or "no assignment or profile in the record"
+        raise ObservationError(f"record for level {rec.get('level')} has no placement: {str(why)[:200]}", path)
+    mem_ops = [o[1] for o in rec.get("optimized_ops") or []] or [o[1] for o in rec.get("profile_nodes") or []]
+    obs = {
+        "schemaVersion": OBSERVATION_SCHEMA_VERSION,
+        "source": source,
+        "runtime": runtime,
+        "device": device,
+        "level": normalize_level(rec.get("level")),
+        "requested": list(rec.get("requested") or []),
+        "granted": list(rec.get("granted") or []),
+        "nodes": dict(sorted(nodes.items())),
+        "opTypes": dict(sorted(ops_of.items())),
+        "partitions": partitions,
+        "memcpy": _memcpy_counts(mem_ops),
+    }
+    return obs
+
+
+def _from_profile(events, path):
+    nodes, ops = {}, {}
+    fused = []
+    for ev in events:
+        if not isinstance(ev, dict) or ev.get("cat") != "Node":
+            continue
+        name = ev.get("name", "")
+        if not isinstance(name, str) or not name.endswith("_kernel_time"):
+            continue
+        args = ev.get("args") or {}
+        base, ep, op = name[: -len("_kernel_time")], args.get("provider"), args.get("op_name")
+        if not ep:
+            continue
+        if op in ("MemcpyFromHost", "MemcpyToHost"):
+            ops[base] = op
+            continue
+        if op and op.startswith(ep.replace("ExecutionProvider", "")) or base.startswith(ep.replace("ExecutionProvider", "") + "_"):
+            fused.append({"provider": ep, "name": base})
+        nodes[base] = ep
+        ops[base] = op
+    if not nodes:
+        raise ObservationError("profiling JSON has no node events (was enable_profiling on and the model run?)", path)
+    return {
+        "schemaVersion": OBSERVATION_SCHEMA_VERSION, "source": "profile", "runtime": "", "device": "",
+        "level": None, "requested": [], "granted": sorted(set(nodes.values())),
+        "nodes": dict(sorted(nodes.items())), "opTypes": dict(sorted((k, v) for k, v in ops.items() if k in nodes)),
+        "partitions": [], "fusedPartitions": fused,
+        "memcpy": _memcpy_counts(list(ops.values())),
+    }
+
+
+def _check_own(obs, path):
+    if not isinstance(obs.get("nodes"), dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in obs["nodes"].items()):
+        raise ObservationError("'nodes' must map node names to provider names", path)
+    mem = obs.get("memcpy", {})
+    if not isinstance(mem, dict) or not all(isinstance(mem.get(k, 0), int) for k in ("fromHost", "toHost")):
+        raise ObservationError("'memcpy' must hold integer fromHost/toHost counts", path)
+    obs.setdefault("partitions", [])
+    obs["level"] = normalize_level(obs.get("level"))
+    return obs
+
+
+def import_observation(path, level=None):
+    """Read an observation file of any supported format.
+
+    Parameters
+    ----------
+    path : str or Path
+    level : str, optional
+        For multi-level files (``observed.json``): which optimization level to take.
+
+    Returns
+    -------
+    dict
+        partsim observation (see :data:`OBSERVATION_SCHEMA_VERSION`).
+    """
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_OBSERVATION_BYTES:
+            raise ObservationError("file is too large for an observation", path)
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ObservationError("no such file", path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ObservationError(f"cannot read: {exc}", path) from None
+    except json.JSONDecodeError as exc:
+        raise ObservationError(f"not valid JSON: {exc.msg} at line {exc.lineno}", path) from None
+    want = normalize_level(level) if level else None
+    if isinstance(data, list):
+        obs = _from_profile(data, path)
+        if want:
+            obs["level"] = want
+        return obs
+    if not isinstance(data, dict):
+        raise ObservationError("an observation must be a JSON object or a profiling event list", path)
+    if "records" in data:
+        recs = data["records"]
+        if not isinstance(recs, list) or not recs:
+            raise ObservationError("'records' must be a non-empty list", path)
+        want = want or "disable"
+        for rec in recs:
+            if isinstance(rec, dict) and normalize_level(rec.get("level")) == want:
+                return observation_from_records(rec, data.get("runtime", ""), data.get("device", ""), path)
+        levels = ", ".join(str(r.get("level")) for r in recs if isinstance(r, dict))
+        raise ObservationError(f"no record for optimization level {want} (has: {levels})", path)
+    if "schemaVersion" in data and "nodes" in data:
+        return _check_own(data, path)
+    raise ObservationError("unrecognised observation format (expected partsim observation JSON, "
+                           "observed.json records, or an ORT profiling JSON)", path)

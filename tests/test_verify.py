@@ -1,0 +1,102 @@
+"""`partsim verify`: observations, agreement, JUnit, baselines."""
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from partsim.observation import import_observation
+from tests.conftest import ROOT, shared_path
+
+CHAIN = ROOT / "fixtures" / "chain.onnx"
+EXPECTED = {"n0_MatMul": "EP", "n1_Add": "CPUExecutionProvider", "n2_Relu": "CPUExecutionProvider",
+            "n3_MatMul": "EP", "n4_Add": "CPUExecutionProvider", "n5_Relu": "CPUExecutionProvider",
+            "n6_MatMul": "EP"}
+
+
+def _obs(tmp_path, nodes, memcpy=(2, 2)):
+    p = tmp_path / "obs.json"
+    p.write_text(json.dumps({"schemaVersion": "1.0", "level": "disable", "nodes": nodes,
+                             "memcpy": {"fromHost": memcpy[0], "toHost": memcpy[1]}}))
+    return p
+
+
+def test_exact_agreement_passes(tmp_path, run_cli):
+    code, out, err = run_cli("verify", CHAIN, "--support", "MatMul", "--observation", _obs(tmp_path, EXPECTED),
+                             "-f", "json")
+    assert code == 0, err
+    r = json.loads(out)["verify"]
+    assert r["agreement"] == 1.0 and r["compared"] == 7 and r["disagreements"] == []
+    assert r["counts"]["fragments"] == {"predicted": 5, "observed": 5}
+
+
+def test_one_disagreeing_node_fails_and_is_named(tmp_path, run_cli):
+    nodes = dict(EXPECTED, n2_Relu="EP")
+    code, out, _ = run_cli("verify", CHAIN, "--support", "MatMul", "--observation", _obs(tmp_path, nodes),
+                           "-f", "json")
+    assert code == 1
+    r = json.loads(out)["verify"]
+    assert [d["node"] for d in r["disagreements"]] == ["n2_Relu"]
+    assert r["disagreements"][0]["predictedReason"] == "op_not_in_table"
+    assert r["agreement"] == pytest.approx(6 / 7, abs=1e-6)
+    # observed: EP | CPU(Add) | EP(Relu, MatMul) | CPU CPU | EP, still 5 fragments, one CPU node fewer
+    assert r["counts"]["fragments"]["observed"] == 5
+    # a lower threshold lets it pass
+    code, _, _ = run_cli("verify", CHAIN, "--support", "MatMul", "--observation", _obs(tmp_path, nodes),
+                         "--min-agreement", "0.8")
+    assert code == 0
+
+
+def test_memcpy_count_mismatch_fails(tmp_path, run_cli):
+    code, _, _ = run_cli("verify", CHAIN, "--support", "MatMul", "--observation",
+                         _obs(tmp_path, EXPECTED, memcpy=(0, 0)))
+    assert code == 1
+    code, _, _ = run_cli("verify", CHAIN, "--support", "MatMul", "--observation",
+                         _obs(tmp_path, EXPECTED, memcpy=(0, 0)), "--ignore-counts")
+    assert code == 0
+
+
+def test_junit_output(tmp_path, run_cli):
+    nodes = dict(EXPECTED, n2_Relu="EP")
+    code, out, _ = run_cli("verify", CHAIN, "--support", "MatMul", "--observation", _obs(tmp_path, nodes),
+                           "-f", "junit")
+    assert code == 1
+    suite = ET.fromstring(out)
+    assert suite.tag == "testsuite" and suite.get("failures") == "1"
+    failing = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert failing == ["n2_Relu"]
+
+
+def test_baseline_gate(tmp_path, run_cli):
+    base = tmp_path / "baseline.json"
+    code, _, _ = run_cli("verify", CHAIN, "--support", "MatMul,Add,Relu", "--baseline", base, "--update-baseline")
+    assert code == 0 and json.loads(base.read_text())["fragments"] == 1
+    code, _, _ = run_cli("verify", CHAIN, "--support", "MatMul,Add,Relu", "--baseline", base)
+    assert code == 0
+    # dropping Add from the support list fragments the graph: the gate must fail
+    code, out, _ = run_cli("verify", CHAIN, "--support", "MatMul,Relu", "--baseline", base, "-f", "json")
+    assert code == 1
+    grew = {g["count"] for g in json.loads(out)["baseline"]["grew"]}
+    assert {"fragments", "transfers"} <= grew
+
+
+@pytest.mark.parametrize("text", ["{", "[]", '{"records": []}', '{"schemaVersion": "1.0", "nodes": [1]}', '42'])
+def test_malformed_observation_exit_2(tmp_path, run_cli, text):
+    p = tmp_path / "bad.json"
+    p.write_text(text)
+    code, out, err = run_cli("verify", CHAIN, "--support", "MatMul", "--observation", p)
+    assert code == 2 and out == ""
+    assert str(p) in err and len(err.strip().splitlines()) == 1
+
+
+def test_import_shared_cuda_observation():
+    d = shared_path("observed", "cuda", "tiny_transformer.ts")
+    raw = json.loads((d / "observed.json").read_text())
+    rec = next(r for r in raw["records"] if r["level"] == "ORT_DISABLE_ALL")
+    obs = import_observation(d / "observed.json", "disable")
+    n_assigned = sum(len(m) for _, m in rec["assignment"])
+    assert len(obs["nodes"]) == n_assigned
+    assert obs["memcpy"]["fromHost"] == sum(1 for o in rec["optimized_ops"] if o[1] == "MemcpyFromHost")
+    assert obs["level"] == "disable" and obs["runtime"].startswith("onnxruntime-gpu")
+    all_level = import_observation(d / "observed.json", "ORT_ENABLE_ALL")
+    assert all_level["level"] == "all" and len(all_level["nodes"]) < len(obs["nodes"])
