@@ -6,13 +6,15 @@ Each command lives in its own module with ``add_parser(subparsers)`` and a
 
 import argparse
 import importlib
+import os
 import sys
+from pathlib import Path
 
-from ..errors import EXIT_ERROR, PartsimError
+from ..errors import EXIT_ERROR, PartsimError, UsageError
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = ("simulate", "verify", "rules")
+COMMANDS = ("simulate", "verify", "observe", "rules")
 
 DESCRIPTION = """\
 partsim predicts how ONNX Runtime will split a model across execution providers
@@ -33,11 +35,43 @@ def build_parser():
     for name in COMMANDS:
         module = importlib.import_module(f".{name.replace('-', '_')}", __name__)
         module.add_parser(sub)
+        if hasattr(module, "add_providers_parser"):
+            module.add_providers_parser(sub)
     return parser
 
 
 class _Parser(argparse.ArgumentParser):
     pass
+
+
+# options whose values are files partsim reads (SPEC section 8: input files are never modified)
+_INPUT_OPTIONS = ("model", "rules", "observation", "inputs", "prediction", "receipt", "fp32_model",
+                  "quant_model")
+
+
+def _refuse_overwriting_inputs(args):
+    """``-o`` naming one of the command's input files is refused before anything runs."""
+    output = getattr(args, "output", None)
+    if output in (None, "-"):
+        return
+    out = Path(output)
+    try:
+        if not out.exists():
+            return
+        for opt in _INPUT_OPTIONS:
+            value = getattr(args, opt, None)
+            values = value if isinstance(value, (list, tuple)) else [value]
+            for v in values:
+                if not isinstance(v, (str, Path)) or not v:
+                    continue
+                src = Path(v)
+                candidates = sorted(src.glob("*.yaml")) if src.is_dir() else [src]
+                if any(c.exists() and os.path.samefile(c, out) for c in candidates):
+                    what = "MODEL" if opt == "model" else "--" + opt.replace("_", "-")
+                    raise UsageError(f"output file is also an input ({what}); partsim never overwrites "
+                                     "its inputs", output)
+    except OSError:
+        return  # the command itself reports unreadable paths
 
 
 def main(argv=None):
@@ -48,6 +82,7 @@ def main(argv=None):
     except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     try:
+        _refuse_overwriting_inputs(args)
         return args.run(args)
     except PartsimError as exc:
         print(f"partsim: error: {exc}", file=sys.stderr)

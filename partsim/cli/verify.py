@@ -38,6 +38,10 @@ def add_parser(sub):
     add_provider_args(p)
     g = p.add_argument_group("what to compare with")
     g.add_argument("--observation", metavar="FILE", help="observation recorded earlier (here or on a device)")
+    g.add_argument("--observe", action="store_true",
+                   help="run a real ORT session here now (child process) with the same providers and compare")
+    g.add_argument("--python", metavar="PATH", help="with --observe: interpreter with another ORT build")
+    g.add_argument("--timeout", type=float, default=120.0, help="with --observe: session timeout in seconds")
     g.add_argument("--level", default="disable", help="optimization level of the observation record to use "
                    "(disable, basic, extended, all; default disable)")
     g.add_argument("--min-agreement", type=float, default=1.0, help="share of nodes that must agree (default 1.0)")
@@ -49,11 +53,15 @@ def add_parser(sub):
 
 
 def run(args):
-    if not args.observation and not args.baseline:
-        raise UsageError("give --observation FILE or --baseline FILE")
+    if not (args.observation or args.observe or args.baseline):
+        raise UsageError("give --observation FILE, --observe or --baseline FILE")
+    if args.observation and args.observe:
+        raise UsageError("give either --observation FILE or --observe, not both")
     if not 0.0 <= args.min_agreement <= 1.0:
         raise UsageError("--min-agreement must be between 0 and 1")
     observation = import_observation(args.observation, args.level) if args.observation else None
+    if args.observe:
+        observation = _observe_now(args)
     summary, assignment = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
                                   args.support_name, args.support_kind, args.policy)
     result = {"model": args.model}
@@ -90,6 +98,29 @@ def run(args):
         text = _table(result)
     write_output(text, args.output)
     return EXIT_OK if passed else EXIT_FAIL
+
+
+def _observe_now(args):
+    import tempfile
+
+    from ..observation import normalize_level
+    from ..ortrun import observation_from_run, run_session
+    from ..ruletable import KNOWN_PROVIDERS
+    from ..sim.assign import _canonical
+
+    providers = [_canonical(p.partition(":")[0]) for p in split_list(args.providers)] or ["CPUExecutionProvider"]
+    providers = [p for p in providers if p in KNOWN_PROVIDERS]
+    level = normalize_level(args.level)
+    with tempfile.TemporaryDirectory(prefix="partsim-verify-") as tmp:
+        try:
+            from ..materialize import materialize_weights
+            runnable = materialize_weights(args.model, Path(tmp))
+        except ImportError:  # pragma: no cover
+            runnable = args.model
+        rec = run_session(runnable, providers, level, args.python, args.timeout)
+    if rec.get("state") != "ok":
+        raise UsageError(f"the real session did not run ({rec.get('state')}): {rec.get('error', '')}", args.model)
+    return observation_from_run(rec, level)
 
 
 def _table(result):

@@ -1,0 +1,149 @@
+"""partsim observe / providers: real ORT sessions, isolated in a child process."""
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from ..errors import EXIT_FAIL, EXIT_OK, UsageError
+from ..observation import normalize_level
+from ..ortrun import observation_from_run, run_session
+from ..outputs import to_json, write_output
+from ..report.table import format_table
+from ..ruletable import KNOWN_PROVIDERS
+from .args import add_output_args, split_list
+
+OBSERVE_HELP = """\
+Run MODEL in a real ONNX Runtime session (in a child process with a timeout) and
+record where every node went: get_provider_graph_assignment_info() with
+session.record_ep_graph_assignment_info=1, plus the profiling JSON (Memcpy
+nodes).  Graph-only models get seeded random weights in a temporary folder.
+The observation JSON feeds `partsim verify --observation`.
+
+  partsim observe model.onnx -p cpu -o obs.json
+  partsim observe model.onnx -p openvino --python .venv-openvino/bin/python
+"""
+
+PROVIDERS_HELP = """\
+The provider you request is not necessarily the one you get.  Ask a real ORT
+session: requested vs available vs granted (get_providers()) vs actually used
+(nodes per provider), with ORT's own warnings.  --strict exits 1 when a requested
+accelerator was dropped or got zero nodes.
+
+  partsim providers --request CUDAExecutionProvider,FooExecutionProvider,CPUExecutionProvider --strict
+"""
+
+
+def add_parser(sub):
+    p = sub.add_parser("observe", help="record real ORT placement (child process, timeout)",
+                       description=OBSERVE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("--providers", "-p", action="append", metavar="EP[,EP…]", help="providers to request (ORT names)")
+    _session_args(p)
+    add_output_args(p, formats=("json", "table"))
+    p.set_defaults(run=run_observe)
+
+
+def add_providers_parser(sub):
+    p = sub.add_parser("providers", help="requested vs granted vs used providers, from a real session",
+                       description=PROVIDERS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model", metavar="MODEL", nargs="?", help="model to place (default: a one-node model)")
+    p.add_argument("--request", action="append", required=True, metavar="EP[,EP…]")
+    p.add_argument("--strict", action="store_true", help="exit 1 when a requested accelerator was dropped or unused")
+    _session_args(p)
+    add_output_args(p, formats=("table", "json"))
+    p.set_defaults(run=run_providers)
+
+
+def _session_args(p):
+    g = p.add_argument_group("session")
+    g.add_argument("--level", default="disable", help="graph optimization level: disable, basic, extended, all")
+    g.add_argument("--python", metavar="PATH", help="interpreter with another ORT build (e.g. onnxruntime-openvino)")
+    g.add_argument("--timeout", type=float, default=120.0, help="seconds before the session counts as hung")
+    g.add_argument("--seed", type=int, default=0, help="seed for random inputs and weights")
+    g.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE", help="value of a dynamic dimension")
+    g.add_argument("--inputs", metavar="FILE.npz", help="inputs keyed by name (no pickles)")
+
+
+def _dims(items):
+    out = {}
+    for it in items:
+        name, sep, value = it.partition("=")
+        if not sep or not value.isdigit():
+            raise UsageError(f"--dim expects NAME=VALUE with a positive integer, got {it!r}")
+        out[name] = int(value)
+    return out
+
+
+def _prepare(model, tmp, seed):
+    """A runnable copy: weights materialized when the model is graph-only."""
+    try:
+        from ..materialize import materialize_weights
+    except ImportError:  # pragma: no cover - materialize ships with partsim
+        return Path(model)
+    return materialize_weights(model, tmp, seed=seed)
+
+
+def _observe(model, providers, args):
+    level = normalize_level(args.level)
+    if not Path(model).is_file():
+        raise UsageError("no such model file", model)
+    with tempfile.TemporaryDirectory(prefix="partsim-observe-") as tmp:
+        runnable = _prepare(model, Path(tmp), args.seed)
+        rec = run_session(runnable, providers, level, args.python, args.timeout, args.seed, _dims(args.dim),
+                          args.inputs)
+    return rec, level
+
+
+def run_observe(args):
+    providers = split_list(args.providers) or ["CPUExecutionProvider"]
+    rec, level = _observe(args.model, providers, args)
+    obs = observation_from_run(rec, level)
+    obs["model"] = args.model
+    if rec.get("error"):
+        obs["error"] = rec["error"]
+    if args.format == "json":
+        text = to_json(obs)
+    else:
+        counts = {}
+        for ep in obs["nodes"].values():
+            counts[ep] = counts.get(ep, 0) + 1
+        text = (f"state {obs['state']}  granted {', '.join(obs['granted'])}\n"
+                + format_table(["provider", "nodes"], sorted(counts.items()), ["<", ">"])
+                + f"\nMemcpy {obs['memcpy']['fromHost']} from host, {obs['memcpy']['toHost']} to host\n")
+    write_output(text, args.output)
+    return EXIT_OK if obs["state"] == "ok" else EXIT_FAIL
+
+
+def run_providers(args):
+    requested = split_list(args.request)
+    model = args.model or str(Path(__file__).resolve().parents[1] / "data" / "one_relu.onnx")
+    rec, _ = _observe(model, requested, args)
+    available = rec.get("available", [])
+    granted = rec.get("granted", [])
+    used = {}
+    for ep, members in rec.get("assignment") or []:
+        used[ep] = used.get(ep, 0) + len(members)
+    dropped = []
+    for name in requested:
+        if name in granted:
+            continue
+        # ORT knows the name but this build lacks it -> not_available; a name no ORT build has -> unknown_provider
+        reason = "not_available" if name in KNOWN_PROVIDERS else "unknown_provider"
+        dropped.append({"name": name, "reason": reason})
+    warnings = list(rec.get("warnings", [])) + [f"EP Error {b}" for b in rec.get("stderr_banners", [])]
+    result = {"requested": requested, "available": available, "granted": granted, "used": used,
+              "dropped": dropped, "warnings": warnings, "state": rec.get("state")}
+    accel_requested = [r for r in requested if r != "CPUExecutionProvider"]
+    failed = bool(dropped) or any(used.get(r, 0) == 0 for r in accel_requested if r in granted)
+    result["passed"] = not (args.strict and failed)
+    if args.format == "json":
+        text = to_json(result)
+    else:
+        lines = [f"requested  {', '.join(requested)}", f"available  {', '.join(available)}",
+                 f"granted    {', '.join(granted)}",
+                 "used       " + ", ".join(f"{k}: {v} nodes" for k, v in sorted(used.items()))]
+        lines += [f"dropped    {d['name']}: {d['reason']}" for d in dropped]
+        lines += [f"warning    {w}" for w in warnings]
+        text = "\n".join(lines) + "\n"
+    write_output(text, args.output)
+    return EXIT_FAIL if (args.strict and failed) else EXIT_OK

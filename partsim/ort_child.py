@@ -1,0 +1,106 @@
+"""Child process that runs one real ONNX Runtime session and prints a JSON record.
+
+Run by :mod:`partsim.ortrun` as ``python ort_child.py`` with a JSON request on stdin,
+possibly under another interpreter (another ORT build), so it imports nothing from
+partsim: only the standard library, numpy and onnxruntime.
+"""
+
+import json
+import os
+import sys
+import tempfile
+import time
+import warnings
+
+_NP = {"tensor(float)": "float32", "tensor(double)": "float64", "tensor(float16)": "float16",
+       "tensor(int64)": "int64", "tensor(int32)": "int32", "tensor(int8)": "int8", "tensor(uint8)": "uint8",
+       "tensor(bool)": "bool", "tensor(int16)": "int16", "tensor(uint16)": "uint16"}
+
+
+def _inputs(sess, req):
+    import numpy as np
+
+    if req.get("inputs_npz"):
+        with np.load(req["inputs_npz"], allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    rng = np.random.default_rng(req.get("seed", 0))
+    dims = req.get("dims") or {}
+    feeds = {}
+    for i in sess.get_inputs():
+        shape = [d if isinstance(d, int) and d >= 0 else int(dims.get(str(d), 1)) for d in i.shape]
+        dt = _NP.get(i.type)
+        if dt is None:
+            raise ValueError(f"input {i.name} has type {i.type}, which random inputs cannot fill")
+        if dt == "bool":
+            feeds[i.name] = rng.random(shape) < 0.5
+        elif dt.startswith(("int", "uint")):
+            feeds[i.name] = rng.integers(0, 4, size=shape).astype(dt)
+        else:
+            feeds[i.name] = rng.standard_normal(shape).astype(dt)
+    return feeds
+
+
+def main():
+    req = json.loads(sys.stdin.read())
+    import onnxruntime as ort
+
+    if hasattr(ort, "preload_dlls") and req.get("preload"):
+        ort.preload_dlls()
+    rec = {"runtime": f"onnxruntime {ort.__version__}", "available": ort.get_available_providers(),
+           "requested": req["providers"], "level": req.get("level", "ORT_DISABLE_ALL")}
+    if req.get("hook") == "crash":  # test hook: a session that kills its process
+        os.abort()
+    if req.get("hook") == "hang":  # test hook: a session that never returns
+        time.sleep(3600)
+    tmp = tempfile.mkdtemp(prefix="partsim-ort-")
+    so = ort.SessionOptions()
+    so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, rec["level"])
+    so.enable_profiling = bool(req.get("run", True))
+    so.profile_file_prefix = os.path.join(tmp, "prof")
+    so.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+    so.intra_op_num_threads = int(req.get("threads", 1))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t0 = time.time()
+        try:
+            sess = ort.InferenceSession(req["model"], so, providers=req["providers"])
+        except Exception as exc:  # the session failed: that is an observation too
+            rec["state"] = "create_failed"
+            rec["error"] = " ".join(str(exc).split())[:600]
+            rec["warnings"] = [str(w.message) for w in caught]
+            print(json.dumps(rec))
+            return
+    rec["create_s"] = round(time.time() - t0, 4)
+    rec["warnings"] = [" ".join(str(w.message).split()) for w in caught]
+    rec["granted"] = sess.get_providers()
+    try:
+        rec["assignment"] = [[g.ep_name, [[n.name, n.op_type, n.domain] for n in g.get_nodes()]]
+                             for g in sess.get_provider_graph_assignment_info()]
+    except Exception as exc:
+        rec["assignment_error"] = str(exc)[:200]
+    if req.get("run", True):
+        try:
+            outs = sess.run(None, _inputs(sess, req))
+            rec["outputs"] = {o.name: list(map(int, v.shape)) for o, v in zip(sess.get_outputs(), outs)}
+        except Exception as exc:
+            rec["run_error"] = " ".join(str(exc).split())[:600]
+        prof = sess.end_profiling()
+        nodes = []
+        try:
+            with open(prof) as f:
+                for ev in json.load(f):
+                    if ev.get("cat") == "Node" and ev.get("name", "").endswith("_kernel_time"):
+                        a = ev.get("args", {})
+                        nodes.append([ev["name"][: -len("_kernel_time")], a.get("op_name"), a.get("provider")])
+        finally:
+            try:
+                os.remove(prof)
+            except OSError:
+                pass
+        rec["profile_nodes"] = nodes
+    rec["state"] = "ok"
+    print(json.dumps(rec))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""Run real ONNX Runtime sessions in an isolated child process, with a timeout.
+
+A crashing or hanging EP must not take partsim down: each session runs in
+``partsim/ort_child.py`` under ``sys.executable`` or another interpreter
+(``--python``), and its fate is recorded as ``ok``, ``create_failed``, ``crashed``
+or ``timeout``.
+"""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from .observation import LEVELS, OBSERVATION_SCHEMA_VERSION, normalize_level
+
+__all__ = ["run_session", "observation_from_run"]
+
+CHILD = Path(__file__).with_name("ort_child.py")
+_BANNER = re.compile(r"EP Error (.*?) when using")
+
+
+def run_session(model, providers, level="disable", python=None, timeout=120, seed=0, dims=None,
+                inputs_npz=None, run=True, hook=None, threads=1):
+    """Create (and run) one session in a child process; return its record (a dict)."""
+    req = {"model": str(model), "providers": list(providers), "level": LEVELS[normalize_level(level)],
+           "seed": seed, "dims": dims or {}, "inputs_npz": str(inputs_npz) if inputs_npz else None,
+           "run": run, "hook": hook, "threads": threads}
+    try:
+        proc = subprocess.run([python or sys.executable, str(CHILD)], input=json.dumps(req), capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"state": "timeout", "requested": list(providers), "error": f"no result within {timeout} s"}
+    except OSError as exc:
+        return {"state": "crashed", "requested": list(providers), "error": f"cannot start {python}: {exc}"}
+    last = proc.stdout.strip().splitlines()[-1:] if proc.stdout.strip() else []
+    try:
+        rec = json.loads(last[0]) if last else None
+    except ValueError:
+        rec = None
+    if proc.returncode != 0 or rec is None:
+        tail = " ".join(proc.stderr.strip().splitlines()[-3:])[:400]
+        return {"state": "crashed", "requested": list(providers), "returncode": proc.returncode, "error": tail}
+    rec["stderr_banners"] = _BANNER.findall(proc.stdout + "\n" + proc.stderr)
+    return rec
+
+
+def observation_from_run(rec, level):
+    """Turn a child record into a partsim observation (see :mod:`partsim.observation`)."""
+    nodes, partitions = {}, []
+    for ep, members in rec.get("assignment") or []:
+        names = [m[0] for m in members if m[1] not in ("MemcpyFromHost", "MemcpyToHost")]
+        for n in names:
+            nodes[n] = ep
+        if names:
+            partitions.append({"provider": ep, "nodes": names})
+    source = "assignment_info"
+    if not nodes and rec.get("profile_nodes"):
+        source = "profile"
+        nodes = {n: ep for n, op, ep in rec["profile_nodes"] if op not in ("MemcpyFromHost", "MemcpyToHost") and ep}
+    # Memcpy nodes: from the profile (each ran once) when the model ran, else from the assignment groups
+    if rec.get("profile_nodes"):
+        mem = [p[1] for p in rec["profile_nodes"]]
+    else:
+        mem = [m[1] for _, ms in (rec.get("assignment") or []) for m in ms]
+    return {
+        "schemaVersion": OBSERVATION_SCHEMA_VERSION, "source": source, "runtime": rec.get("runtime", ""),
+        "device": "this machine", "level": normalize_level(level), "state": rec.get("state"),
+        "requested": rec.get("requested", []), "granted": rec.get("granted", []),
+        "nodes": dict(sorted(nodes.items())), "partitions": partitions,
+        "memcpy": {"fromHost": mem.count("MemcpyFromHost"), "toHost": mem.count("MemcpyToHost")},
+        "warnings": rec.get("warnings", []),
+    }
