@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OV_VENV := .venv-openvino
 
-.PHONY: demo test setup graphviz clean bench lint-rules
+.PHONY: demo test setup graphviz browser clean bench lint-rules
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -27,7 +27,15 @@ demo: setup
 	$(BIN)/partsim simulate fixtures/demo.onnx --providers nnapi --format json -o out/demo.summary.json
 	@echo "wrote out/demo.summary.json"
 
-test: setup
+# headless Chromium for the HTML report tests (tests skip without it); a failed install is not fatal
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing chromium (headless browser tests of partsim render)"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; } || \
+	    echo "chromium not installed: the browser tests will be skipped"; }
+
+test: setup browser
 	$(BIN)/python -m pytest -q
 
 bench: setup

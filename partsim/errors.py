@@ -19,6 +19,7 @@ __all__ = [
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_ERROR = 2
+MAX_MESSAGE = 600  # characters of message after the file name
 
 
 class PartsimError(Exception):
@@ -43,9 +44,14 @@ class PartsimError(Exception):
     def __str__(self):
         where = ""
         if self.path is not None:
-            where = self.path + (f":{self.line}" if self.line else "") + ": "
-        text = where + self.message
-        return " ".join(text.split())  # always one line
+            # a file name is shown as it is, except line breaks and other control whitespace, escaped
+            name = "".join(c if c == " " or (c.isprintable() and not c.isspace()) else ascii(c)[1:-1]
+                           for c in self.path)
+            where = name + (f":{self.line}" if self.line else "") + ": "
+        message = " ".join(str(self.message).split())  # always one line
+        if len(message) > MAX_MESSAGE:  # a rejected value can be huge (a whole YAML list, a long name)
+            message = message[:MAX_MESSAGE] + " …"
+        return where + message
 
 
 class ModelError(PartsimError):

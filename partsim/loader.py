@@ -18,6 +18,16 @@ __all__ = ["load_model", "model_from_proto", "read_model_proto"]
 MAX_DIM = 2**40  # a dimension above this is not a real tensor
 
 
+def _dtype_name(code):
+    """ONNX element-type code -> ``"float"`` …; an unknown code (corrupt file) is a ModelError."""
+    import onnx
+
+    try:
+        return onnx.TensorProto.DataType.Name(code)
+    except ValueError:
+        raise ModelError(f"unknown tensor element type {code}") from None
+
+
 def _type_of(tp):
     """(dtype, shape) of an onnx TypeProto."""
     import onnx
@@ -27,7 +37,7 @@ def _type_of(tp):
         tt = tp.tensor_type
         dtype = None
         if tt.elem_type:
-            dtype = onnx.TensorProto.DataType.Name(tt.elem_type).lower()
+            dtype = _dtype_name(tt.elem_type).lower()
         shape = None
         if tt.HasField("shape"):
             dims = []
@@ -51,13 +61,13 @@ def _type_string(tp):
 
     which = tp.WhichOneof("value")
     if which == "tensor_type":
-        return f"tensor({onnx.TensorProto.DataType.Name(tp.tensor_type.elem_type).lower()})"
+        return f"tensor({_dtype_name(tp.tensor_type.elem_type).lower()})"
     if which == "sequence_type":
         return f"seq({_type_string(tp.sequence_type.elem_type)})"
     if which == "optional_type":
         return f"optional({_type_string(tp.optional_type.elem_type)})"
     if which == "map_type":
-        key = onnx.TensorProto.DataType.Name(tp.map_type.key_type).lower()
+        key = _dtype_name(tp.map_type.key_type).lower()
         return f"map({key},{_type_string(tp.map_type.value_type)})"
     return None
 
@@ -80,7 +90,7 @@ def _attr_value(a):
     if t == A.STRINGS:
         return tuple(x.decode("utf-8", "replace") for x in a.strings)
     if t == A.TENSOR:
-        return {"dtype": onnx.TensorProto.DataType.Name(a.t.data_type).lower(),
+        return {"dtype": _dtype_name(a.t.data_type).lower(),
                 "dims": tuple(int(d) for d in a.t.dims)}
     return None  # graphs and the rest: not used by predicates
 
@@ -114,36 +124,81 @@ def read_model_proto(path):
         raise ModelError(f"not a valid ONNX protobuf (truncated or corrupt): {exc}", path) from None
     if not proto.HasField("graph"):
         raise ModelError("not an ONNX model: no graph", path)
+    _check_strings(proto, path)
     if not any(normalize_domain(o.domain) == "" for o in proto.opset_import):
         raise ModelError("model has no opset import for the default ONNX domain", path)
     return proto, data
 
 
+def _check_strings(msg, path, where="model"):
+    """Every string field must be UTF-8: ONNX's proto2 schema lets protobuf hand back ``bytes``
+    for one that is not, and names, op types and locations are used as text everywhere."""
+    from google.protobuf.descriptor import FieldDescriptor as F
+
+    stack = [(msg, where)]
+    while stack:
+        m, where = stack.pop()
+        for field, value in m.ListFields():
+            repeated = field.is_repeated if hasattr(field, "is_repeated") else field.label == F.LABEL_REPEATED
+            if field.type == F.TYPE_STRING:
+                values = value if repeated else (value,)
+                for v in values:
+                    if not isinstance(v, str):
+                        raise ModelError(f"{where}.{field.name} is not valid UTF-8 text: {v[:60]!r}", path)
+            elif field.type == F.TYPE_MESSAGE:
+                if repeated:
+                    stack.extend((x, f"{where}.{field.name}[{k}]") for k, x in enumerate(value))
+                else:
+                    stack.append((value, f"{where}.{field.name}"))
+
+
 def _check_external_data(proto, path):
-    """Refuse external-data locations that leave the model's folder (never opened)."""
+    """Refuse external-data locations that leave the model's folder (never opened).
+
+    Initializers, sparse initializers and tensor attributes (``Constant``) of every
+    graph and subgraph are checked; the files themselves are never read.
+    """
     import onnx
 
+    A = onnx.AttributeProto
     base = Path(path).resolve().parent
     graphs = [proto.graph]
     while graphs:
         g = graphs.pop()
-        for init in g.initializer:
-            if init.data_location != onnx.TensorProto.EXTERNAL:
-                continue
-            loc = next((e.value for e in init.external_data if e.key == "location"), "")
-            if not loc or os.path.isabs(loc) or loc.startswith(("/", "\\")):
-                raise ModelError(
-                    f"initializer {init.name!r}: external data location {loc!r} is not a relative path", path)
-            target = (base / loc).resolve()
-            if target != base and base not in target.parents:
-                raise ModelError(
-                    f"initializer {init.name!r}: external data location {loc!r} escapes the model's folder", path)
+        tensors = [(f"initializer {t.name!r}", t) for t in g.initializer]
+        for sp in g.sparse_initializer:
+            tensors += [(f"sparse initializer {sp.values.name!r}", sp.values),
+                        (f"sparse initializer {sp.values.name!r} indices", sp.indices)]
         for n in g.node:
             for a in n.attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
+                what = f"attribute {a.name!r} of node {n.name or n.op_type!r}"
+                if a.type == A.GRAPH:
                     graphs.append(a.g)
-                elif a.type == onnx.AttributeProto.GRAPHS:
+                elif a.type == A.GRAPHS:
                     graphs.extend(a.graphs)
+                elif a.type == A.TENSOR:
+                    tensors.append((what, a.t))
+                elif a.type == A.TENSORS:
+                    tensors.extend((what, t) for t in a.tensors)
+                elif a.type == A.SPARSE_TENSOR:
+                    tensors += [(what, a.sparse_tensor.values), (what, a.sparse_tensor.indices)]
+        for what, t in tensors:
+            if t.data_location == onnx.TensorProto.EXTERNAL:
+                _check_location(t, what, base, path)
+
+
+def _check_location(t, what, base, path):
+    loc = next((e.value for e in t.external_data if e.key == "location"), "")
+    if not loc or os.path.isabs(loc) or loc.startswith(("/", "\\")):
+        raise ModelError(f"{what}: external data location {loc!r} is not a relative path", path)
+    if "\0" in loc:
+        raise ModelError(f"{what}: external data location {loc!r} contains a NUL byte", path)
+    try:
+        target = (base / loc).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # a link loop, a name too long
+        raise ModelError(f"{what}: external data location {loc!r} cannot be resolved: {exc}", path) from None
+    if target != base and base not in target.parents:
+        raise ModelError(f"{what}: external data location {loc!r} escapes the model's folder", path)
 
 
 def load_model(path, infer_shapes=True):
@@ -177,15 +232,114 @@ def model_from_proto(proto, path="<memory>", sha256="", infer_shapes=True):
 
     warnings = []
     if infer_shapes:
-        try:
-            proto = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False,
-                                                      data_prop=True)
-        except Exception as exc:  # onnx raises many types; a failed inference is not fatal
-            warnings.append(f"shape inference failed: {' '.join(str(exc).split())[:200]}")
+        _check_declared_dims(proto, path)
+        proto = _infer_shapes(proto, warnings)
     opsets = {}
     for o in proto.opset_import:
         opsets[normalize_domain(o.domain)] = int(o.version)
-    return _Builder(proto, path, sha256, opsets, warnings).build()
+    try:
+        return _Builder(proto, path, sha256, opsets, warnings).build()
+    except ModelError as exc:
+        if exc.path is None:
+            exc.path = path
+        raise
+
+
+def _check_declared_dims(proto, path):
+    """Impossible declared dimensions are refused before ONNX shape inference sees them."""
+    import onnx
+
+    A = onnx.AttributeProto
+    graphs = [proto.graph]
+    while graphs:
+        g = graphs.pop()
+        for vi in list(g.input) + list(g.output) + list(g.value_info):
+            tt = vi.type.tensor_type if vi.type.WhichOneof("value") == "tensor_type" else None
+            if tt is None or not tt.HasField("shape"):
+                continue
+            for d in tt.shape.dim:
+                if d.WhichOneof("value") == "dim_value" and not 0 <= d.dim_value <= MAX_DIM:
+                    raise ModelError(f"tensor {vi.name!r} has an impossible dimension {d.dim_value}", path)
+        for t in g.initializer:
+            for d in t.dims:
+                if not 0 <= d <= MAX_DIM:
+                    raise ModelError(f"tensor {t.name!r} has an impossible dimension {d}", path)
+        for n in g.node:
+            for a in n.attribute:
+                if a.type == A.GRAPH:
+                    graphs.append(a.g)
+                elif a.type == A.GRAPHS:
+                    graphs.extend(a.graphs)
+
+
+# Memory ONNX shape inference may use beyond the model's own size.  Its data propagation
+# (onnx 1.16 to 1.19 at least) builds one shape entry per element of every 1-D tensor fed to
+# Add/Sub/Mul/Concat, so a 1-D tensor of 2**31 elements (declared, or made by a Reshape whose
+# target is propagated) asks for hundreds of GiB.  Under a cap, that fails as MemoryError.
+SHAPE_INFERENCE_MEMORY = 2 * 1024**3
+
+
+def _infer_shapes(proto, warnings):
+    """ONNX shape inference with data propagation, then without; never fatal, memory-capped."""
+    import onnx
+
+    last = None
+    for data_prop in (True, False):
+        try:
+            with _memory_cap(SHAPE_INFERENCE_MEMORY + 4 * proto.ByteSize()):
+                inferred = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False,
+                                                             data_prop=data_prop)
+        except MemoryError:
+            last = "out of memory"
+            continue
+        except Exception as exc:  # onnx raises many types; a failed inference is not fatal
+            last = " ".join(str(exc).split())[:200]
+            continue
+        if not data_prop:
+            warnings.append(f"shape inference ran without data propagation ({last})")
+        return inferred
+    warnings.append(f"shape inference failed: {last}")
+    return proto
+
+
+class _memory_cap:
+    """Lower the address-space limit to current use + ``extra`` bytes for a block (Linux only).
+
+    A C++ allocation beyond it raises ``std::bad_alloc``, which the ONNX bindings turn
+    into MemoryError, instead of the whole machine paging or the process being killed.
+    Elsewhere (no ``resource`` module or no ``/proc``), it does nothing.
+    """
+
+    def __init__(self, extra):
+        self.extra = extra
+        self.saved = None
+
+    def __enter__(self):
+        try:
+            import resource
+
+            with open("/proc/self/statm") as f:
+                used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        except (ImportError, OSError, ValueError, AttributeError):
+            return self
+        cap = used + self.extra
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        if soft != resource.RLIM_INFINITY and soft <= cap:
+            return self  # already as tight
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+        except (ValueError, OSError):
+            return self
+        self.saved = (resource, soft, hard)
+        return self
+
+    def __exit__(self, *exc):
+        if self.saved is not None:
+            resource, soft, hard = self.saved
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+        return False
 
 
 class _Builder:
@@ -244,8 +398,10 @@ class _Builder:
             info[vi.name] = _type_of(vi.type)
         init_names = set()
         for init in g.initializer:
+            if init.name in init_names:
+                self.error(f"initializer {init.name!r} is defined twice")
             init_names.add(init.name)
-            typ = (onnx.TensorProto.DataType.Name(init.data_type).lower() if init.data_type else None,
+            typ = (_dtype_name(init.data_type).lower() if init.data_type else None,
                    tuple(int(d) for d in init.dims))
             self.define(init.name, scope, visible, "initializer", typ)
         for sinit in g.sparse_initializer:
@@ -253,7 +409,11 @@ class _Builder:
             self.define(sinit.values.name, scope, visible, "initializer",
                         (None, tuple(int(d) for d in sinit.dims)))
         inputs = []
+        input_names = set()
         for vi in g.input:
+            if vi.name in input_names:
+                self.error(f"graph input {vi.name!r} is listed twice")
+            input_names.add(vi.name)
             if vi.name in init_names:
                 continue
             inputs.append(self.define(vi.name, scope, visible, "input", info.get(vi.name)))
@@ -274,7 +434,7 @@ class _Builder:
                 if kind == "constant" and typ is None:
                     for a in n.attribute:
                         if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
-                            typ = (onnx.TensorProto.DataType.Name(a.t.data_type).lower(),
+                            typ = (_dtype_name(a.t.data_type).lower(),
                                    tuple(int(d) for d in a.t.dims))
                 self.define(o, scope, visible, kind, typ)
         reads_outer = set()

@@ -177,7 +177,9 @@ def _random_bytes(rng, entry):
             std = 0.1
             if len(dims) >= 2 and dims[0] > 0 and numel > 0:
                 std = 1.0 / max(1.0, (numel / dims[0])) ** 0.5
-            vals = rng.standard_normal(numel) * std
+            # float32 draws for the 16/32-bit types (half the memory of float64 on big models)
+            vals = rng.standard_normal(numel, dtype=np.float64 if dtype in (11, 15) else np.float32)
+            vals *= std
             if dtype in (14, 15):
                 vals = vals + 1j * (rng.standard_normal(numel) * std)
         if dtype == 16:  # bfloat16: the upper half of float32, round to nearest even

@@ -17,22 +17,34 @@ def to_json(data):
 
 
 def atomic_write(path, text_or_bytes):
-    """Write via a temporary file in the same folder, then rename."""
+    """Write via a temporary file in the same folder, then rename.
+
+    On any failure the temporary file is removed and the destination is left as
+    it was; an OS error (no such folder, a folder in the way, no permission, disk
+    full) becomes a one-line :class:`UsageError`.
+    """
     p = Path(path)
     folder = p.parent if str(p.parent) else Path(".")
     if not folder.is_dir():
         raise UsageError(f"output folder {str(folder)!r} does not exist", path)
+    if p.is_dir():
+        raise UsageError("output path is a folder, not a file", path)
     data = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else text_or_bytes
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise UsageError(f"cannot write output: {exc.strerror or exc}", path) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, p)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise UsageError(f"cannot write output: {exc.strerror or exc}", path) from None
         raise
 
 

@@ -2,10 +2,14 @@
 
 A table is a YAML file (``rules/*.yaml``) validated by the JSON Schema shipped as
 ``partsim/data/rules.schema.json``.  Errors name ``file:line``.  YAML is read with
-the safe loader, and aliases are refused outright (no "billion laughs").
+the safe loader; aliases and anchors are refused outright (no "billion laughs"), and so
+are nesting deeper than ``MAX_YAML_DEPTH``, non-finite numbers, files that are not
+regular files and files over ``MAX_RULE_FILE_BYTES``.
 """
 
 import json
+import math
+import stat
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -18,6 +22,7 @@ __all__ = ["OpRule", "RuleTable", "load_table", "parse_table", "builtin_rules_di
            "builtin_tables", "KNOWN_PROVIDERS", "ALIASES", "table_schema", "adhoc_table"]
 
 MAX_RULE_FILE_BYTES = 16 * 1024 * 1024
+MAX_YAML_DEPTH = 64  # the deepest real table nests 5 levels
 
 # Every provider name ORT knows (onnxruntime/core/graph/constants.h and the plugin EPs).
 KNOWN_PROVIDERS = (
@@ -126,10 +131,19 @@ def _compose(text, path):
     import yaml
 
     try:
+        depth = 0
         for ev in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(ev, yaml.AliasEvent):
+            if isinstance(ev, yaml.AliasEvent) or getattr(ev, "anchor", None):
                 line = ev.start_mark.line + 1
-                raise RuleTableError("YAML aliases (*name) are not allowed in rule tables", path, line)
+                raise RuleTableError("YAML aliases and anchors (*name, &name) are not allowed in rule tables",
+                                     path, line)
+            if isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    raise RuleTableError(f"nested deeper than {MAX_YAML_DEPTH} levels", path,
+                                         ev.start_mark.line + 1)
+            elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -140,12 +154,25 @@ def _compose(text, path):
     lines = {}
     constructor = yaml.SafeLoader("")
 
+    def construct(n):
+        try:
+            value = constructor.construct_object(n, deep=True)
+        except yaml.MarkedYAMLError as exc:
+            raise RuleTableError(f"invalid value: {exc.problem or exc}", path, n.start_mark.line + 1) from None
+        except (yaml.YAMLError, ValueError, OverflowError, TypeError, RecursionError) as exc:
+            # e.g. an integer of more digits than Python converts, an impossible date
+            raise RuleTableError(f"invalid value: {' '.join(str(exc).split())[:200]}", path,
+                                 n.start_mark.line + 1) from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise RuleTableError(f"non-finite number {n.value!r} is not allowed", path, n.start_mark.line + 1)
+        return value
+
     def build(n, where):
         lines[where] = n.start_mark.line + 1
         if isinstance(n, yaml.MappingNode):
             out = {}
             for k, v in n.value:
-                key = constructor.construct_object(k, deep=True)
+                key = construct(k)
                 if not isinstance(key, str):
                     raise RuleTableError(f"mapping key {key!r} is not a string", path, k.start_mark.line + 1)
                 if key in out:
@@ -154,10 +181,7 @@ def _compose(text, path):
             return out
         if isinstance(n, yaml.SequenceNode):
             return [build(v, where + (i,)) for i, v in enumerate(n.value)]
-        try:
-            return constructor.construct_object(n, deep=True)
-        except yaml.YAMLError as exc:
-            raise RuleTableError(f"invalid value: {exc}", path, n.start_mark.line + 1) from None
+        return construct(n)
 
     if node is None:
         raise RuleTableError("empty rule table", path, 1)
@@ -264,18 +288,32 @@ def load_table(path):
     """Read and validate one rule-table file."""
     p = Path(path)
     try:
-        size = p.stat().st_size
+        st = p.stat()
     except OSError as exc:
         raise RuleTableError(f"cannot read: {exc.strerror}", path) from None
-    if size > MAX_RULE_FILE_BYTES:
-        raise RuleTableError(f"file is {size} bytes, more than the {MAX_RULE_FILE_BYTES} allowed", path)
+    except ValueError as exc:  # a NUL byte in the name
+        raise RuleTableError(f"cannot read: {exc}", path) from None
+    if not stat.S_ISREG(st.st_mode):  # a folder, a FIFO, /dev/zero: never read from those
+        raise RuleTableError("not a regular file", path)
+    if st.st_size > MAX_RULE_FILE_BYTES:
+        raise RuleTableError(f"file is {st.st_size} bytes, more than the {MAX_RULE_FILE_BYTES} allowed", path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise RuleTableError("not UTF-8 text", path) from None
+        with open(p, "rb") as f:
+            data = f.read(MAX_RULE_FILE_BYTES + 1)  # bounded even if the file grows meanwhile
     except OSError as exc:
         raise RuleTableError(f"cannot read: {exc.strerror}", path) from None
-    return parse_table(text, str(path))
+    if len(data) > MAX_RULE_FILE_BYTES:
+        raise RuleTableError(f"file is more than the {MAX_RULE_FILE_BYTES} bytes allowed", path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RuleTableError(f"not UTF-8 text (byte {exc.start})", path) from None
+    table = parse_table(text, str(path))
+    if table.provider not in KNOWN_PROVIDERS:
+        # resolve_providers would drop it as unknown_provider: a table nobody can select is a mistake
+        raise RuleTableError(f"provider {table.provider!r} is not an execution provider ORT knows "
+                             f"(see partsim.ruletable.KNOWN_PROVIDERS)", path, 1)
+    return table
 
 
 _BUILTIN_CACHE = {}

@@ -116,8 +116,8 @@ def lookup_schema(domain, op_type, opset):
         )
     try:
         schema = onnx.defs.get_schema(op_type, max_inclusive_version=opset, domain=domain)
-    except onnx.defs.SchemaError:
-        return None
+    except (onnx.defs.SchemaError, TypeError, ValueError, OverflowError):
+        return None  # unknown op, or a corrupt opset number / op name
     variadic = onnx.defs.OpSchema.FormalParameterOption.Variadic
     return OpSchemaInfo(
         schema.since_version,

@@ -37,3 +37,14 @@ def run_cli():
 def run_subprocess(*argv, env=None):
     return subprocess.run([sys.executable, str(ROOT / "cli.py"), *map(str, argv)], capture_output=True,
                           text=True, cwd=ROOT, env=env)
+
+
+# Property and fuzz tests use a fixed example sequence so a CI run is reproducible;
+# `HYPOTHESIS_PROFILE=explore pytest` draws new examples.
+import os  # noqa: E402
+
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("explore", deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

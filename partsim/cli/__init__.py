@@ -14,7 +14,7 @@ from ..errors import EXIT_ERROR, PartsimError, UsageError
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = ("simulate", "verify", "observe", "rules")
+COMMANDS = ("simulate", "render", "verify", "observe", "rules")
 
 DESCRIPTION = """\
 partsim predicts how ONNX Runtime will split a model across execution providers

@@ -17,6 +17,7 @@ examples:
   partsim simulate model.onnx -p cuda --format json -o summary.json
   partsim simulate model.onnx --support MatMul            # ad-hoc provider 'EP'
   partsim simulate model.onnx -p coreml --policy whole-graph
+  partsim simulate model.onnx --compat usability-checker  # ORT's mobile usability checker
 
 The JSON is the partitionSummary of SPEC section 4 (schema:
 partsim/data/summary.schema.json).  Exit 0 on success (also when nothing is
@@ -35,12 +36,32 @@ def add_parser(sub):
     add_model_args(p)
     add_provider_args(p)
     add_output_args(p)
+    p.add_argument("--compat", choices=("usability-checker",),
+                   help="usability-checker: reproduce 'python -m onnxruntime.tools."
+                        "check_onnx_model_mobile_usability MODEL' (ORT BASIC optimization, the checker's op "
+                        "lists and semantics for NNAPI, CoreML NeuralNetwork and MLProgram) instead of a "
+                        "prediction; takes no provider options")
     p.set_defaults(run=run)
 
 
 def run(args):
+    if getattr(args, "compat", None):
+        return _run_compat(args)
     summary, _ = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
                          args.support_name, args.support_kind, args.policy)
     text = to_json(summary) if args.format == "json" else render_summary_table(summary)
+    write_output(text, args.output)
+    return EXIT_OK
+
+
+def _run_compat(args):
+    from ..compat import render_compat_table, usability_checker_analysis
+    from ..errors import UsageError
+
+    if args.providers or args.support or args.rules:
+        raise UsageError("--compat usability-checker uses the checker's own op lists; "
+                         "drop --providers/--support/--rules")
+    result = usability_checker_analysis(args.model)
+    text = to_json(result) if args.format == "json" else render_compat_table(result)
     write_output(text, args.output)
     return EXIT_OK

@@ -72,33 +72,77 @@ def _boundary(model, members, graph_outputs):
 
 
 def _memcpy(model, a, tables):
-    device = next((t.provider for t in tables if not t.cpu_based and t.provider in set(a.provider)), None)
+    """Predict ORT's MemcpyFromHost / MemcpyToHost nodes: ``{(tensor, direction): True}``.
+
+    Port of ``MemcpyTransformer`` (``onnxruntime/core/optimizer/transformer_memcpy.cc``,
+    checked against onnxruntime main @735e69a).  Only the first provider of the session
+    that is not CPU-based gets copies (the transformer stops after it), whether or not it
+    took any node; nodes of a provider on the same device count as its own.  Each graph
+    (main graph, every subgraph) is processed on its own, with explicit inputs only:
+
+    * a device node's input at a port its kernel reads from host memory, and every input of
+      any other node, is a *host input*; a device node's other inputs are *device inputs*;
+    * a device node's output at a host-memory port, and every output of any other node, is
+      a *host output*; a device node's other outputs are *device outputs*;
+    * MemcpyFromHost for each host output that is also a device input, and for each input
+      of the graph (and, in a subgraph, each outer-scope value of the parent node) that is
+      both a device input and a host input;
+    * MemcpyToHost for each device output that is also a host input.
+
+    One copy per tensor and direction however many consumers.  Initializers are never
+    copied by a node (a copy is made at session start); graph outputs are not consumers
+    (they are fetched by the session); a graph input read only on the device is copied
+    at feed time.
+    """
+    # providers on one device with each other (IsNodeCompatibleWithProvider compares the OrtDevice
+    # type and vendor): the NVIDIA GPU EPs
+    same_device = ({"CUDAExecutionProvider", "TensorrtExecutionProvider", "NvTensorRTRTXExecutionProvider"},)
+    by_name = {t.provider: t for t in tables}
+    device = next((t.provider for t in tables if not t.cpu_based), None)
     copies = {}
     if device is None:
         return copies
-    prov = a.provider
-    for t, cons in model.consumers.items():
-        p = model.producer.get(t)
-        if p is None:
-            continue  # graph inputs are copied at feed time, initializers at session start
-        on_dev = prov[p] == device
-        host = True
-        if on_dev:
-            rule = a.rules.get(p)
-            k = model.nodes[p].outputs.index(t)
-            host = rule is not None and k in rule.host_outputs
-        for c in cons:
-            node = model.nodes[c]
-            if prov[c] == device:
-                rule = a.rules.get(c)
-                ports = [k for k, x in enumerate(node.inputs) if x == t]
-                wants_host = bool(ports) and rule is not None and all(k in rule.host_inputs for k in ports)
-                if host and not wants_host:
-                    copies[(t, "fromHost")] = True
-                elif not host and wants_host:
-                    copies[(t, "toHost")] = True
-            elif not host:
-                copies[(t, "toHost")] = True
+    group = next((g for g in same_device if device in g), {device})
+    on_device = [p == device or (p in group and p in by_name and not by_name[p].cpu_based)
+                 for p in a.provider]
+    scopes = {}
+    for n in model.nodes:
+        scopes.setdefault(n.scope, []).append(n.index)
+    for scope in sorted(scopes):
+        members = scopes[scope]
+        dev_in, host_in, dev_out, host_out = set(), set(), set(), set()
+        for i in members:
+            node = model.nodes[i]
+            rule = a.rules.get(i) if on_device[i] else None
+            for k, t in enumerate(node.inputs):
+                if not t:
+                    continue
+                if on_device[i] and not (rule is not None and k in rule.host_inputs):
+                    dev_in.add(t)
+                else:
+                    host_in.add(t)
+            for k, t in enumerate(node.outputs):
+                if not t:
+                    continue
+                if on_device[i] and not (rule is not None and k in rule.host_outputs):
+                    dev_out.add(t)
+                else:
+                    host_out.add(t)
+        if scope:
+            parent = model.nodes[members[0]].parent
+            outer = set(model.nodes[parent].implicit_inputs) if parent is not None else set()
+            inputs = {t for t in dev_in | host_in
+                      if t not in outer and model.producer.get(t) is None and model.value(t).kind == "input"}
+            inputs |= outer
+        else:
+            inputs = set(model.graph_inputs)
+        for t in inputs:
+            if t in dev_in and t in host_in:
+                copies[(t, "fromHost")] = True
+        for t in host_out & dev_in:
+            copies[(t, "fromHost")] = True
+        for t in dev_out & host_in:
+            copies[(t, "toHost")] = True
     return copies
 
 

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""partsim vs ONNX Runtime's mobile usability checker, timed side by side.
+
+Model: /work/shared/corpus/graph_only/swin_t.ts.onnx (graph-only: its weights are
+materialized once, seeded, for the checker; the time for that is reported apart).
+
+Measured in one run, interleaved (run i of every contender, then run i+1, ...):
+
+  partsim CLI        `python cli.py simulate MODEL -p nnapi,coreml` (whole process,
+                     table to a pipe): partsim's own prediction, graph as written
+  checker in-process `usability_checker.analyze_model(materialized MODEL)` (ORT
+                     BASIC optimization + onnx shape inference + 3 EPs), INFO logger
+                     with no output handler
+  checker CLI        `python -m onnxruntime.tools.check_onnx_model_mobile_usability
+                     materialized MODEL` (whole process)
+  partsim compat     `python cli.py simulate MODEL --compat usability-checker`
+                     (whole process; materializes weights itself each time)
+
+Median and min of --repeat runs.  The two tools answer different questions
+(partsim: one assignment over NNAPI > CoreML > CPU on the graph as written, with
+partsim's capability tables; checker: each EP alone, on the BASIC-optimized graph,
+op-type lists only), so partition counts are printed for context, not compared.
+
+Needs rules/nnapi.yaml and rules/coreml-*.yaml (written separately); waits up to
+--wait seconds for them, then skips (exit 0, "skip" in the JSON).
+
+Prints a markdown table; writes benchmarks/results/bench_vs_checker.json.
+
+usage: .venv/bin/python benchmarks/bench_vs_checker.py [--repeat N] [--wait S] [--out FILE]
+"""
+
+import argparse
+import json
+import logging
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+MODEL = ROOT.parent / "shared" / "corpus" / "graph_only" / "swin_t.ts.onnx"
+RULES = (ROOT / "rules" / "nnapi.yaml", ROOT / "rules" / "coreml-neuralnetwork.yaml",
+         ROOT / "rules" / "coreml-mlprogram.yaml")
+
+
+def wait_for_rules(wait):
+    deadline = time.monotonic() + wait
+    while True:
+        missing = [p.name for p in RULES if not p.is_file()]
+        if not missing or time.monotonic() >= deadline:
+            return missing
+        time.sleep(5)
+
+
+def timed_process(argv, env=None):
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env)
+    dt = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(map(str, argv))}\n{proc.stderr.strip()[-2000:]}")
+    return dt, proc.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--wait", type=float, default=0, help="seconds to wait for the NNAPI/CoreML rule tables")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_vs_checker.json"))
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    def skip(reason):
+        print(f"skip: {reason}")
+        out.write_text(json.dumps({"benchmark": "vs_checker", "skip": reason}, indent=2, sort_keys=True) + "\n")
+        return 0
+
+    if not MODEL.is_file():
+        return skip(f"{MODEL} is absent (../shared/corpus not checked out)")
+    missing = wait_for_rules(args.wait)
+    if missing:
+        return skip(f"rule tables not written yet: {', '.join(missing)}")
+
+    import onnxruntime
+    from onnxruntime.tools.mobile_helpers import usability_checker as uc
+
+    from partsim.materialize import materialize_weights
+
+    cli = [sys.executable, str(ROOT / "cli.py")]
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    logger = logging.getLogger("bench-usability-checker")
+    logger.handlers[:] = [logging.NullHandler()]
+    logger.propagate = False
+    logger.setLevel(logging.INFO)  # the checker's default level: print_analysis runs, output goes nowhere
+
+    with tempfile.TemporaryDirectory(prefix="partsim-bench-") as tmp:
+        t0 = time.perf_counter()
+        runnable = materialize_weights(MODEL, Path(tmp) / "materialized", seed=0)
+        materialize_s = time.perf_counter() - t0
+        times = {"partsim": [], "checkerInProcess": [], "checkerCli": [], "partsimCompat": []}
+        for _ in range(max(1, args.repeat)):
+            times["partsim"].append(timed_process(cli + ["simulate", str(MODEL), "-p", "nnapi,coreml"], env)[0])
+            t0 = time.perf_counter()
+            uc.analyze_model(runnable, logger=logger)
+            times["checkerInProcess"].append(time.perf_counter() - t0)
+            times["checkerCli"].append(timed_process(
+                [sys.executable, "-m", "onnxruntime.tools.check_onnx_model_mobile_usability", str(runnable)])[0])
+            times["partsimCompat"].append(timed_process(
+                cli + ["simulate", str(MODEL), "--compat", "usability-checker", "-f", "json"], env)[0])
+        # context (untimed): what each tool says
+        summary = json.loads(timed_process(cli + ["simulate", str(MODEL), "-p", "nnapi,coreml", "-f", "json"],
+                                           env)[1])
+        compat = json.loads(timed_process(cli + ["simulate", str(MODEL), "--compat", "usability-checker",
+                                                 "-f", "json"], env)[1])
+
+    rows = [
+        ("partsim", "`partsim simulate swin_t -p nnapi,coreml` (process)"),
+        ("checkerInProcess", "checker `analyze_model` (in-process, weights materialized)"),
+        ("checkerCli", "`python -m onnxruntime.tools.check_onnx_model_mobile_usability` (process)"),
+        ("partsimCompat", "`partsim simulate swin_t --compat usability-checker` (process)"),
+    ]
+    results = {k: {"runs": [round(x, 4) for x in v], "medianSeconds": round(statistics.median(v), 4),
+                   "minSeconds": round(min(v), 4)} for k, v in times.items()}
+    ratio = results["checkerInProcess"]["medianSeconds"] / results["partsim"]["medianSeconds"]
+    print(f"model: {MODEL.name} ({summary['model']['nodeCount']} nodes as written; "
+          f"{compat['eps']['NNAPI']['totalNodes']} after ORT BASIC optimization)  repeat {args.repeat}  "
+          f"cpus {os.cpu_count()}  onnxruntime {onnxruntime.__version__}\n")
+    print("| contender | median s | min s |")
+    print("|---|---:|---:|")
+    for key, label in rows:
+        r = results[key]
+        print(f"| {label} | {r['medianSeconds']:.2f} | {r['minSeconds']:.2f} |")
+    print(f"| (one-off) materialize swin_t weights | {materialize_s:.2f} | |")
+    print(f"\nchecker in-process / partsim CLI (medians): {ratio:.2f}x\n")
+    per = summary.get("perProvider", {})
+    print("| partitions (context, not comparable) | NNAPI | CoreML NeuralNetwork | CoreML MLProgram |")
+    print("|---|---:|---:|---:|")
+    print(f"| checker (each EP alone, optimized graph) | {compat['eps']['NNAPI']['partitions']} | "
+          f"{compat['eps']['CoreML NeuralNetwork']['partitions']} | {compat['eps']['CoreML MLProgram']['partitions']} |")
+    nn = per.get("NnapiExecutionProvider", {}).get("partitions", "-")
+    cm = per.get("CoreMLExecutionProvider", {}).get("partitions", "-")
+    print(f"| partsim (NNAPI > CoreML > CPU, as written) | {nn} | {cm} (CoreML, default format) | |")
+
+    report = {
+        "benchmark": "vs_checker",
+        "model": str(MODEL.relative_to(ROOT.parent)),
+        "repeat": args.repeat,
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+                    "onnxruntime": onnxruntime.__version__},
+        "materializeSeconds": round(materialize_s, 4),
+        "results": results,
+        "checkerOverPartsimMedianRatio": round(ratio, 3),
+        "context": {
+            "partsimPerProvider": per,
+            "checker": {k: {"partitions": v["partitions"], "supportedNodes": v["supportedNodes"],
+                            "totalNodes": v["totalNodes"]} for k, v in compat["eps"].items()},
+        },
+    }
+    out.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    print(f"\nwrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""partsim render: draw the prediction as DOT, SVG or a one-file HTML report."""
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..api import predict
+from ..errors import EXIT_ERROR, EXIT_OK, UsageError
+from ..outputs import write_output
+from ..render import DEFAULT_COLLAPSE_THRESHOLD, find_dot, plan_render, render_html, render_svg
+from ..render.dot import memcpy_device
+from ..render.svg import DEFAULT_TIMEOUT, INSTALL_HINT
+from .args import add_model_args, add_provider_args, split_list
+
+FORMATS = ("svg", "html", "dot")
+
+HELP = f"""\
+Draw where ONNX Runtime will run every node of MODEL: nodes filled with their
+provider's colour (Okabe-Ito colour-blind-safe palette, CPU always grey, legend
+included), partitions as framed clusters, edges between providers in bold with
+tensor name and bytes, Memcpy and missing conversions written on their edges,
+a tooltip on every node (op, domain, provider, reason).
+
+The output format follows the extension of -o (.svg, .html, .dot) or --format.
+The HTML report is one self-contained file: summary tables plus the SVG inline.
+Above {DEFAULT_COLLAPSE_THRESHOLD} nodes (--collapse-threshold), or with --collapse, one box is
+drawn per partition, with node count and most frequent ops, and one edge per pair
+of connected partitions with the number of tensors and bytes crossing.
+
+SVG and HTML need graphviz's `dot`.  Without it, the DOT text is written next to
+the requested output (out.svg -> out.dot) and the command exits 2.
+
+examples:
+  partsim render model.onnx -p nnapi -o model.svg
+  partsim render model.onnx --support Conv,Relu -o report.html
+  partsim render big.onnx -p cuda --collapse -o big.svg
+"""
+
+
+def add_parser(sub):
+    p = sub.add_parser("render", help="draw the predicted assignment (SVG, HTML report, DOT)", description=HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_model_args(p)
+    add_provider_args(p)
+    g = p.add_argument_group("output")
+    g.add_argument("--output", "-o", metavar="FILE",
+                   help="write here (atomically): .svg, .html or .dot; default: DOT text to stdout")
+    g.add_argument("--format", "-f", choices=FORMATS, help="output format (default: from the -o extension)")
+    v = g.add_mutually_exclusive_group()
+    v.add_argument("--collapse", dest="collapse", action="store_true", default=None,
+                   help="one box per partition, whatever the size")
+    v.add_argument("--expand", dest="collapse", action="store_false",
+                   help="every node, whatever the size (graphviz may take long on big graphs)")
+    g.add_argument("--collapse-threshold", type=int, default=DEFAULT_COLLAPSE_THRESHOLD, metavar="N",
+                   help=f"collapse automatically above N nodes (default {DEFAULT_COLLAPSE_THRESHOLD})")
+    g.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help=f"time allowed to graphviz (default {DEFAULT_TIMEOUT:g})")
+    p.set_defaults(run=run)
+
+
+def _format(args):
+    if args.format:
+        return args.format
+    if args.output in (None, "-"):
+        return "dot"
+    ext = Path(args.output).suffix.lower().lstrip(".")
+    if ext == "htm":
+        ext = "html"
+    if ext not in FORMATS:
+        raise UsageError(f"cannot tell the format from {args.output!r}: use .svg, .html or .dot, or --format")
+    return ext
+
+
+def run(args):
+    fmt = _format(args)
+    if args.collapse_threshold < 0:
+        raise UsageError("--collapse-threshold must be >= 0")
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be > 0")
+    summary, assignment = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
+                                  args.support_name, args.support_kind, args.policy)
+    plan = plan_render(summary, assignment.model, collapse=args.collapse, threshold=args.collapse_threshold,
+                       device=memcpy_device(assignment))
+    if plan.mode == "collapsed" and args.collapse is None:
+        print(f"partsim: {plan.collapsed_reason}: drawing one box per partition (--expand draws every node)",
+              file=sys.stderr)
+    if fmt == "dot":
+        write_output(plan.dot, args.output)
+        return EXIT_OK
+    if find_dot() is None:
+        if args.output in (None, "-"):
+            print(f"partsim: error: graphviz 'dot' not found; {INSTALL_HINT}; or use --format dot",
+                  file=sys.stderr)
+            return EXIT_ERROR
+        dot_path = Path(args.output).with_suffix(".dot")
+        write_output(plan.dot, str(dot_path))
+        print(f"partsim: error: graphviz 'dot' not found, so no {fmt.upper()} was written; the DOT text is in "
+              f"{dot_path}. To get the picture, {INSTALL_HINT}, then run this command again "
+              f"(or: dot -Tsvg {dot_path} -o {Path(args.output).with_suffix('.svg')})", file=sys.stderr)
+        return EXIT_ERROR
+    svg = render_svg(plan.dot, plan.annotations, timeout=args.timeout)
+    text = svg if fmt == "svg" else render_html(summary, plan, svg)
+    write_output(text, args.output)
+    return EXIT_OK
