@@ -236,12 +236,13 @@ def _table_like(draw):
         target = draw(st.sampled_from(["top", "op", "partitioning", "defaults"]))
         key = draw(st.sampled_from(_rule_keys))
         value = draw(_docs)
-        if target == "top":
-            doc[key] = value
-        elif target == "op":
-            doc["ops"][draw(st.integers(0, 1))][key] = value
-        else:
+        ops = doc.get("ops")
+        if target == "op" and isinstance(ops, list) and len(ops) == 2 and all(isinstance(o, dict) for o in ops):
+            ops[draw(st.integers(0, 1))][key] = value
+        elif target in ("partitioning", "defaults") and isinstance(doc.get(target, {}), dict):
             doc.setdefault(target, {})[key] = value
+        else:
+            doc[key] = value
     return doc
 
 
