@@ -69,6 +69,12 @@ def main(argv=None):
                 p = out / f"{name}-{k}.{ext}"
                 p.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass"))
                 print(f"  crash input saved: {p}\n" + "".join("    " + ln for ln in tb.splitlines(True)[-6:]))
+    import shutil
+
+    import test_fuzz
+
+    if test_fuzz._TMP is not None:
+        shutil.rmtree(test_fuzz._TMP, ignore_errors=True)
     return 1 if failed else 0
 
 

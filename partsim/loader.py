@@ -273,13 +273,74 @@ def _check_declared_dims(proto, path):
 
 
 # Memory ONNX shape inference may use beyond the model's own size.  Its data propagation
-# (onnx 1.16 to 1.19 at least) builds one shape entry per element of every 1-D tensor fed to
+# (seen with onnx 1.23.2) builds one shape entry per element of every 1-D tensor fed to
 # Add/Sub/Mul/Concat, so a 1-D tensor of 2**31 elements (declared, or made by a Reshape whose
 # target is propagated) asks for hundreds of GiB.  Under a cap, that fails as MemoryError.
 SHAPE_INFERENCE_MEMORY = 2 * 1024**3
 
 
+def _topological_permutation(graph):
+    """Node positions of ``graph`` in a topological order (file order kept where it can be),
+    or ``None`` when the file order is already one or the graph has a cycle."""
+    import heapq
+
+    producer = {}
+    for k, n in enumerate(graph.node):
+        for o in n.output:
+            if o:
+                producer.setdefault(o, k)
+    deps = [sorted({producer[t] for t in n.input if t in producer and producer[t] != k})
+            for k, n in enumerate(graph.node)]
+    if all(d < k for k, ds in enumerate(deps) for d in ds):
+        return None
+    users = [[] for _ in deps]
+    for k, ds in enumerate(deps):
+        for d in ds:
+            users[d].append(k)
+    indeg = [len(ds) for ds in deps]
+    ready = [k for k, d in enumerate(indeg) if d == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        k = heapq.heappop(ready)
+        order.append(k)
+        for u in users[k]:
+            indeg[u] -= 1
+            if indeg[u] == 0:
+                heapq.heappush(ready, u)
+    return order if len(order) == len(deps) else None
+
+
 def _infer_shapes(proto, warnings):
+    """ONNX shape inference, on the main graph in topological order, as ORT does it.
+
+    ``onnx.shape_inference`` visits nodes in file order, so a tensor made by a node
+    listed later stays without a shape.  ORT sorts the graph before it infers (seen with
+    onnxruntime 1.31.1: a model listed as Tanh(b), Relu(a)->b, Sigmoid(x)->a gets its output
+    shape, which ONNX's file-order inference leaves unknown), so the inference here runs on
+    a sorted copy and the nodes are put back in file order afterwards.
+    """
+    import onnx
+
+    order = _topological_permutation(proto.graph)
+    if order is None:
+        return _infer_shapes_as_listed(proto, warnings)
+    sorted_proto = onnx.ModelProto()
+    sorted_proto.CopyFrom(proto)
+    del sorted_proto.graph.node[:]
+    sorted_proto.graph.node.extend(proto.graph.node[k] for k in order)
+    inferred = _infer_shapes_as_listed(sorted_proto, warnings)
+    nodes = [None] * len(order)
+    for pos, k in enumerate(order):
+        nodes[k] = inferred.graph.node[pos]
+    restored = onnx.ModelProto()
+    restored.CopyFrom(inferred)
+    del restored.graph.node[:]
+    restored.graph.node.extend(nodes)
+    return restored
+
+
+def _infer_shapes_as_listed(proto, warnings):
     """ONNX shape inference with data propagation, then without; never fatal, memory-capped."""
     import onnx
 

@@ -267,6 +267,86 @@ def test_compiling_partitions_contract_to_a_dag(proto, ops, behind_kernel_ep):
     assert nx.is_directed_acyclic_graph(C), sorted(part_of.items())
 
 
+def check_structure(proto, s):
+    """Properties that hold whatever decided the providers: coverage, transfers, fragments, acyclic partitions."""
+    names = sorted(n.name for n in proto.graph.node)
+    assert sorted(n["name"] for n in s["nodes"]) == names
+    prov = provider_map(s)
+    for key in ("fragmentList", "partitions"):
+        assert sorted(m for f in s[key] for m in f["nodes"]) == names, key
+        for f in s[key]:
+            assert all(prov[m] == f["provider"] for m in f["nodes"])
+    pairs = recount_transfers(proto, prov)
+    assert {(x["tensor"], x["from"], x["to"]) for x in s["transferList"]} == pairs
+    assert s["transfers"] == len({(t, to) for t, _, to in pairs})
+    comps = {frozenset(c) for c in nx.connected_components(same_provider_graph(proto, prov))}
+    assert {frozenset(f["nodes"]) for f in s["fragmentList"]} == comps
+    assert s["accelerated"] == any(p != CPU for p in prov.values())
+    compiling = set(s["effectiveProviders"]) - {CPU}
+    part_of = {m: f"partition{p['id']}" for p in s["partitions"] if p["provider"] in compiling
+               for m in p["nodes"]}
+    C = nx.DiGraph()
+    D = node_digraph(proto)
+    C.add_nodes_from(part_of.get(v, v) for v in D.nodes)
+    C.add_edges_from((part_of.get(u, u), part_of.get(v, v)) for u, v in D.edges
+                     if part_of.get(u, u) != part_of.get(v, v))
+    assert nx.is_directed_acyclic_graph(C)
+
+
+@SETTINGS
+@given(dags(max_nodes=16), st.lists(st.sampled_from(["nnapi", "coreml", "coreml:neuralnetwork", "cuda"]),
+                                    min_size=1, max_size=2, unique_by=lambda p: p.split(":")[0]))
+def test_shipped_tables_keep_the_structural_properties(proto, requested):
+    """The same recounts with the shipped tables and their hooks (min sizes, rejected single ops…)."""
+    model = model_from_proto(proto, path="<random>")
+    resolution = resolve_providers(requested, builtin_tables())
+    s = summarize(simulate(model, resolution))
+    check_structure(proto, s)
+    assert s["status"] == "ok"
+
+
+@SETTINGS
+@given(dags(max_nodes=14, allow_shuffle=False), st.randoms(use_true_random=False),
+       st.sampled_from(["nnapi", "coreml", "cuda"]))
+def test_node_order_in_the_file_does_not_matter(proto, rnd, requested):
+    """ORT sorts the graph before it infers shapes and partitions (Graph::Resolve,
+    onnxruntime/core/graph/graph.cc, 1.2x), so a model whose nodes are listed out of
+    order must get the same prediction as the sorted one."""
+    shuffled = onnx.ModelProto()
+    shuffled.CopyFrom(proto)
+    nodes = list(shuffled.graph.node)
+    rnd.shuffle(nodes)
+    del shuffled.graph.node[:]
+    shuffled.graph.node.extend(nodes)
+
+    def facts(m):
+        s = summarize(simulate(model_from_proto(m, path="<random>"), resolve_providers([requested],
+                                                                                     builtin_tables())))
+        return (provider_map(s), {(n["name"], n["reason"]) for n in s["nodes"]}, s["fragments"], s["transfers"],
+                {(p["provider"], frozenset(p["nodes"])) for p in s["partitions"]})
+
+    assert facts(shuffled) == facts(proto)
+
+
+@settings(max_examples=15, deadline=None)
+@given(dags(max_nodes=14))
+def test_inferred_shapes_match_ort_whatever_the_node_order(proto):
+    """Graph outputs declared without a shape: partsim's inferred shapes equal the ones ORT
+    itself infers (InferenceSession.get_outputs), shuffled node order included."""
+    import onnxruntime as ort
+
+    bare = onnx.ModelProto()
+    bare.CopyFrom(proto)
+    for o in bare.graph.output:
+        o.type.tensor_type.ClearField("shape")
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(bare.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    model = model_from_proto(bare, path="<random>")
+    for o in sess.get_outputs():
+        assert list(model.values[o.name].shape or ()) == o.shape, o.name
+
+
 @SETTINGS
 @given(dags(), support_lists, kinds)
 def test_json_is_deterministic_in_process(proto, ops, kind):
