@@ -229,9 +229,8 @@ def test_auto_collapse_above_threshold(resnet):
     assert plan_render(summary, model, collapse=False, threshold=0).mode == "full"
 
 
-def test_nnapi_table_when_present(tmp_path, run_cli):
-    if "NNAPIExecutionProvider" not in load_tables():
-        pytest.skip("no NNAPI rule table shipped yet (rules/nnapi.yaml)")
+def test_nnapi_table(tmp_path, run_cli):
+    assert "NnapiExecutionProvider" in load_tables()
     path = tiny_resnet()
     out = tmp_path / "n.dot"
     code, _, err = run_cli("render", path, "-p", "nnapi", "-o", out)
