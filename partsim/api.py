@@ -7,7 +7,7 @@ from .loader import load_model
 from .ruletable import adhoc_table, builtin_tables, load_table
 from .sim import resolve_providers, simulate, summarize
 
-__all__ = ["load_tables", "predict", "DEFAULT_PROVIDERS"]
+__all__ = ["load_tables", "predict", "load_for_prediction", "DEFAULT_PROVIDERS", "OPTIMIZE_LEVELS"]
 
 DEFAULT_PROVIDERS = ("CPUExecutionProvider",)
 
@@ -26,8 +26,36 @@ def load_tables(rule_paths=()):
     return tables
 
 
+OPTIMIZE_LEVELS = ("none", "basic")
+
+
+def load_for_prediction(path, optimize="none", seed=0):
+    """Load ``path`` as ORT would see it when partitioning at ``optimize``.
+
+    ``none`` is the graph as written (an ORT_DISABLE_ALL session).  ``basic`` runs
+    ORT's own ORT_ENABLE_BASIC rewrites (constant folding, redundant-node removal,
+    simple fusions), which happen before partitioning, on a copy with weights
+    materialized when absent; the summary still names the user's file.
+    """
+    if optimize not in OPTIMIZE_LEVELS:
+        raise UsageError(f"--optimize must be one of {', '.join(OPTIMIZE_LEVELS)}, not {optimize!r}")
+    if optimize == "none":
+        return load_model(path)
+    import tempfile
+
+    from .compat import optimize_for_checker
+
+    original = load_model(path, infer_shapes=False)  # validates the file, gives its digest
+    with tempfile.TemporaryDirectory(prefix="partsim-optimize-") as tmp:
+        optimized = optimize_for_checker(path, tmp, seed=seed)
+        m = load_model(optimized)
+    m.path, m.sha256 = original.path, original.sha256
+    m.warnings.append("predicted on ORT's ORT_ENABLE_BASIC rewrite of the model (--optimize basic)")
+    return m
+
+
 def predict(model_or_path, providers=None, rule_paths=(), support=None, support_name="EP",
-            support_kind="kernel", policy="per-node", model=None):
+            support_kind="kernel", policy="per-node", model=None, optimize="none"):
     """Load (if needed), resolve providers, simulate and summarize.
 
     Parameters
@@ -47,7 +75,7 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
     """
     from .model import Model
 
-    m = model_or_path if isinstance(model_or_path, Model) else load_model(model_or_path)
+    m = model_or_path if isinstance(model_or_path, Model) else load_for_prediction(model_or_path, optimize)
     tables = load_tables(rule_paths)
     extra = []
     requested = list(providers or [])

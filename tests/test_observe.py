@@ -53,3 +53,27 @@ def test_verify_observe_cpu_exact(run_cli, name):
     assert code == 0, (out, err)
     v = json.loads(out)["verify"]
     assert v["agreement"] == 1.0 and v["compared"] > 0
+
+
+@pytest.mark.parametrize("name", ["full/tiny_transformer.ts.onnx", "graph_only/bert_tiny.ts.onnx"])
+def test_optimize_basic_matches_a_real_basic_session(run_cli, name):
+    # the prediction is made on ORT's own BASIC rewrite; the session runs at BASIC too
+    model = shared_path("corpus", *name.split("/"))
+    code, out, err = run_cli("verify", model, "-p", "cpu", "--optimize", "basic", "--observe", "--level", "basic",
+                             "-f", "json")
+    assert code == 0, (out, err)
+    v = json.loads(out)["verify"]
+    assert v["agreement"] == 1.0 and v["unobserved"] == [] and v["unpredicted"] == []
+
+
+def test_optimize_basic_folds_cuda_shape_subgraphs(run_cli):
+    # SPEC section 5: swin_t has many CPU-preferred shape nodes and Memcpy at DISABLE_ALL, none after BASIC
+    model = shared_path("corpus", "graph_only", "swin_t.ts.onnx")
+    _, raw, _ = run_cli("simulate", model, "-p", "cuda", "-f", "json")
+    _, basic, _ = run_cli("simulate", model, "-p", "cuda", "--optimize", "basic", "-f", "json")
+    raw, basic = json.loads(raw), json.loads(basic)
+    assert raw["memcpy"]["fromHost"] + raw["memcpy"]["toHost"] > 100
+    assert raw["undelegatedReasons"].get("cpu_preferred", 0) > 100
+    assert basic["memcpy"] == {"fromHost": 0, "toHost": 0, "tensors": []}
+    assert basic["perProvider"]["CPUExecutionProvider"]["nodes"] == 0
+    assert basic["model"]["sha256"] == raw["model"]["sha256"]  # still names the user's file

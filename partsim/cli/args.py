@@ -12,8 +12,13 @@ def split_list(values):
     return out
 
 
-def add_model_args(p):
+def add_model_args(p, optimize=True):
     p.add_argument("model", metavar="MODEL", help="ONNX model file (weights need not be present)")
+    if optimize:
+        p.add_argument("--optimize", choices=("none", "basic"), default="none",
+                       help="graph to predict on: none = as written (ORT_DISABLE_ALL); basic = after ORT's own "
+                            "ORT_ENABLE_BASIC rewrites, which run before partitioning (needs onnxruntime; "
+                            "weights are materialized in a temp folder if absent)")
 
 
 def add_provider_args(p):

@@ -78,7 +78,7 @@ def run(args):
     if args.timeout <= 0:
         raise UsageError("--timeout must be > 0")
     summary, assignment = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
-                                  args.support_name, args.support_kind, args.policy)
+                                  args.support_name, args.support_kind, args.policy, optimize=args.optimize)
     plan = plan_render(summary, assignment.model, collapse=args.collapse, threshold=args.collapse_threshold,
                        device=memcpy_device(assignment))
     if plan.mode == "collapsed" and args.collapse is None:

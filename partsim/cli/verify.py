@@ -63,7 +63,7 @@ def run(args):
     if args.observe:
         observation = _observe_now(args)
     summary, assignment = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
-                                  args.support_name, args.support_kind, args.policy)
+                                  args.support_name, args.support_kind, args.policy, optimize=args.optimize)
     result = {"model": args.model}
     passed = True
     if observation is not None:
