@@ -40,7 +40,7 @@ SUPPORT = ["MatMul", "Add", "Conv"]
 def configs():
     tables = load_tables()
     out = []
-    for alias, name in (("nnapi", "NNAPIExecutionProvider"), ("cuda", "CUDAExecutionProvider")):
+    for alias, name in (("nnapi", "NnapiExecutionProvider"), ("cuda", "CUDAExecutionProvider")):
         if name in tables:
             out.append({"label": f"-p {alias}", "providers": [alias], "support": None})
     out.append({"label": "--support " + ",".join(SUPPORT), "providers": None, "support": SUPPORT})
@@ -107,7 +107,8 @@ def main():
             print(f"{model:18s} {cfg['label']:26s} {row['mode']:9s} nodes {row['nodes']:5d} "
                   f"partitions {row['partitions']:4d}  predict {row['predict']:6.2f}s  plan {row['plan']:5.2f}s  "
                   f"dot {row['dot']:6.2f}s  html {row['html']:5.2f}s  best {row['total']:5.2f}s  "
-                  f"first {row['firstRunTotal']:5.2f}s  CLI {row['cliSeconds']:5.2f}s (target < {target:g} s: {'ok' if row['withinTarget'] else 'MISSED'})")
+                  f"first {row['firstRunTotal']:5.2f}s  CLI {row['cliSeconds']:5.2f}s "
+                  f"(target < {target:g} s: {'ok' if row['withinTarget'] else 'MISSED'})")
     report = {"benchmark": "render", "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                                                   "platform": platform.platform(), "graphviz": dot_version},
               "results": results}

@@ -13,16 +13,17 @@ DEFAULT_PROVIDERS = ("CPUExecutionProvider",)
 
 
 def load_tables(rule_paths=()):
-    """Shipped tables, overridden/extended by ``rule_paths`` (files or folders)."""
-    tables = {k: list(v) for k, v in builtin_tables().items()}
+    """Shipped tables, overridden/extended by ``rule_paths`` (files or folders).
+
+    Returns a :class:`partsim.ruletable.TableSet`: provider -> variants, user tables
+    first.  User tables are parsed and validated now; shipped ones when used.
+    """
+    tables = builtin_tables()
     for p in rule_paths:
         path = Path(p)
         files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
         for f in files:
-            t = load_table(f)
-            # a user table replaces the shipped one of the same provider and variant
-            tables[t.provider] = [x for x in tables.get(t.provider, []) if x.variant != t.variant]
-            tables[t.provider].insert(0, t)
+            tables.add_table(load_table(f))
     return tables
 
 

@@ -32,6 +32,9 @@ def atomic_write(path, text_or_bytes):
     data = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else text_or_bytes
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.fchmod(fd, 0o666 & ~mask)  # mkstemp makes 0600; a normal output file follows the umask
     except OSError as exc:
         raise UsageError(f"cannot write output: {exc.strerror or exc}", path) from None
     try:

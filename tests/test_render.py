@@ -229,6 +229,27 @@ def test_auto_collapse_above_threshold(resnet):
     assert plan_render(summary, model, collapse=False, threshold=0).mode == "full"
 
 
+def test_long_edges_collapse_automatically(tmp_path):
+    """A chain whose every tensor also feeds one final Sum (DenseNet's pattern): dot's cost is the long edges."""
+    from onnx import TensorProto, helper
+
+    from partsim.render.dot import layout_cost
+    n = 60
+    nodes = [helper.make_node("Relu", ["x" if k == 0 else f"r{k - 1}"], [f"r{k}"], name=f"relu{k}") for k in range(n)]
+    nodes.append(helper.make_node("Sum", [f"r{k}" for k in range(n)], ["y"], name="sum"))
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+    p = tmp_path / "dense.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), p)
+    summary, a = predict(str(p), support=["Relu"])
+    # relu k sits on rank k, the Sum on rank n: the edge relu k -> sum bends n - k - 1 times
+    assert layout_cost(a.model) == sum(n - k - 1 for k in range(n))
+    plan = plan_render(summary, a.model, layout_limit=1000)
+    assert plan.mode == "collapsed" and "long-edge" in plan.collapsed_reason
+    assert plan_render(summary, a.model, layout_limit=None).mode == "full"
+    assert plan_render(summary, a.model, collapse=False, layout_limit=1000).mode == "full"
+
+
 def test_nnapi_table(tmp_path, run_cli):
     assert "NnapiExecutionProvider" in load_tables()
     path = tiny_resnet()

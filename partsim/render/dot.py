@@ -24,11 +24,16 @@ from dataclasses import dataclass, field
 
 from .palette import CPU_COLOR, font_color, provider_colors, provider_slug
 
-__all__ = ["DEFAULT_COLLAPSE_THRESHOLD", "RenderPlan", "plan_render", "build_dot", "memcpy_device",
-           "format_bytes", "dot_quote"]
+__all__ = ["DEFAULT_COLLAPSE_THRESHOLD", "DEFAULT_LAYOUT_LIMIT", "layout_cost", "RenderPlan", "plan_render",
+           "build_dot", "memcpy_device", "format_bytes", "dot_quote"]
 
 CPU = "CPUExecutionProvider"
 DEFAULT_COLLAPSE_THRESHOLD = 1500
+# Above this many estimated long-edge bends (see layout_cost) graphviz's dot needs minutes on
+# the full view: measured with graphviz 2.43 on 2 cores, fasterrcnn_mobilenet_v3 (estimate 3213)
+# lays out in about 6 s, densenet121 (estimate 23016, dense-block Concat edges spanning dozens of
+# ranks) does not finish in 120 s.  Such graphs are collapsed unless --expand is given.
+DEFAULT_LAYOUT_LIMIT = 6000
 
 EDGE_PLAIN = "#666666"
 EDGE_TRANSFER = "#000000"
@@ -63,6 +68,10 @@ def format_bytes(n):
     ('12,544 B', '? B')
     """
     return "? B" if n is None else f"{n:,} B"
+
+
+def _count(n, word):
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _short(name, limit=32):
@@ -190,7 +199,31 @@ def _node_tooltip(n, partition):
     return "\n".join(lines)
 
 
-def plan_render(summary, model, collapse=None, threshold=DEFAULT_COLLAPSE_THRESHOLD, device=None):
+def layout_cost(model):
+    """Estimated virtual nodes dot adds for edges that span several ranks.
+
+    dot ranks the graph, then replaces every edge spanning ``k`` ranks by a chain of
+    ``k - 1`` virtual nodes; its coordinate pass (network simplex) grows faster than
+    linearly in their number.  The estimate is the smaller of the totals under the
+    as-soon-as-possible and the as-late-as-possible ranking (dot's own ranking
+    minimizes the total span, so it is at most this); dot's edge labels and
+    clusters multiply its real count by about four on the corpus models.
+    """
+    from ..model import topological_order
+    order = topological_order(model)
+    edges = {(p, c) for c in order for p, _ in model.in_edges(c)}
+    asap = {}
+    for i in order:
+        asap[i] = max((asap[p] + 1 for p, _ in model.in_edges(i)), default=0)
+    top = max(asap.values(), default=0)
+    alap = {}
+    for i in reversed(order):
+        alap[i] = min((alap[c] - 1 for c, _ in model.out_edges(i)), default=top)
+    return min(sum(asap[c] - asap[p] - 1 for p, c in edges), sum(alap[c] - alap[p] - 1 for p, c in edges))
+
+
+def plan_render(summary, model, collapse=None, threshold=DEFAULT_COLLAPSE_THRESHOLD, device=None,
+                layout_limit=DEFAULT_LAYOUT_LIMIT):
     """Decide the view and build the DOT text and the element annotations.
 
     Parameters
@@ -200,7 +233,8 @@ def plan_render(summary, model, collapse=None, threshold=DEFAULT_COLLAPSE_THRESH
     model : partsim.model.Model
         The model it was computed from (for the edges).
     collapse : bool or None
-        True: one box per partition; False: every node; None: collapse above ``threshold`` nodes.
+        True: one box per partition; False: every node; None: collapse above ``threshold`` nodes,
+        or when :func:`layout_cost` exceeds ``layout_limit`` (graphviz would take minutes).
     device : str, optional
         The provider that gets Memcpy nodes (:func:`memcpy_device`); guessed as "not CPU" when absent.
 
@@ -214,6 +248,11 @@ def plan_render(summary, model, collapse=None, threshold=DEFAULT_COLLAPSE_THRESH
     if collapse is None:
         collapsed = n_nodes > threshold
         why = f"{n_nodes} nodes > threshold {threshold}" if collapsed else ""
+        if not collapsed and layout_limit is not None:
+            cost = layout_cost(model)
+            if cost > layout_limit:
+                collapsed = True
+                why = f"about {cost} long-edge bends > {layout_limit}, too slow for graphviz"
     else:
         collapsed, why = bool(collapse), ("--collapse" if collapse else "")
     providers = _providers_in_order(summary)
@@ -248,10 +287,10 @@ def _header(plan, title):
         eid = f"legend{k}"
         fill = plan.colors[p]
         names.append(eid)
-        out.append(f"    {eid} " + _attrs(id=eid, class_=f"legend ep-{plan.slugs[p]}", label=f"{p}\n{counts[p]} nodes",
-                                          fillcolor=fill, fontcolor=font_color(fill),
-                                          tooltip=f"{p}: {counts[p]} nodes") + ";")
-        plan.annotations[eid] = ({"provider": p, "color": fill, "nodes": str(counts[p])}, f"{p}: {counts[p]} nodes")
+        count = _count(counts[p], "node")
+        out.append(f"    {eid} " + _attrs(id=eid, class_=f"legend ep-{plan.slugs[p]}", label=f"{p}\n{count}",
+                                          fillcolor=fill, fontcolor=font_color(fill), tooltip=f"{p}: {count}") + ";")
+        plan.annotations[eid] = ({"provider": p, "color": fill, "nodes": str(counts[p])}, f"{p}: {count}")
     key = ("bold black edge: transfer between providers (tensor, bytes)\n"
            "[Memcpy ...]: ORT inserts a device copy here\n"
            "dashed vermillion edge: layout/precision conversion missing")
@@ -312,14 +351,14 @@ def _build_full(plan, model, device):
         cpu = ep == CPU
         out.append(f"  subgraph cluster_p{p['id']} {{")
         out.append("    graph " + _attrs(id=f"p{p['id']}", class_=f"partition ep-{plan.slugs[ep]}",
-                                        label=f"partition {p['id']}: {ep} ({len(p['nodes'])} nodes)",
+                                        label=f"partition {p['id']}: {ep} ({_count(len(p['nodes']), 'node')})",
                                         style="rounded,dashed" if cpu else "rounded,bold",
                                         color="#999999" if cpu else color, penwidth=1 if cpu else 2,
                                         fontsize=9, fontcolor="#333333",
-                                        tooltip=f"partition {p['id']}: {ep}, {len(p['nodes'])} nodes") + ";")
+                                        tooltip=f"partition {p['id']}: {ep}, {_count(len(p['nodes']), 'node')}") + ";")
         plan.annotations[f"p{p['id']}"] = ({"partition": str(p["id"]), "provider": ep,
                                              "nodes": str(len(p["nodes"]))},
-                                            f"partition {p['id']}: {ep}, {len(p['nodes'])} nodes")
+                                            f"partition {p['id']}: {ep}, {_count(len(p['nodes']), 'node')}")
         for name in p["nodes"]:
             k = index.get(name)
             if k is not None and k not in drawn:
@@ -391,12 +430,12 @@ def _build_collapsed(plan, model, device):
         fill = plan.colors.get(ep, CPU_COLOR)
         top = _top_ops(p["nodes"], op_of, 3)
         top10 = _top_ops(p["nodes"], op_of, 10)
-        label = [f"partition {p['id']}", ep, f"{len(p['nodes'])} nodes",
+        label = [f"partition {p['id']}", ep, f"{_count(len(p['nodes']), 'node')}",
                  ", ".join(f"{_short(op, 24)} x{c}" for op, c in top)]
-        tip = [f"partition {p['id']}: {ep}", f"{len(p['nodes'])} nodes",
+        tip = [f"partition {p['id']}: {ep}", f"{_count(len(p['nodes']), 'node')}",
                f"{len(p['inputs'])} inputs, {len(p['outputs'])} outputs",
                "ops: " + ", ".join(f"{clean(op)} x{c}" for op, c in top10),
-               "first node: " + clean(p["nodes"][0]) if p["nodes"] else "empty"]
+               ("first node: " + clean(p["nodes"][0])) if p["nodes"] else "empty"]
         plan.annotations[eid] = ({"partition": str(p["id"]), "provider": ep, "nodes": str(len(p["nodes"]))},
                                  "\n".join(tip))
         out.append(f"  {eid} " + _attrs(id=eid, class_=f"partition ep-{plan.slugs[ep]}", label="\n".join(label),
