@@ -222,6 +222,9 @@ def parse_table(text, path="<rules>"):
     >>> t.provider, len(t.rules_for("", "MatMul"))
     ('EPExecutionProvider', 1)
     """
+    cached = _cache_get(text)
+    if cached is not None:
+        return _build_table(cached[0], cached[1], path)
     import jsonschema
 
     data, lines = _compose(text, path)
@@ -233,7 +236,56 @@ def parse_table(text, path="<rules>"):
         e = errors[0]
         where = "/".join(str(p) for p in e.absolute_path) or "(top)"
         raise RuleTableError(f"{where}: {e.message}", path, _line_for(lines, e.absolute_path))
-    return _build_table(data, lines, path)
+    table = _build_table(data, lines, path)
+    _cache_put(text, data, lines)
+    return table
+
+
+# A table that parsed and validated once is cached as JSON, keyed by the sha256 of its
+# text, the schema and partsim's version, so later runs skip YAML parsing and schema
+# validation (the semantic checks of _build_table still run).  $PARTSIM_CACHE_DIR
+# (default ~/.cache/partsim) moves it; PARTSIM_NO_CACHE=1 turns it off.  Only tables
+# that passed validation are ever written; a damaged entry is ignored.
+
+def _cache_file(text):
+    if os.environ.get("PARTSIM_NO_CACHE"):
+        return None
+    import hashlib
+
+    from . import __version__
+
+    base = os.environ.get("PARTSIM_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "partsim")
+    h = hashlib.sha256()
+    for part in (__version__, json.dumps(table_schema(), sort_keys=True), text):
+        h.update(part.encode("utf-8"))
+        h.update(b"\0")
+    return Path(base) / "tables" / f"{h.hexdigest()}.json"
+
+
+def _cache_get(text):
+    f = _cache_file(text)
+    if f is None:
+        return None
+    try:
+        doc = json.loads(f.read_text(encoding="utf-8"))
+        return doc["data"], {tuple(k): v for k, v in doc["lines"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _cache_put(text, data, lines):
+    f = _cache_file(text)
+    if f is None:
+        return
+    try:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        tmp = f.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"data": data, "lines": [[list(k), v] for k, v in lines.items()]}),
+                       encoding="utf-8")
+        os.replace(tmp, f)
+    except (OSError, TypeError, ValueError):
+        pass  # a cache that cannot be written is no cache
 
 
 def _build_table(data, lines, path):

@@ -1,0 +1,39 @@
+"""The validated-table cache: a hit gives the same table, a damaged entry is ignored."""
+
+from partsim import ruletable
+from tests.conftest import ROOT
+
+
+def test_cache_hit_equals_fresh_parse(tmp_path, monkeypatch):
+    monkeypatch.setenv("PARTSIM_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("PARTSIM_NO_CACHE", raising=False)
+    text = (ROOT / "rules" / "nnapi.yaml").read_text()
+    fresh = ruletable.parse_table(text, "nnapi.yaml")
+    entries = list((tmp_path / "tables").glob("*.json"))
+    assert len(entries) == 1
+    hit = ruletable.parse_table(text, "nnapi.yaml")
+    assert hit.rules == fresh.rules and hit.partitioning == fresh.partitioning and hit.source == fresh.source
+    assert [r.line for rs in hit.rules.values() for r in rs] == [r.line for rs in fresh.rules.values() for r in rs]
+    entries[0].write_text("{not json")  # damaged: ignored, parsed again
+    again = ruletable.parse_table(text, "nnapi.yaml")
+    assert again.rules == fresh.rules
+
+
+def test_invalid_tables_are_never_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("PARTSIM_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("PARTSIM_NO_CACHE", raising=False)
+    bad = "provider: CPUExecutionProvider\nkind: kernel\nsource: {description: x, version: '1'}\nops: 3\n"
+    try:
+        ruletable.parse_table(bad, "bad.yaml")
+    except ruletable.RuleTableError as exc:
+        assert exc.line == 4
+    else:
+        raise AssertionError("invalid table accepted")
+    assert not (tmp_path / "tables").exists() or not list((tmp_path / "tables").iterdir())
+
+
+def test_cache_can_be_turned_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("PARTSIM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("PARTSIM_NO_CACHE", "1")
+    ruletable.parse_table((ROOT / "rules" / "nnapi.yaml").read_text(), "nnapi.yaml")
+    assert not (tmp_path / "tables").exists()
