@@ -14,7 +14,7 @@ from ..errors import EXIT_ERROR, PartsimError, UsageError
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = ("simulate", "render", "verify", "observe", "rules")
+COMMANDS = ("simulate", "render", "verify", "observe", "rules", "lint", "synth")
 
 DESCRIPTION = """\
 partsim predicts how ONNX Runtime will split a model across execution providers

@@ -12,6 +12,8 @@ Regenerate rule tables from machine-readable sources; output is deterministic.
         from the installed onnxruntime's kernel registry (get_all_opkernel_def)
   partsim rules import contrib-schemas -o partsim/data/contrib_schemas.json
         ORT's own operator schemas (com.microsoft …) used to resolve node versions
+  partsim rules import openvino -o rules/openvino.yaml
+        the OpenVINO EP (device CPU) of onnxruntime-openvino 1.24.1 (partsim/gen/openvino.py)
 """
 
 SOURCES = {}
@@ -36,7 +38,7 @@ def add_parser(sub):
 
 
 def _sources():
-    names = {"ort-kernels", "contrib-schemas"}
+    names = {"ort-kernels", "contrib-schemas", "openvino", "ep-table"}
     names.update(SOURCES)
     try:
         from ..gen import mobile_md  # noqa: F401
@@ -60,12 +62,18 @@ def run_import(args):
     elif args.source == "contrib-schemas":
         from ..gen.contrib_schemas import generate_contrib_schemas
         text = generate_contrib_schemas()
+    elif args.source == "openvino":
+        from ..gen.openvino import openvino_table
+        text = openvino_table()
     elif args.source == "mobile-md":
         from ..gen.mobile_md import import_mobile_md
         text = import_mobile_md(args.inputs, args.provider)
     elif args.source == "kernel-doc":
         from ..gen.kernel_doc import import_kernel_doc
         text = import_kernel_doc(args.inputs, args.provider)
+    elif args.source == "ep-table":  # tensorrt, qnn, xnnpack, webgpu (partsim/gen/ep_tables.py)
+        from ..gen.ep_tables import build_table
+        text = build_table(args.provider or "")
     else:
         raise UsageError(f"unknown source {args.source!r}")
     write_output(text, args.output)

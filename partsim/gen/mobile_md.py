@@ -297,11 +297,8 @@ CAVEATS = {
                               [_attr("mode", default="linear", **{"in": ["zeros"]})]))),
         # "Only support for transA == 0, alpha == 1.0 and beta == 1.0 is currently implemented."
         # ORT's CoreML Gemm builder also builds MatMul; ONNX MatMul has none of these attributes,
-        # so the conditions (kept for fidelity) always hold for a MatMul node.
-        "MatMul": Caveat("Only support for transA == 0, alpha == 1.0 and beta == 1.0 is currently implemented.",
-                         ({"attrs": [_attr("transA", default=0, **{"in": [0]}),
-                                     _attr("alpha", default=1.0, **{"in": [1.0]}),
-                                     _attr("beta", default=1.0, **{"in": [1.0]})]},)),
+        # so the conditions always hold for a MatMul node: nothing to check, nothing left unchecked.
+        "MatMul": Caveat("Only support for transA == 0, alpha == 1.0 and beta == 1.0 is currently implemented.", ()),
         "Pow": Caveat("Only supports cases when both inputs are fp32.", ({"types": {"i0": ["float"], "i1": ["float"]}},)),
         # "this ask for a `epislon` (default 1e-4) where onnx don't provide" -- a numerical
         # difference, not a support limit: no predicate, text kept as a note.
