@@ -4,8 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OV_VENV := .venv-openvino
+OV_STAMP := $(OV_VENV)/.installed
 
-.PHONY: demo test setup graphviz browser clean bench lint-rules
+.PHONY: demo test setup graphviz browser clean bench lint-rules openvino
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -14,6 +15,17 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 setup: $(STAMP) graphviz
+
+# onnxruntime-openvino 1.24.1 (a full ORT build with the OpenVINO EP; wheels for CPython 3.11-3.13 only,
+# so PY must be one of those) cannot share a venv with plain onnxruntime: it gets its own, used as the
+# child interpreter of `partsim verify --observe --python .venv-openvino/bin/python` (tests/test_openvino.py)
+$(OV_STAMP):
+	$(PY) -m venv $(OV_VENV)
+	$(OV_VENV)/bin/pip install -q --upgrade pip
+	$(OV_VENV)/bin/pip install -q onnxruntime-openvino==1.24.1 numpy
+	touch $(OV_STAMP)
+
+openvino: $(OV_STAMP)
 
 graphviz:
 	@command -v dot >/dev/null 2>&1 || { \
@@ -35,7 +47,7 @@ browser:
 	  { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; } || \
 	    echo "chromium not installed: the browser tests will be skipped"; }
 
-test: setup browser
+test: setup browser openvino
 	$(BIN)/python -m pytest -q
 
 bench: setup

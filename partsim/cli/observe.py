@@ -95,7 +95,10 @@ def _observe(model, providers, args):
 
 
 def run_observe(args):
-    providers = split_list(args.providers) or ["CPUExecutionProvider"]
+    from ..sim.assign import _canonical
+
+    # aliases (openvino, cuda, …) name the real ORT providers; ORT itself knows only the real names
+    providers = [_canonical(p.partition(":")[0]) for p in split_list(args.providers)] or ["CPUExecutionProvider"]
     rec, level = _observe(args.model, providers, args)
     obs = observation_from_run(rec, level)
     obs["model"] = args.model

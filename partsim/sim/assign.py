@@ -15,6 +15,7 @@ from ..model import topological_order
 from ..ruletable import ALIASES, KNOWN_PROVIDERS
 from .cpu_preferred import cpu_preferred_nodes
 from .match import Rejection, match_node
+from .ov_clusters import openvino_clusters
 from .qdq import find_node_units
 from .wave import create_supported_groups
 
@@ -192,6 +193,7 @@ def simulate(model, resolution, policy="per-node"):
     caveats = {}
     partitions = []
     first = resolution.tables[0].provider if resolution.tables else CPU
+    refused = []  # why ORT would refuse the session after a compiling EP's claims
 
     def note_reason(i, provider, why):
         if provider == first and first_reason[i] is None:
@@ -211,7 +213,8 @@ def simulate(model, resolution, policy="per-node"):
             else:
                 matched[i] = rule
         if table.is_compiling:
-            _claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason)
+            refused.extend(_claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason)
+                           or ())
         else:
             tentative = [i for i in order if i in matched]
             moved = set()
@@ -251,6 +254,9 @@ def simulate(model, resolution, policy="per-node"):
                    f"(session.disable_cpu_ep_fallback=1) forbids: {', '.join(names[:5])}"
                    + (" …" if len(names) > 5 else ""))
         failure_nodes = tuple(cpu_fallback)
+    elif refused:
+        status = "session_would_fail"
+        failure, failure_nodes = refused[0]
     elif no_kernel:
         status = "session_would_fail"
         i, why = no_kernel[0]
@@ -270,6 +276,7 @@ def simulate(model, resolution, policy="per-node"):
 
 def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason):
     ep = table.provider
+    refused = []
     excluded = set()
     stop_ops = set(table.option("stop_ops", ()) or ())
     if stop_ops:
@@ -333,6 +340,10 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                 note_reason(i, ep, Rejection("group_rejected", why))
             return False
 
+        if table.option("clusters") == "topological_runs":
+            refused.extend(_claim_ov_clusters(model, table, scope, members, supported, matched, assigned, rules,
+                                              partitions, note_reason))
+            continue
         groups = create_supported_groups(reps, in_count, down.__getitem__, unit_supported, closed,
                                          unit_members=lambda r: unit_of[r])
         if table.option("single_node_cluster_only_last") and len(groups) > 1:
@@ -349,6 +360,33 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                 assigned[i] = ep
                 rules[i] = matched[i]
             partitions.append((ep, tuple(g)))
+    return refused
+
+
+def _claim_ov_clusters(model, table, scope, members, supported, matched, assigned, rules, partitions, note_reason):
+    """OpenVINO-style clusters (:mod:`partsim.sim.ov_clusters`); returns session refusals."""
+    ep = table.provider
+    if scope:
+        outs = set(model.scope_outputs.get(scope, ()))
+        ins = {t for i in members for t in model.node_inputs(model.nodes[i])
+               if model.producer.get(t) not in set(members) and not model.value(t).is_constant}
+    else:
+        outs = set(model.graph_outputs)
+        ins = {t for t in model.graph_inputs if not model.value(t).is_constant}
+    clusters, dropped, cyclic = openvino_clusters(model, members, supported, table, ins, outs)
+    for i, why in dropped:
+        note_reason(i, ep, Rejection("group_rejected", why))
+    for g in clusters:
+        for i in g:
+            assigned[i] = ep
+            rules[i] = matched[i]
+        partitions.append((ep, tuple(g)))
+    refused = []
+    for g in cyclic:
+        names = ", ".join(model.nodes[i].name for i in g[:5]) + (" …" if len(g) > 5 else "")
+        refused.append((f"{ep} claims a partition ({names}) whose fusion makes the graph cyclic; ORT refuses "
+                        f"the session (\"the graph is not acyclic\")", tuple(g)))
+    return refused
 
 
 def _all_inputs_constant(model, group):

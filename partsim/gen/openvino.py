@@ -1,0 +1,314 @@
+"""Generate the OpenVINO EP capability table (device CPU) for onnxruntime-openvino 1.24.1.
+
+Sources (the OpenVINO EP's own capability code; onnxruntime-openvino 1.24.1 bundles
+OpenVINO 2025.4.1):
+
+* ``onnxruntime/core/providers/openvino/ov_versions/data_ops.cc`` -- ``supported_op_mode``
+  (op name, first OpenVINO version, devices), ``populate_types_supported`` (dtypes per
+  device), ``no_dimension_supported_`` (ops that may take/produce rank-0 tensors),
+  ``ops_supported_only_in_model`` and ``InsertNode``.  Read from the intel/onnxruntime
+  copy of the ORT 1.23/1.24 line (the one carrying ``V_2025_0`` entries); the
+  ``GroupQueryAttention``, ``DynamicQuantizeLinear`` and ``SimplifiedLayerNormalization``
+  entries are not in that copy but their names are in the op-name
+  string table of the 1.24.1 wheel's ``libonnxruntime_providers_openvino.so``, next to
+  the other entries, so they are listed here too.
+* ``ov_versions/capability.cc`` and ``utils.cc`` -- cluster forming, encoded as the
+  ``partitioning`` options (``clusters: topological_runs`` etc., see
+  :mod:`partsim.sim.ov_clusters`).
+
+Facts checked against real onnxruntime-openvino 1.24.1 sessions on this machine
+(``tests/test_openvino.py``): ``Hardmax`` is *not* claimed (data_ops.cc spells it
+``"HardMax"``, and the check is a plain string comparison of the op type); float64
+tensors are refused (not in the CPU dtype list); the per-op ``op_list_`` special cases
+of data_ops.cc (Upsample rank 4, ReduceMax int8, ...) are listed only for OpenVINO
+versions up to 2025.2 and so do not apply with 2025.4 (a rank-4 Upsample is claimed).
+
+The op check ignores the domain (data_ops.cc compares ``OpType()`` only), and no opset
+version is checked.  ``TopK`` and ``NonZero`` (``InsertNode``) are always treated as
+unsupported when the graph is split; they are left out of the table (in a graph where
+every other node is supported ORT would still hand them to OpenVINO: not modelled).
+
+Regenerate with ``partsim rules import openvino -o rules/openvino.yaml``.
+"""
+
+from .yamlout import dump_table
+
+__all__ = ["openvino_table", "SUPPORTED_OPS", "OV_VERSION", "CPU_DTYPES", "NO_DIMENSION_OPS",
+           "ONLY_IN_MODEL_OPS", "INSERT_NODE_OPS"]
+
+#: OpenVINO version bundled with onnxruntime-openvino 1.24.1 (libopenvino.so.2025.4.1)
+OV_VERSION = (2025, 4)
+
+# data_ops.cc supported_op_mode: op -> [(first OpenVINO version, devices)], as (year, minor).
+# Only entries whose device list contains "CPU" (or "All") matter for device CPU.
+SUPPORTED_OPS = {
+    "Abs": [((2020, 4), ("CPU", "GPU"))],
+    "Acos": [((2020, 4), ("CPU",)), ((2022, 1), ("GPU",))],
+    "Acosh": [((2020, 4), ("CPU",)), ((2022, 1), ("GPU",))],
+    "Add": [((2020, 4), ("CPU", "GPU"))],
+    "And": [((2020, 4), ("CPU", "GPU"))],
+    "ArgMax": [((2020, 4), ("CPU",)), ((2021, 1), ("GPU",))],
+    "ArgMin": [((2020, 4), ("CPU",)), ((2022, 1), ("GPU",))],
+    "Asin": [((2020, 4), ("CPU", "GPU"))],
+    "Asinh": [((2020, 4), ("CPU", "GPU"))],
+    "Atan": [((2020, 4), ("CPU", "GPU"))],
+    "Atanh": [((2020, 4), ("CPU",)), ((2022, 1), ("GPU",))],
+    "Attention": [((2023, 0), ("CPU", "GPU"))],
+    "AveragePool": [((2020, 4), ("CPU", "GPU"))],
+    "BatchNormalization": [((2020, 4), ("CPU", "GPU"))],
+    "BiasGelu": [((2023, 0), ("CPU", "GPU"))],
+    "BitShift": [((2022, 1), ("CPU",))],
+    "Cast": [((2020, 4), ("CPU", "GPU"))],
+    "CastLike": [((2023, 1), ("CPU", "GPU"))],
+    "Ceil": [((2020, 4), ("GPU",)), ((2021, 4), ("CPU",))],
+    "Celu": [((2022, 1), ("CPU", "GPU"))],
+    "Clip": [((2020, 4), ("CPU", "GPU"))],
+    "Compress": [((2023, 1), ("CPU", "GPU"))],
+    "Concat": [((2020, 4), ("CPU", "GPU"))],
+    "ConstantOfShape": [((2020, 4), ("CPU", "GPU"))],
+    "Conv": [((2020, 4), ("CPU", "GPU"))],
+    "ConvInteger": [((2022, 1), ("CPU", "GPU"))],
+    "ConvTranspose": [((2020, 4), ("CPU", "GPU"))],
+    "Cos": [((2020, 4), ("CPU",)), ((2022, 1), ("GPU",))],
+    "Cosh": [((2020, 4), ("CPU",)), ((2022, 1), ("GPU",))],
+    "CumSum": [((2022, 1), ("CPU", "GPU"))],
+    "DepthToSpace": [((2020, 4), ("CPU", "GPU"))],
+    "DequantizeLinear": [((2021, 4), ("CPU", "GPU")), ((2024, 4), ("NPU",))],
+    "DynamicQuantizeLinear": [((2025, 0), ("CPU", "GPU"))],  # 1.24.1 binary string table (seen claimed)
+    "DynamicQuantizeMatMul": [((2025, 0), ("CPU", "GPU"))],
+    "Div": [((2020, 4), ("CPU", "GPU"))],
+    "Dropout": [((2020, 4), ("CPU", "GPU"))],
+    "Elu": [((2020, 4), ("CPU", "GPU"))],
+    "Einsum": [((2023, 1), ("CPU", "GPU"))],
+    "EmbedLayerNormalization": [((2024, 5), ("CPU", "GPU"))],
+    "Equal": [((2020, 4), ("CPU", "GPU"))],
+    "Erf": [((2020, 4), ("CPU", "GPU"))],
+    "Exp": [((2020, 4), ("CPU", "GPU"))],
+    "Expand": [((2022, 1), ("CPU", "GPU"))],
+    "EyeLike": [((2022, 1), ("CPU",))],
+    "Flatten": [((2020, 4), ("CPU", "GPU"))],
+    "Floor": [((2020, 4), ("CPU", "GPU"))],
+    "FusedConv": [((2023, 0), ("CPU", "GPU"))],
+    "FusedGemm": [((2023, 0), ("CPU", "GPU"))],
+    "FusedMatMul": [((2025, 0), ("CPU", "GPU"))],
+    "Gather": [((2020, 4), ("CPU", "GPU"))],
+    "GatherElements": [((2022, 2), ("CPU", "GPU"))],
+    "GatherND": [((2021, 4), ("CPU", "GPU"))],
+    "Gelu": [((2023, 1), ("CPU", "GPU"))],
+    "Gemm": [((2020, 4), ("CPU", "GPU"))],
+    "GlobalAveragePool": [((2020, 4), ("CPU", "GPU"))],
+    "GlobalLpPool": [((2020, 4), ("CPU", "GPU"))],
+    "GlobalMaxPool": [((2022, 1), ("CPU", "GPU"))],
+    "Greater": [((2020, 4), ("CPU", "GPU"))],
+    "GreaterOrEqual": [((2022, 1), ("CPU", "GPU"))],
+    "GridSample": [((2022, 3), ("CPU",)), ((2023, 0), ("GPU",))],
+    "GroupQueryAttention": [((2025, 0), ("CPU", "GPU"))],  # 1.24.1 binary string table, see docstring
+    "GRU": [((2024, 1), ("CPU", "GPU"))],
+    "HardMax": [((2022, 1), ("CPU", "GPU")), ((2023, 1), ("CPU", "GPU"))],  # sic: no ONNX op has this name
+    "HardSigmoid": [((2020, 4), ("CPU", "GPU"))],
+    "HardSwish": [((2023, 3), ("CPU", "GPU"))],
+    "Identity": [((2020, 4), ("CPU", "GPU"))],
+    "If": [((2022, 3), ("CPU", "GPU"))],
+    "ImageScaler": [((2022, 1), ("CPU", "GPU"))],
+    "InstanceNormalization": [((2020, 4), ("CPU", "GPU"))],
+    "LayerNormalization": [((2023, 0), ("CPU", "GPU"))],
+    "LeakyRelu": [((2020, 4), ("CPU", "GPU"))],
+    "Less": [((2020, 4), ("CPU", "GPU"))],
+    "LessOrEqual": [((2022, 1), ("CPU", "GPU"))],
+    "Log": [((2020, 4), ("CPU", "GPU"))],
+    "LogSoftMax": [((2022, 1), ("CPU", "GPU"))],  # sic
+    "LogSoftmax": [((2024, 1), ("CPU", "GPU"))],
+    "Loop": [((2021, 4), ("CPU", "GPU"))],
+    "LpNormalization": [((2023, 1), ("CPU", "GPU"))],
+    "LRN": [((2020, 4), ("CPU", "GPU"))],
+    "LSTM": [((2020, 4), ("CPU", "GPU"))],
+    "MatMul": [((2020, 4), ("CPU", "GPU"))],
+    "MatMulInteger": [((2022, 1), ("CPU",))],
+    "MatMulNBits": [((2024, 5), ("CPU", "GPU"))],
+    "Max": [((2020, 4), ("CPU", "GPU"))],
+    "MaxPool": [((2020, 4), ("CPU", "GPU"))],
+    "Mean": [((2020, 4), ("CPU", "GPU"))],
+    "MeanVarianceNormalization": [((2022, 1), ("CPU", "GPU"))],
+    "Min": [((2020, 4), ("CPU", "GPU"))],
+    "Mod": [((2022, 1), ("CPU", "GPU"))],
+    "Mul": [((2020, 4), ("CPU", "GPU"))],
+    "Neg": [((2020, 4), ("CPU", "GPU"))],
+    "NonMaxSuppression": [((2021, 1), ("CPU", "GPU"))],
+    "NonZero": [((2021, 1), ("CPU",)), ((2023, 0), ("GPU",))],
+    "Not": [((2020, 4), ("CPU", "GPU"))],
+    "OneHot": [((2020, 4), ("CPU", "GPU"))],
+    "Or": [((2022, 1), ("CPU", "GPU"))],
+    "Pad": [((2020, 4), ("CPU", "GPU"))],
+    "Pow": [((2020, 4), ("CPU", "GPU"))],
+    "PRelu": [((2020, 4), ("CPU", "GPU"))],
+    "QLinearMatMul": [((2022, 3), ("CPU",))],
+    "QuantizeLinear": [((2021, 4), ("CPU", "GPU"))],
+    "QuickGelu": [((2025, 0), ("CPU", "GPU"))],
+    "RNN": [((2023, 1), ("CPU", "GPU"))],
+    "RandomNormalLike": [((2023, 0), ("CPU", "GPU"))],
+    "RandomNormal": [((2023, 0), ("CPU", "GPU"))],
+    "Range": [((2022, 1), ("CPU", "GPU"))],
+    "Reciprocal": [((2020, 4), ("CPU", "GPU"))],
+    "ReduceL1": [((2022, 1), ("CPU", "GPU"))],
+    "ReduceL2": [((2022, 1), ("CPU", "GPU"))],
+    "ReduceLogSum": [((2020, 4), ("CPU",)), ((2022, 1), ("CPU", "GPU"))],
+    "ReduceLogSumExp": [((2022, 1), ("CPU", "GPU"))],
+    "ReduceMax": [((2020, 4), ("CPU", "GPU"))],
+    "ReduceMean": [((2020, 4), ("CPU", "GPU"))],
+    "ReduceMin": [((2020, 4), ("CPU", "GPU"))],
+    "ReduceProd": [((2020, 4), ("CPU",)), ((2022, 1), ("GPU",))],
+    "ReduceSum": [((2020, 4), ("CPU", "GPU"))],
+    "ReduceSumSquare": [((2020, 4), ("CPU",)), ((2022, 1), ("CPU", "GPU"))],
+    "Relu": [((2020, 4), ("CPU", "GPU"))],
+    "Resize": [((2020, 4), ("CPU",)), ((2022, 1), ("GPU",))],
+    "Reshape": [((2020, 4), ("CPU", "GPU"))],
+    "ReverseSequence": [((2022, 1), ("CPU", "GPU"))],
+    "RoiAlign": [((2021, 1), ("CPU", "GPU"))],
+    "Round": [((2021, 4), ("CPU", "GPU"))],
+    "Scatter": [((2022, 1), ("CPU", "GPU"))],
+    "ScatterElements": [((2022, 1), ("CPU", "GPU"))],
+    "ScatterND": [((2022, 1), ("CPU", "GPU"))],
+    "Selu": [((2020, 4), ("CPU", "GPU"))],
+    "Shape": [((2020, 4), ("CPU", "GPU"))],
+    "Shrink": [((2022, 1), ("CPU", "GPU"))],
+    "Sigmoid": [((2020, 4), ("CPU", "GPU"))],
+    "Sign": [((2020, 4), ("CPU",)), ((2022, 1), ("GPU",))],
+    "SimplifiedLayerNormalization": [((2025, 0), ("CPU", "GPU"))],  # 1.24.1 binary string table
+    "Sin": [((2022, 1), ("CPU", "GPU"))],
+    "Sinh": [((2020, 4), ("CPU",))],
+    "Size": [((2022, 1), ("CPU", "GPU"))],
+    "SkipLayerNormalization": [((2024, 5), ("CPU", "GPU"))],
+    "SkipSimplifiedLayerNormalization": [((2025, 0), ("CPU", "GPU"))],
+    "Slice": [((2020, 4), ("CPU", "GPU"))],
+    "Softmax": [((2020, 4), ("CPU", "GPU"))],
+    "Softplus": [((2022, 1), ("CPU", "GPU"))],
+    "Softsign": [((2020, 4), ("CPU",)), ((2022, 1), ("CPU", "GPU"))],
+    "SpaceToDepth": [((2020, 4), ("CPU", "GPU"))],
+    "Split": [((2020, 4), ("CPU", "GPU"))],
+    "Sqrt": [((2020, 4), ("CPU", "GPU"))],
+    "Squeeze": [((2020, 4), ("CPU", "GPU"))],
+    "Sub": [((2020, 4), ("CPU", "GPU"))],
+    "Sum": [((2020, 4), ("CPU", "GPU"))],
+    "Tan": [((2020, 4), ("CPU", "GPU"))],
+    "Tanh": [((2020, 4), ("CPU", "GPU"))],
+    "ThresholdedRelu": [((2022, 1), ("CPU", "GPU"))],
+    "Tile": [((2021, 3), ("CPU", "GPU"))],
+    "Transpose": [((2020, 4), ("CPU", "GPU"))],
+    "Trilu": [((2023, 0), ("CPU", "GPU"))],
+    "TopK": [((2020, 4), ("CPU", "GPU"))],
+    "Upsample": [((2020, 4), ("CPU", "GPU"))],
+    "Unsqueeze": [((2020, 4), ("CPU", "GPU"))],
+    "Where": [((2022, 1), ("CPU", "GPU"))],
+    "Xor": [((2022, 1), ("CPU", "GPU"))],
+}
+
+# data_ops.cc populate_types_supported: supported_types_cpu_ (non-constant tensors) and
+# supported_types_initializer_ (constant initializers) hold the same element types for
+# OpenVINO >= 2024.4: every input and output of a node must have one of these.
+CPU_DTYPES = ("bool", "float", "float16", "int16", "int32", "int4", "int64", "int8", "uint16", "uint4", "uint8")
+
+# data_ops.cc no_dimension_supported_ (entries whose devices include CPU or All): only
+# these ops may read or produce a rank-0 (scalar) non-constant tensor.
+NO_DIMENSION_OPS = (
+    "Add", "And", "Cast", "Ceil", "Clip", "DequantizeLinear", "Div", "Equal", "Expand", "Floor", "Gather",
+    "Greater", "Identity", "If", "Less", "Loop", "Max", "Min", "Mul", "Neg", "Pow", "QuantizeLinear", "Range",
+    "ReduceMax", "ReduceMin", "ReduceProd", "Reshape", "Shape", "Sqrt", "Squeeze", "Sub", "Unsqueeze", "Where",
+)
+
+# data_ops.cc ops_supported_only_in_model: a fully supported graph of <= 3 nodes whose
+# first node (topological order) is one of these is not claimed (capability.cc).
+ONLY_IN_MODEL_OPS = (
+    "Add", "Cast", "Celu", "Concat", "ConstantOfShape", "DequantizeLinear", "Dropout", "Einsum", "Exp", "Expand",
+    "EyeLike", "GatherElements", "GatherND", "GridSample", "Identity", "LayerNormalization", "Loop", "LSTM",
+    "NonMaxSuppression", "NonZero", "Not", "OneHot", "Pad", "QuantizeLinear", "RandomNormalLike", "Range",
+    "ReduceMin", "Resize", "Round", "Shape", "Slice", "Split", "Tile", "TopK", "Trilu",
+)
+
+# data_ops.cc InsertNode: treated as unsupported when the graph is split into clusters
+INSERT_NODE_OPS = ("NonZero", "TopK")
+
+
+def _supported_on_cpu(entries):
+    return any(v <= OV_VERSION and ("CPU" in devs or "All" in devs) for v, devs in entries)
+
+
+def _domain_and_constraints(op):
+    """ai.onnx when ONNX knows the op, else com.microsoft; all type-constraint names."""
+    import onnx.defs
+
+    from ..schemas import _contrib
+
+    names = set()
+    domain = None
+    for s in onnx.defs.get_all_schemas_with_history():
+        if s.name == op and s.domain in ("", "ai.onnx"):
+            domain = ""
+            names.update(tc.type_param_str for tc in s.type_constraints)
+    if domain is None:
+        for key, versions in _contrib().items():
+            dom, name = key.split(":", 1)
+            if name == op and dom == "com.microsoft":
+                domain = dom
+                for entry in versions.values():
+                    names.update((entry.get("constraints") or {}).keys())
+    return domain, sorted(names)
+
+
+def openvino_table():
+    """YAML text of ``rules/openvino.yaml`` (deterministic)."""
+    ops = []
+    skipped = []
+    for op in sorted(SUPPORTED_OPS, key=lambda s: (s.lower(), s)):
+        if not _supported_on_cpu(SUPPORTED_OPS[op]) or op in INSERT_NODE_OPS:
+            continue
+        domain, constraints = _domain_and_constraints(op)
+        if domain is None:
+            skipped.append(op)
+            continue
+        rule = {"op": op}
+        if domain:
+            rule["domain"] = domain
+        if constraints:
+            rule["types"] = {c: list(CPU_DTYPES) for c in constraints}
+        if op not in NO_DIMENSION_OPS:
+            rule["min_rank"] = 1
+            rule["rank_inputs"] = [0]
+        ops.append(rule)
+    table = {
+        "provider": "OpenVINOExecutionProvider",
+        "aliases": ["openvino", "ov"],
+        "kind": "compiling",
+        "cpu_based": True,
+        "precisions": ["fp32", "fp16", "int8"],
+        "compute_precision": "fp32",
+        "source": {
+            "description": "OpenVINO EP capability code (ov_versions/data_ops.cc supported_op_mode, dtype and "
+                           "rank-0 lists; ov_versions/capability.cc + utils.cc cluster forming), device CPU",
+            "version": "onnxruntime-openvino 1.24.1 (OpenVINO 2025.4.1)",
+            "generated_by": "partsim rules import openvino",
+        },
+        "partitioning": {
+            "clusters": "topological_runs",
+            "single_node_cluster_only_last": True,
+            "escaping_output_ops": ["Conv", "Identity"],
+            "small_graph_reject_ops": list(ONLY_IN_MODEL_OPS),
+            "subgraphs": "unsupported",
+        },
+        "notes": [
+            "The OpenVINO EP checks the op type only (any domain, any opset version); partsim lists each op in "
+            "the domain ONNX or ORT defines it in.",
+            "dtypes: every input and output of a node must be one of " + ", ".join(CPU_DTYPES) + " (float64, "
+            "string, bfloat16, uint32, uint64 are refused).",
+            "Rank-0 tensors: only the ops of no_dimension_supported_ may read or produce them; partsim checks "
+            "input 0 only (min_rank 1, rank_inputs [0]) - scalar outputs and zero-sized dimensions are not checked.",
+            "Not claimed although listed: Hardmax (data_ops.cc spells it HardMax).  TopK and NonZero are always "
+            "cut out of clusters (InsertNode) and left out of this table.",
+            "Control-flow bodies (If/Loop/Scan subgraphs) are not simulated: their nodes stay on the CPU here.",
+        ] + ([f"Listed by data_ops.cc but unknown to ONNX and ORT schemas (left out): {', '.join(skipped)}"]
+             if skipped else []),
+        "ops": ops,
+    }
+    header = ("OpenVINO EP (device CPU) for onnxruntime-openvino 1.24.1.\n"
+              "Source: onnxruntime/core/providers/openvino/ov_versions/data_ops.cc, capability.cc, utils.cc\n"
+              "(see partsim/gen/openvino.py for the reviewed tables and what was checked on real sessions).")
+    return dump_table(table, header)

@@ -1,0 +1,177 @@
+"""The OpenVINO EP table and cluster rules, checked against real onnxruntime-openvino 1.24.1 sessions.
+
+The reference is ORT itself: each model is run in ``.venv-openvino`` (``make test`` builds it)
+and ``partsim verify --observe`` must agree on every node.  Small models built here cover what
+OpenVINO leaves to the CPU (Hardmax, Unique, float64 arithmetic, string ops) and its one-node
+cluster rule; corpus models from ``../shared/corpus`` cover real networks.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+ROOT = Path(__file__).resolve().parents[1]
+OV_PY = ROOT / ".venv-openvino" / "bin" / "python"
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+CORPUS = SHARED / "corpus"
+
+needs_ov = pytest.mark.skipif(not OV_PY.exists(), reason=".venv-openvino/bin/python is absent "
+                              "(make test installs onnxruntime-openvino 1.24.1 there)")
+
+
+def _vi(name, dtype=T.FLOAT, shape=(2, 4)):
+    return h.make_tensor_value_info(name, dtype, ["n"] if shape is None else list(shape))
+
+
+def _save(tmp_path, name, nodes, inputs, outputs, inits=(), opset=17):
+    graph = h.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    path = tmp_path / f"{name}.onnx"
+    onnx.save(model, path)
+    return path
+
+
+def _relu(x, y, name):
+    return h.make_node("Relu", [x], [y], name=name)
+
+
+def _verify(model, tmp_path):
+    out = tmp_path / (Path(model).stem + ".verify.json")
+    proc = subprocess.run([sys.executable, str(ROOT / "cli.py"), "verify", str(model), "-p", "openvino", "--observe",
+                           "--python", str(OV_PY), "--format", "json", "-o", str(out)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.exists(), proc.stderr
+    return proc.returncode, json.loads(out.read_text())["verify"]
+
+
+def _assert_exact(model, tmp_path, expect_ov=None):
+    rc, rep = _verify(model, tmp_path)
+    assert rep["disagreements"] == [] and rep["agreeing"] == rep["compared"] > 0, rep["disagreements"]
+    assert rc == 0
+    if expect_ov is not None:  # sanity: the session really used OpenVINO for these many nodes
+        obs = rep["counts"]
+        assert obs["fragments"]["observed"] >= 1
+    return rep
+
+
+# --- small models ------------------------------------------------------------------------
+
+def _models(tmp_path):
+    """name -> (path, ops OpenVINO must leave to the CPU in the real session)."""
+    m = {}
+    # unsupported op in the middle: two clusters of two
+    m["hardmax_mid"] = _save(tmp_path, "hardmax_mid", [
+        _relu("x", "a", "A"), _relu("a", "b", "B"), h.make_node("Hardmax", ["b"], ["c"], name="H"),
+        _relu("c", "d", "C"), _relu("d", "y", "D")], [_vi("x")], [_vi("y")])
+    # a one-node cluster that is not the last one and does not feed the next: CPU
+    m["single_first"] = _save(tmp_path, "single_first", [
+        _relu("x", "a", "A"), h.make_node("Hardmax", ["a"], ["c"], name="H"),
+        _relu("c", "d", "C"), _relu("d", "y", "D")], [_vi("x")], [_vi("y")])
+    # the last cluster may have one node
+    m["single_last"] = _save(tmp_path, "single_last", [
+        _relu("x", "a", "A"), _relu("a", "b", "B"), h.make_node("Hardmax", ["b"], ["c"], name="H"),
+        _relu("c", "y", "C")], [_vi("x")], [_vi("y")])
+    # float64 arithmetic between casts
+    m["float64"] = _save(tmp_path, "float64", [
+        h.make_node("Cast", ["x"], ["xd"], to=T.DOUBLE, name="CastD"), _relu("xd", "a", "A"),
+        h.make_node("Cast", ["a"], ["b"], to=T.FLOAT, name="CastF"), _relu("b", "c", "C"),
+        _relu("c", "y", "D")], [_vi("x")], [_vi("y")])
+    # Unique (not in data_ops.cc) between two supported runs
+    m["unique"] = _save(tmp_path, "unique", [
+        _relu("x", "a", "A"), h.make_node("Abs", ["a"], ["b"], name="B"),
+        h.make_node("Unique", ["b"], ["u"], name="U", sorted=1), _relu("u", "c", "C"),
+        h.make_node("Abs", ["c"], ["y"], name="D")], [_vi("x", shape=(8,))], [_vi("y", shape=None)])
+    # string ops: an unsupported string branch next to a supported float chain
+    m["strings"] = _save(tmp_path, "strings", [
+        h.make_node("StringNormalizer", ["s"], ["sn"], name="SN", case_change_action="LOWER", locale="C"),
+        _relu("x", "a", "A"), h.make_node("Sigmoid", ["a"], ["b"], name="B"), _relu("b", "y", "C")],
+        [_vi("s", T.STRING, (3,)), _vi("x")], [_vi("sn", T.STRING, (3,)), _vi("y")])
+    # a whole graph OpenVINO takes (Upsample rank 4: data_ops.cc's special case is not active for 2025.4)
+    m["upsample"] = _save(tmp_path, "upsample", [
+        _relu("x", "a", "A"), h.make_node("Upsample", ["a", "sc"], ["b"], name="U"), _relu("b", "y", "B")],
+        [_vi("x", shape=(1, 1, 2, 2))], [_vi("y", shape=(1, 1, 4, 4))],
+        [h.make_tensor("sc", T.FLOAT, [4], [1, 1, 2, 2])], opset=9)
+    # the Conv rule: a Conv whose output leaves its cluster drops the cluster
+    w = h.make_tensor("w", T.FLOAT, [1, 1, 1, 1], [1.0])
+    m["conv_escape"] = _save(tmp_path, "conv_escape", [
+        _relu("x", "a", "A"), h.make_node("Conv", ["a", "w"], ["c"], name="Conv"),
+        h.make_node("Hardmax", ["c"], ["hm"], name="H"), _relu("hm", "d", "C"), _relu("d", "y", "D")],
+        [_vi("x", shape=(1, 1, 2, 2))], [_vi("y", shape=(1, 1, 2, 2))], [w])
+    return m
+
+
+@needs_ov
+@pytest.mark.parametrize("name", ["hardmax_mid", "single_first", "single_last", "float64", "unique", "strings",
+                                  "upsample", "conv_escape"])
+def test_small_models_agree_exactly(tmp_path, name):
+    _assert_exact(_models(tmp_path)[name], tmp_path)
+
+
+@needs_ov
+def test_small_models_exercise_cpu_fallback(tmp_path):
+    """The small models really leave nodes on the CPU and really split into several clusters (per ORT)."""
+    from partsim.ortrun import run_session
+
+    models = _models(tmp_path)
+    rec = run_session(models["hardmax_mid"], ["OpenVINOExecutionProvider", "CPUExecutionProvider"], python=str(OV_PY))
+    groups = [(ep, sorted(n[0] for n in ms)) for ep, ms in rec["assignment"]]
+    assert ("CPUExecutionProvider", ["H"]) in groups
+    assert sum(ep == "OpenVINOExecutionProvider" for ep, _ in groups) == 2
+    rec = run_session(models["single_first"], ["OpenVINOExecutionProvider", "CPUExecutionProvider"],
+                      python=str(OV_PY))
+    where = {n[0]: ep for ep, ms in rec["assignment"] for n in ms}
+    assert where["A"] == "CPUExecutionProvider" and where["C"] == "OpenVINOExecutionProvider"
+
+
+@needs_ov
+def test_merged_single_node_cluster_makes_session_fail(tmp_path):
+    """A one-node cluster feeding the next cluster is appended to it; the fused partition is cyclic."""
+    from partsim.api import predict
+    from partsim.ortrun import run_session
+
+    path = _save(tmp_path, "cyclic", [
+        _relu("x", "a", "A"), h.make_node("Hardmax", ["a"], ["c"], name="H"),
+        h.make_node("Add", ["c", "a"], ["d"], name="C"), _relu("d", "y", "D")], [_vi("x")], [_vi("y")])
+    rec = run_session(path, ["OpenVINOExecutionProvider", "CPUExecutionProvider"], python=str(OV_PY))
+    assert rec["state"] == "create_failed" and "not acyclic" in rec["error"]
+    summary, _ = predict(str(path), ["openvino"])
+    assert summary["status"] == "session_would_fail"
+    assert "cyclic" in summary["failure"]
+
+
+# --- corpus models ----------------------------------------------------------------------
+
+CORPUS_EXACT = ["full/tiny_resnet.ts.onnx", "full/tiny_unet.ts.onnx", "full/tiny_mobilenetv2.ts.onnx",
+                "full/q_tiny_resnet.ts.qdq.onnx", "full/q_tiny_resnet.ts.qop.onnx",
+                "full/q_tiny_transformer.dynamo.dyn.onnx", "full/tiny_transformer.dynamo.onnx"]
+
+
+@needs_ov
+@pytest.mark.parametrize("rel", CORPUS_EXACT)
+def test_corpus_models_agree_exactly(tmp_path, rel):
+    path = CORPUS / rel
+    if not path.exists():
+        pytest.skip(f"{path} is absent (../shared/corpus not mounted)")
+    _assert_exact(path, tmp_path)
+
+
+def test_generator_is_deterministic_and_matches_table():
+    from partsim.gen.openvino import openvino_table
+
+    text = openvino_table()
+    assert text == openvino_table()
+    assert text == (ROOT / "rules" / "openvino.yaml").read_text()
+    from partsim.ruletable import load_table
+
+    table = load_table(ROOT / "rules" / "openvino.yaml")
+    assert table.provider == "OpenVINOExecutionProvider" and table.is_compiling and table.cpu_based
+    assert not table.rules_for("", "Hardmax") and not table.rules_for("", "TopK")
+    assert table.rules_for("", "Conv") and table.rules_for("com.microsoft", "FusedConv")
