@@ -14,7 +14,8 @@ from ..errors import EXIT_ERROR, PartsimError, UsageError
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = ("simulate", "render", "verify", "observe", "rules", "lint", "synth")
+COMMANDS = ("simulate", "render", "verify", "observe", "rules", "lint", "synth", "blame", "whatif",
+            "bundle-id", "compare", "layer-error", "determinism", "run-compare")
 
 DESCRIPTION = """\
 partsim predicts how ONNX Runtime will split a model across execution providers

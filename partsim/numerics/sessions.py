@@ -1,0 +1,104 @@
+"""Run a model under several ORT session configurations in an isolated child process.
+
+The child is :mod:`partsim.numerics.ort_outputs_child` (numpy + onnxruntime only,
+so ``python`` may be another interpreter with another ORT build).  A crash, hang
+or missing interpreter becomes a record with ``state`` ``crashed``/``timeout``;
+partsim goes on.
+"""
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from ..errors import UsageError
+from ..observation import LEVELS, normalize_level
+
+__all__ = ["run_configs", "prepare_feeds", "FALLBACK_REASONS", "fallback_reason"]
+
+CHILD = Path(__file__).with_name("ort_outputs_child.py")
+
+# the finite set of reasons a delegate did not run (never a raw vendor string)
+FALLBACK_REASONS = ("none", "ep_unknown", "ep_not_available", "session_create_failed", "ep_not_granted",
+                    "no_nodes_assigned", "invocation_failed", "crashed", "timeout")
+
+
+def prepare_feeds(model_path, seed=0, inputs=None, dims=None):
+    """Feeds for ``model_path``: the ``--inputs`` arrays, or seeded ones from its input specs."""
+    from ..loader import read_model_proto
+    from .inputs import graph_input_specs, seeded_inputs
+
+    proto, _ = read_model_proto(model_path)
+    specs = graph_input_specs(proto)
+    if inputs is not None:
+        missing = sorted({s[0] for s in specs} - set(inputs))
+        if missing:
+            raise UsageError(f"--inputs lacks the model inputs {missing}")
+        return {s[0]: inputs[s[0]] for s in specs}
+    return seeded_inputs(specs, seed, dims)
+
+
+def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0):
+    """Run ``configs`` (``[{tag, providers, level, threads}]``) in one child process.
+
+    Returns
+    -------
+    (dict, dict)
+        The child's record (``state`` added: ok | crashed | timeout) and
+        ``{tag: {output name: ndarray}}`` for the runs that completed.
+    """
+    import numpy as np
+
+    from ..materialize import materialize_weights
+    from .inputs import load_npz, save_npz
+
+    runs = [{"tag": c["tag"], "providers": list(c["providers"]), "level": LEVELS[normalize_level(c["level"])],
+             "threads": int(c.get("threads", 1))} for c in configs]
+    with tempfile.TemporaryDirectory(prefix="partsim-num-") as tmp:
+        runnable = materialize_weights(model_path, Path(tmp) / "model", seed=seed)
+        npz = Path(tmp) / "inputs.npz"
+        save_npz(npz, feeds)
+        req = {"model": str(runnable), "inputs_npz": str(npz), "out_dir": tmp, "runs": runs}
+        try:
+            proc = subprocess.run([str(python) if python else sys.executable, str(CHILD)], input=json.dumps(req),
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"state": "timeout", "runs": []}, {}
+        except OSError as exc:
+            return {"state": "crashed", "runs": [], "error": f"cannot start {python}: {exc.strerror}"}, {}
+        lines = proc.stdout.strip().splitlines()
+        try:
+            rec = json.loads(lines[-1]) if lines else None
+        except ValueError:
+            rec = None
+        if proc.returncode != 0 or not isinstance(rec, dict):
+            tail = " ".join(proc.stderr.strip().splitlines()[-3:])[:400]
+            return {"state": "crashed", "runs": [], "returncode": proc.returncode, "error": tail}, {}
+        rec["state"] = "ok"
+        arrays = {}
+        for r in rec.get("runs", []):
+            f = Path(tmp) / f"{r['tag']}.npz"
+            if r.get("outputs") is not None and f.is_file():
+                arrays[r["tag"]] = load_npz(f)
+                # keep the model's output order
+                arrays[r["tag"]] = {n: np.asarray(arrays[r["tag"]][n]) for n, _, _ in r["outputs"]}
+    return rec, arrays
+
+
+def fallback_reason(run, child_state="ok", known_provider=True):
+    """Map a run record to one of :data:`FALLBACK_REASONS`."""
+    if child_state in ("crashed", "timeout"):
+        return child_state
+    st = run.get("stages", {})
+    if st.get("availabilityChecked") == "failed":
+        return "ep_not_available" if known_provider else "ep_unknown"
+    if run.get("failedAt") == "create":
+        return "session_create_failed"
+    if st.get("delegateCreated") == "failed":
+        return "ep_not_granted"
+    if st.get("prepareCompleted") == "failed":
+        return "no_nodes_assigned"
+    if st.get("invocationCompleted") == "failed":
+        return "invocation_failed"
+    return "none"
