@@ -118,7 +118,9 @@ def run_observe(args):
 
 
 def run_providers(args):
-    requested = split_list(args.request)
+    from ..sim.assign import _canonical
+
+    requested = [_canonical(r) for r in split_list(args.request)]  # aliases in, real names out
     model = args.model or str(Path(__file__).resolve().parents[1] / "data" / "one_relu.onnx")
     rec, _ = _observe(model, requested, args)
     available = rec.get("available", [])

@@ -1,0 +1,20 @@
+"""What `pip install .` ships: every subpackage, the tables and the data files."""
+
+import tomllib
+
+from tests.conftest import ROOT
+
+
+def test_every_subpackage_is_listed_in_pyproject():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "partsim").rglob("__init__.py")}
+    assert found <= listed, f"missing from pyproject.toml packages: {sorted(found - listed)}"
+    assert config["package-dir"]["partsim._rules"] == "rules"
+
+
+def test_data_files_are_declared():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    suffixes = {p.suffix for p in (ROOT / "partsim" / "data").iterdir() if p.is_file() and p.suffix != ".py"}
+    assert {f"*{s}" for s in suffixes} <= set(config["partsim.data"])
+    assert config["partsim._rules"] == ["*.yaml"]
