@@ -6,6 +6,7 @@ that points outside the model's folder is refused, and never opened.
 """
 
 import hashlib
+from functools import lru_cache
 import os
 from pathlib import Path
 
@@ -28,16 +29,19 @@ def _dtype_name(code):
         raise ModelError(f"unknown tensor element type {code}") from None
 
 
+@lru_cache(maxsize=None)
+def _dtype_lower(code):
+    return _dtype_name(code).lower()
+
+
 def _type_of(tp):
     """(dtype, shape) of an onnx TypeProto."""
-    import onnx
-
     which = tp.WhichOneof("value")
     if which == "tensor_type":
         tt = tp.tensor_type
         dtype = None
         if tt.elem_type:
-            dtype = _dtype_name(tt.elem_type).lower()
+            dtype = _dtype_lower(tt.elem_type)
         shape = None
         if tt.HasField("shape"):
             dims = []
@@ -46,6 +50,8 @@ def _type_of(tp):
                 if w == "dim_value":
                     dims.append(int(d.dim_value))
                 elif w == "dim_param":
+                    if not isinstance(d.dim_param, str):
+                        raise ModelError(f"a dimension name is not valid UTF-8 text: {d.dim_param[:60]!r}")
                     dims.append(d.dim_param)
                 else:
                     dims.append(None)
@@ -135,21 +141,40 @@ def _check_strings(msg, path, where="model"):
     for one that is not, and names, op types and locations are used as text everywhere."""
     from google.protobuf.descriptor import FieldDescriptor as F
 
-    stack = [(msg, where)]
+    STRING, MESSAGE = F.TYPE_STRING, F.TYPE_MESSAGE
+    repeated_of = {}
+
+    def is_repeated(field):
+        r = repeated_of.get(field)
+        if r is None:
+            r = field.is_repeated if hasattr(field, "is_repeated") else field.label == F.LABEL_REPEATED
+            repeated_of[field] = r
+        return r
+
+    def describe(trail):  # the dotted path, built only for the error message
+        parts = []
+        while trail is not None:
+            trail, name = trail
+            parts.append(name)
+        return ".".join([where] + parts[::-1])
+
+    stack = [(msg, None)]
     while stack:
-        m, where = stack.pop()
+        m, trail = stack.pop()
         for field, value in m.ListFields():
-            repeated = field.is_repeated if hasattr(field, "is_repeated") else field.label == F.LABEL_REPEATED
-            if field.type == F.TYPE_STRING:
-                values = value if repeated else (value,)
-                for v in values:
+            ftype = field.type
+            if ftype == STRING:
+                for v in (value if is_repeated(field) else (value,)):
                     if not isinstance(v, str):
-                        raise ModelError(f"{where}.{field.name} is not valid UTF-8 text: {v[:60]!r}", path)
-            elif field.type == F.TYPE_MESSAGE:
-                if repeated:
-                    stack.extend((x, f"{where}.{field.name}[{k}]") for k, x in enumerate(value))
+                        raise ModelError(f"{describe((trail, field.name))} is not valid UTF-8 text: {v[:60]!r}",
+                                         path)
+            elif ftype == MESSAGE:
+                if field.message_type.name == "TypeProto":
+                    continue  # its only text, dim_param, is checked where it is read (_type_of)
+                if is_repeated(field):
+                    stack.extend((x, (trail, f"{field.name}[{k}]")) for k, x in enumerate(value))
                 else:
-                    stack.append((value, f"{where}.{field.name}"))
+                    stack.append((value, (trail, field.name)))
 
 
 def _check_external_data(proto, path):
@@ -221,24 +246,39 @@ def load_model(path, infer_shapes=True):
         never produced, duplicate producers, unsafe external-data paths.
     """
     proto, data = read_model_proto(path)
+    sha256 = hashlib.sha256(data).hexdigest()
+    del data
     _check_external_data(proto, path)
-    return model_from_proto(proto, path=str(path), sha256=hashlib.sha256(data).hexdigest(),
-                            infer_shapes=infer_shapes)
+    # hand the only reference over, so the parsed proto can be freed once shapes are inferred
+    box = [proto]
+    del proto
+    return _build_from_box(box, str(path), sha256, infer_shapes)
 
 
 def model_from_proto(proto, path="<memory>", sha256="", infer_shapes=True):
     """Build the IR from an in-memory ``onnx.ModelProto`` (the proto is not modified)."""
-    import onnx
+    return _build_from_box([proto], path, sha256, infer_shapes)
 
+
+def _build_from_box(box, path, sha256, infer_shapes):
+    """Build from ``box = [proto]``; when the box held the only reference, each proto is
+    freed as soon as it is no longer needed (a million-node model is ~0.5 GB per copy)."""
+    proto = box.pop()
     warnings = []
+    file_order = None
     if infer_shapes:
         _check_declared_dims(proto, path)
-        proto = _infer_shapes(proto, warnings)
+        inferred, file_order = _infer_shapes(proto, warnings)
+        del proto
+        proto = inferred
+        del inferred
     opsets = {}
     for o in proto.opset_import:
         opsets[normalize_domain(o.domain)] = int(o.version)
+    builder = _Builder(proto, path, sha256, opsets, warnings, file_order)
+    del proto
     try:
-        return _Builder(proto, path, sha256, opsets, warnings).build()
+        return builder.build()
     except ModelError as exc:
         if exc.path is None:
             exc.path = path
@@ -284,6 +324,14 @@ def _topological_permutation(graph):
     or ``None`` when the file order is already one or the graph has a cycle."""
     import heapq
 
+    made_here = {o for n in graph.node for o in n.output if o}
+    seen = set()
+    for n in graph.node:  # fast path: already sorted (the usual case)
+        if any(t in made_here and t not in seen for t in n.input):
+            break
+        seen.update(n.output)
+    else:
+        return None
     producer = {}
     for k, n in enumerate(graph.node):
         for o in n.output:
@@ -324,20 +372,18 @@ def _infer_shapes(proto, warnings):
 
     order = _topological_permutation(proto.graph)
     if order is None:
-        return _infer_shapes_as_listed(proto, warnings)
+        return _infer_shapes_as_listed(proto, warnings), None
     sorted_proto = onnx.ModelProto()
     sorted_proto.CopyFrom(proto)
     del sorted_proto.graph.node[:]
     sorted_proto.graph.node.extend(proto.graph.node[k] for k in order)
     inferred = _infer_shapes_as_listed(sorted_proto, warnings)
-    nodes = [None] * len(order)
+    del sorted_proto
+    # the builder walks the inferred (sorted) main graph in file order: position -> sorted position
+    file_order = [0] * len(order)
     for pos, k in enumerate(order):
-        nodes[k] = inferred.graph.node[pos]
-    restored = onnx.ModelProto()
-    restored.CopyFrom(inferred)
-    del restored.graph.node[:]
-    restored.graph.node.extend(nodes)
-    return restored
+        file_order[k] = pos
+    return inferred, file_order
 
 
 def _infer_shapes_as_listed(proto, warnings):
@@ -404,8 +450,9 @@ class _memory_cap:
 
 
 class _Builder:
-    def __init__(self, proto, path, sha256, opsets, warnings):
+    def __init__(self, proto, path, sha256, opsets, warnings, file_order=None):
         self.proto = proto
+        self.file_order = file_order  # main-graph node positions in file order, when the proto was sorted
         self.path = path
         self.sha256 = sha256
         self.opsets = opsets
@@ -423,9 +470,9 @@ class _Builder:
     def build(self):
         g = self.proto.graph
         self.walk(g, "", None, {})
-        nodes = []
-        for d in self.nodes:
-            nodes.append(Node(**d))
+        del g
+        self.proto = None  # the IR is complete: let the proto go before edges are built
+        nodes, self.nodes = self.nodes, None
         model = Model(self.path, self.sha256, self.opsets, nodes, self.values, self.producer,
                       self.consumers, [self._main_inputs[i] for i in range(len(self._main_inputs))],
                       self._main_outputs, self.scope_outputs, self.warnings)
@@ -482,12 +529,16 @@ class _Builder:
             self._main_inputs = inputs
         # all node outputs of this graph are visible to every node of it (file order need not be sorted)
         produced_here = {}
-        for k, n in enumerate(g.node):
+        outer_uniques = set(outer.values())
+        g_nodes = g.node
+        if parent is None and self.file_order is not None:
+            g_nodes = [g.node[pos] for pos in self.file_order]
+        for k, n in enumerate(g_nodes):
             for o in n.output:
                 if not o:
                     continue
                 if o in produced_here or (o in visible and visible[o] in self.values
-                                          and visible[o] not in outer.values()):
+                                          and visible[o] not in outer_uniques):
                     self.error(f"tensor {o!r} is produced twice (node {n.name or n.op_type!r})")
                 produced_here[o] = k
                 kind = "constant" if n.op_type == "Constant" and normalize_domain(n.domain) == "" else "intermediate"
@@ -499,20 +550,23 @@ class _Builder:
                                    tuple(int(d) for d in a.t.dims))
                 self.define(o, scope, visible, kind, typ)
         reads_outer = set()
-        outer_uniques = set(outer.values())
-        for n in g.node:
-            if n.op_type == "Constant" and normalize_domain(n.domain) == "":
+        # hot loop (one pass per node of million-node models): locals instead of attribute lookups
+        nodes, names, producer, consumers = self.nodes, self.names, self.producer, self.consumers
+        opsets = self.opsets
+        GRAPH, GRAPHS = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
+        for n in g_nodes:
+            op_type = n.op_type
+            domain = normalize_domain(n.domain)
+            if op_type == "Constant" and domain == "":
                 # ORT turns Constant nodes into initializers when it loads a graph, so they are
                 # never assigned to a provider; their outputs were defined above as constants.
                 continue
-            index = len(self.nodes)
-            domain = normalize_domain(n.domain)
-            opset = self.opsets.get(domain)
-            schema = lookup_schema(domain, n.op_type, opset)
-            name = n.name or f"{n.op_type}_{index}"
-            if name in self.names:
-                name = f"{scope}/{name}" if scope and f"{scope}/{name}" not in self.names else f"{name}_{index}"
-            self.names.add(name)
+            index = len(nodes)
+            schema = lookup_schema(domain, op_type, opsets.get(domain))
+            name = n.name or f"{op_type}_{index}"
+            if name in names:
+                name = f"{scope}/{name}" if scope and f"{scope}/{name}" not in names else f"{name}_{index}"
+            names.add(name)
             ins = []
             for t in n.input:
                 if not t:
@@ -520,40 +574,43 @@ class _Builder:
                     continue
                 u = visible.get(t)
                 if u is None:
-                    self.error(f"node {name!r} ({n.op_type}) consumes tensor {t!r}, which no node, "
+                    self.error(f"node {name!r} ({op_type}) consumes tensor {t!r}, which no node, "
                                "graph input or initializer produces")
                 if u in outer_uniques:
                     reads_outer.add(u)
                 ins.append(u)
-            outs = tuple(visible[o] if o else "" for o in n.output)
-            entry = dict(index=index, name=name, op_type=n.op_type, domain=domain,
-                         inputs=tuple(ins), outputs=outs,
-                         attrs={a.name: _attr_value(a) for a in n.attribute},
-                         since_version=schema.since_version if schema else None,
-                         schema_known=schema is not None, scope=scope, parent=parent,
-                         implicit_inputs=())
-            self.nodes.append(entry)
+            outs = tuple([visible[o] if o else "" for o in n.output])
+            nodes.append(None)  # the Node is made once its implicit inputs are known
             for o in outs:
                 if o:
-                    self.producer[o] = index
+                    producer[o] = index
+            attrs = {}
             implicit = []
             for a in n.attribute:
-                subs = []
-                if a.type == onnx.AttributeProto.GRAPH:
-                    subs = [a.g]
-                elif a.type == onnx.AttributeProto.GRAPHS:
-                    subs = list(a.graphs)
-                for sg in subs:
-                    used = self.walk(sg, f"{name}/{a.name}", index, visible)
-                    for u in sorted(used):
-                        if u not in implicit and u not in ins:
-                            implicit.append(u)
-                        if u in outer_uniques:
-                            reads_outer.add(u)
-            entry["implicit_inputs"] = tuple(implicit)
-            for t in list(ins) + implicit:
+                atype = a.type
+                if atype == GRAPH or atype == GRAPHS:
+                    attrs[a.name] = None
+                    for sg in ([a.g] if atype == GRAPH else list(a.graphs)):
+                        used = self.walk(sg, f"{name}/{a.name}", index, visible)
+                        for u in sorted(used):
+                            if u not in implicit and u not in ins:
+                                implicit.append(u)
+                            if u in outer_uniques:
+                                reads_outer.add(u)
+                else:
+                    attrs[a.name] = _attr_value(a)
+            nodes[index] = Node(index, name, op_type, domain, tuple(ins), outs, attrs,
+                                schema.since_version if schema else None, schema is not None, scope, parent,
+                                tuple(implicit))
+            for t in ins:
                 if t:
-                    self.consumers.setdefault(t, []).append(index)
+                    cs = consumers.get(t)
+                    if cs is None:
+                        consumers[t] = [index]
+                    else:
+                        cs.append(index)
+            for t in implicit:
+                consumers.setdefault(t, []).append(index)
         outs = []
         for vi in g.output:
             u = visible.get(vi.name)
@@ -568,18 +625,10 @@ class _Builder:
         return reads_outer
 
     def _check_acyclic(self, model):
-        indeg = [0] * len(model.nodes)
-        for n in model.nodes:
-            indeg[n.index] = len(model.in_edges(n.index))
-        ready = [i for i, d in enumerate(indeg) if d == 0]
-        seen = 0
-        while ready:
-            i = ready.pop()
-            seen += 1
-            for c, _ in model.out_edges(i):
-                indeg[c] -= 1
-                if indeg[c] == 0:
-                    ready.append(c)
-        if seen != len(model.nodes):
-            stuck = next(n.name for n in model.nodes if indeg[n.index] > 0)
+        from .model import topological_order
+
+        order = topological_order(model)  # computed once here, reused by the simulation
+        if len(order) != len(model.nodes):
+            placed = set(order)
+            stuck = next(n.name for n in model.nodes if n.index not in placed)
             self.error(f"graph has a cycle (through node {stuck!r})")

@@ -19,7 +19,7 @@ DTYPE_BYTES = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Value:
     """A tensor (an edge of the graph).
 
@@ -67,7 +67,7 @@ class Value:
         return self.kind in ("initializer", "constant")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Node:
     """One ONNX NodeProto.
 
@@ -221,5 +221,6 @@ def topological_order(model):
             indeg[c] -= 1
             if indeg[c] == 0:
                 heapq.heappush(heap, c)
-    model._topo = order
+    if len(order) == len(model.nodes):  # a cyclic graph gets no cached order (the loader refuses it)
+        model._topo = order
     return order

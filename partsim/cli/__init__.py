@@ -5,6 +5,7 @@ Each command lives in its own module with ``add_parser(subparsers)`` and a
 """
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -84,6 +85,9 @@ def main(argv=None):
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     try:
         _refuse_overwriting_inputs(args)
+        # A command builds large object graphs (a node, value and edge objects per tensor) and
+        # frees them at exit: the cyclic GC only rescans them, ~25 % of the time on big models.
+        gc.disable()
         return args.run(args)
     except PartsimError as exc:
         print(f"partsim: error: {exc}", file=sys.stderr)

@@ -309,11 +309,17 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
         unit_of = {r: units.get(r, (r,)) for r in reps}
         in_count = {}
         down = {}
+        in_edges, out_edges = model.in_edges, model.out_edges
         for r in reps:
-            inside = set(unit_of[r])
+            unit = unit_of[r]
+            if len(unit) == 1:  # the common case: a plain node (no set per node on big graphs)
+                in_count[r] = sum(1 for p, _ in in_edges(r) if p in member_set)
+                down[r] = [rep[c] for c, _ in out_edges(r) if c in member_set]
+                continue
+            inside = set(unit)
             cnt = 0
             dl = []
-            for m in unit_of[r]:
+            for m in unit:
                 for p, _ in model.in_edges(m):
                     if p in member_set and p not in inside:
                         cnt += 1

@@ -25,6 +25,8 @@ def find_node_units(model, indices):
 
     Nodes outside any unit are not in the result.
     """
+    if not any(_is(model.nodes[i], _DQ) for i in indices):
+        return {}  # no DequantizeLinear, no unit (a float model: skip the per-node work)
     idx = set(indices)
     units = {}
     taken = set()
