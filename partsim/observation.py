@@ -8,6 +8,7 @@ with ``args.provider``).
 """
 
 import json
+import re
 from pathlib import Path
 
 from .errors import ObservationError
@@ -71,6 +72,10 @@ def observation_from_records(rec, runtime="", device="", path=""):
         why = rec.get("create_error") or rec.get("crash") or "no assignment or profile in the record"
         raise ObservationError(f"record for level {rec.get('level')} has no placement: {str(why)[:200]}", path)
     mem_ops = [o[1] for o in rec.get("optimized_ops") or []] or [o[1] for o in rec.get("profile_nodes") or []]
+    memcpy, memcpy_source = _memcpy_counts(mem_ops), "optimized model (main graph only)"
+    from_log = _memcpy_from_log(rec.get("memcpy_log") or [])
+    if from_log is not None:  # the VERBOSE log covers If/Loop bodies too
+        memcpy, memcpy_source = from_log, "MemcpyTransformer log (all graphs)"
     obs = {
         "schemaVersion": OBSERVATION_SCHEMA_VERSION,
         "source": source,
@@ -82,9 +87,28 @@ def observation_from_records(rec, runtime="", device="", path=""):
         "nodes": dict(sorted(nodes.items())),
         "opTypes": dict(sorted(ops_of.items())),
         "partitions": partitions,
-        "memcpy": _memcpy_counts(mem_ops),
+        "memcpy": memcpy,
+        "memcpySource": memcpy_source,
     }
     return obs
+
+
+_ADDED = re.compile(r"^(\d+) Memcpy nodes are added to the graph (\S+)")
+
+
+def _memcpy_from_log(lines):
+    """Memcpy counts per direction from ORT's VERBOSE MemcpyTransformer lines, when complete.
+
+    ``Add MemcpyFromHost after T for EP`` / ``Add MemcpyToHost before T …`` name each copy;
+    ``N Memcpy nodes are added to the graph G`` gives the total per graph.  The per-copy
+    lines are used only when they add up to those totals (a recorder may cut the log).
+    """
+    totals = [int(m.group(1)) for m in (_ADDED.match(line.strip()) for line in lines) if m]
+    adds = [line for line in lines if line.startswith("Add Memcpy")]
+    counts = {"fromHost": sum("MemcpyFromHost" in a for a in adds), "toHost": sum("MemcpyToHost" in a for a in adds)}
+    if not totals or sum(totals) != counts["fromHost"] + counts["toHost"]:
+        return None
+    return counts
 
 
 def _from_profile(events, path):

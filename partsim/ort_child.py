@@ -7,6 +7,7 @@ partsim: only the standard library, numpy and onnxruntime.
 
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -40,6 +41,61 @@ def _inputs(sess, req):
     return feeds
 
 
+_PLACE_HEADER = re.compile(r"Node\(s\) placed on \[(\w+)\]\. Number of nodes: (\d+)")
+_PLACE_ALL = re.compile(r"All nodes placed on \[(\w+)\]\. Number of nodes: (\d+)")
+_PLACE_ROW = re.compile(r"^\s+(\S+) \((.*)\)\s*$")
+
+
+def parse_placement(text):
+    """ORT's VERBOSE "Node placements" block -> {EP: {"count": n, "nodes": [[op, name], ...] | "all"}}."""
+    out, current = {}, None
+    for line in text.splitlines():
+        m = _PLACE_ALL.search(line)
+        if m:
+            out.setdefault(m.group(1), {"count": int(m.group(2)), "nodes": "all"})
+            current = None
+            continue
+        m = _PLACE_HEADER.search(line)
+        if m:
+            current = m.group(1)
+            out[current] = {"count": int(m.group(2)), "nodes": []}
+            continue
+        row = _PLACE_ROW.match(line.split("] ", 1)[-1] if "] " in line else line)
+        if current and row and line.startswith(" "):
+            out[current]["nodes"].append([row.group(1), row.group(2)])
+        elif not line.startswith(" "):
+            current = None
+    return out
+
+
+def _redirect_stderr(path):
+    if path is None:
+        return None
+    sys.stderr.flush()
+    saved = os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd, 2)
+    os.close(fd)
+    return saved
+
+
+def _restore_stderr(saved):
+    if saved is not None:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _read(path):
+    if not path:
+        return ""
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
 def main():
     req = json.loads(sys.stdin.read())
     import onnxruntime as ort
@@ -59,17 +115,30 @@ def main():
     so.profile_file_prefix = os.path.join(tmp, "prof")
     so.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
     so.intra_op_num_threads = int(req.get("threads", 1))
+    log_path = None
+    if req.get("placement_log", True):
+        # ORT's VERBOSE log names where each node went ("Node placements"); it goes to fd 2,
+        # so fd 2 points at a file while the session is created
+        so.log_severity_level = 0
+        so.log_verbosity_level = 0
+        log_path = os.path.join(tmp, "ort.log")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t0 = time.time()
+        saved = _redirect_stderr(log_path)
         try:
             sess = ort.InferenceSession(req["model"], so, providers=req["providers"])
         except Exception as exc:  # the session failed: that is an observation too
+            _restore_stderr(saved)
             rec["state"] = "create_failed"
             rec["error"] = " ".join(str(exc).split())[:600]
             rec["warnings"] = [str(w.message) for w in caught]
+            rec["placement"] = parse_placement(_read(log_path))
             print(json.dumps(rec))
             return
+        _restore_stderr(saved)
+        so.log_severity_level = 2
+    rec["placement"] = parse_placement(_read(log_path))
     rec["create_s"] = round(time.time() - t0, 4)
     rec["warnings"] = [" ".join(str(w.message).split()) for w in caught]
     rec["granted"] = sess.get_providers()

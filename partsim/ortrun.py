@@ -55,6 +55,14 @@ def observation_from_run(rec, level):
         if names:
             partitions.append({"provider": ep, "nodes": names})
     source = "assignment_info"
+    if not nodes:  # ORT < 1.24 has no assignment info: the VERBOSE "Node placements" log
+        for ep, entry in (rec.get("placement") or {}).items():
+            if isinstance(entry.get("nodes"), list):
+                for op, name in entry["nodes"]:
+                    if op not in ("MemcpyFromHost", "MemcpyToHost"):
+                        nodes[name] = ep
+        if nodes:
+            source = "placement_log"
     if not nodes and rec.get("profile_nodes"):
         source = "profile"
         nodes = {n: ep for n, op, ep in rec["profile_nodes"] if op not in ("MemcpyFromHost", "MemcpyToHost") and ep}
@@ -70,4 +78,5 @@ def observation_from_run(rec, level):
         "nodes": dict(sorted(nodes.items())), "partitions": partitions,
         "memcpy": {"fromHost": mem.count("MemcpyFromHost"), "toHost": mem.count("MemcpyToHost")},
         "warnings": rec.get("warnings", []),
+        "placementLog": rec.get("placement", {}),
     }

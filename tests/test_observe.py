@@ -77,3 +77,23 @@ def test_optimize_basic_folds_cuda_shape_subgraphs(run_cli):
     assert basic["memcpy"] == {"fromHost": 0, "toHost": 0, "tensors": []}
     assert basic["perProvider"]["CPUExecutionProvider"]["nodes"] == 0
     assert basic["model"]["sha256"] == raw["model"]["sha256"]  # still names the user's file
+
+
+def test_verbose_placement_log_is_recorded():
+    rec = run_session(CHAIN, ["CPUExecutionProvider"])
+    assert rec["placement"] == {"CPUExecutionProvider": {"count": 7, "nodes": "all"}}
+
+
+def test_parse_placement_of_a_split_graph():
+    from partsim.ort_child import parse_placement
+
+    text = ("2026-11-29 [V:onnxruntime:, session_state.cc:1234 VerifyEachNodeIsAssignedToAnEp] "
+            "Node(s) placed on [CUDAExecutionProvider]. Number of nodes: 2\n"
+            " MatMul (n0_MatMul)\n Relu (n2_Relu)\n"
+            "2026-11-29 [V:onnxruntime:, session_state.cc:1234 VerifyEachNodeIsAssignedToAnEp] "
+            "Node(s) placed on [CPUExecutionProvider]. Number of nodes: 1\n"
+            " Add (n1_Add)\n"
+            "2026-11-29 [V:onnxruntime:, other.cc:1] something else\n")
+    assert parse_placement(text) == {
+        "CUDAExecutionProvider": {"count": 2, "nodes": [["MatMul", "n0_MatMul"], ["Relu", "n2_Relu"]]},
+        "CPUExecutionProvider": {"count": 1, "nodes": [["Add", "n1_Add"]]}}

@@ -100,3 +100,15 @@ def test_import_shared_cuda_observation():
     assert obs["level"] == "disable" and obs["runtime"].startswith("onnxruntime-gpu")
     all_level = import_observation(d / "observed.json", "ORT_ENABLE_ALL")
     assert all_level["level"] == "all" and len(all_level["nodes"]) < len(obs["nodes"])
+
+
+@pytest.mark.parametrize("case", ["bert_tiny.ts", "fasterrcnn_mobilenet_v3_large_320_fpn.ts", "gpt2_tiny.ts",
+                                  "q_tiny_resnet.ts.qop", "tiny_transformer.ts"])
+def test_verify_passes_on_recorded_cuda_observations(run_cli, case):
+    # the CLI gate itself (exact node agreement and equal Memcpy counts) on every GPU recording
+    d = shared_path("observed", "cuda", case)
+    code, out, err = run_cli("verify", d / "model.onnx", "-p", "cuda", "--observation", d / "observed.json",
+                             "--level", "disable", "-f", "json")
+    assert code == 0, (out[-2000:], err)
+    v = json.loads(out)["verify"]
+    assert v["agreement"] == 1.0 and v["disagreements"] == []
