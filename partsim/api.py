@@ -7,7 +7,7 @@ from .loader import load_model
 from .ruletable import adhoc_table, builtin_tables, load_table
 from .sim import resolve_providers, simulate, summarize
 
-__all__ = ["load_tables", "predict", "load_for_prediction", "DEFAULT_PROVIDERS", "OPTIMIZE_LEVELS"]
+__all__ = ["load_tables", "predict", "load_for_prediction", "DEFAULT_PROVIDERS", "OPTIMIZE_LEVELS", "build_request"]
 
 DEFAULT_PROVIDERS = ("CPUExecutionProvider",)
 
@@ -55,6 +55,25 @@ def load_for_prediction(path, optimize="none", seed=0):
     return m
 
 
+def build_request(providers=None, support=None, support_name="EP", support_kind="kernel"):
+    """The requested provider list and the ad-hoc tables behind ``--support``.
+
+    Returns ``(requested names, extra RuleTables)``: the ``--support`` provider goes first
+    unless the list names it; an empty request means CPU only.
+    """
+    extra = []
+    requested = list(providers or [])
+    if support:
+        if support_kind not in ("kernel", "compiling"):
+            raise UsageError(f"--support-kind must be kernel or compiling, not {support_kind!r}")
+        extra.append(adhoc_table(support, support_name, support_kind))
+        if support_name not in requested:
+            requested.insert(0, support_name)
+    if not requested:
+        requested = list(DEFAULT_PROVIDERS)
+    return requested, extra
+
+
 def predict(model_or_path, providers=None, rule_paths=(), support=None, support_name="EP",
             support_kind="kernel", policy="per-node", model=None, optimize="none"):
     """Load (if needed), resolve providers, simulate and summarize.
@@ -78,16 +97,7 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
 
     m = model_or_path if isinstance(model_or_path, Model) else load_for_prediction(model_or_path, optimize)
     tables = load_tables(rule_paths)
-    extra = []
-    requested = list(providers or [])
-    if support:
-        if support_kind not in ("kernel", "compiling"):
-            raise UsageError(f"--support-kind must be kernel or compiling, not {support_kind!r}")
-        extra.append(adhoc_table(support, support_name, support_kind))
-        if support_name not in requested:
-            requested.insert(0, support_name)
-    if not requested:
-        requested = list(DEFAULT_PROVIDERS)
+    requested, extra = build_request(providers, support, support_name, support_kind)
     resolution = resolve_providers(requested, tables, extra)
     assignment = simulate(m, resolution, policy)
     return summarize(assignment), assignment

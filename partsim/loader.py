@@ -63,8 +63,6 @@ def _type_of(tp):
 
 
 def _type_string(tp):
-    import onnx
-
     which = tp.WhichOneof("value")
     if which == "tensor_type":
         return f"tensor({_dtype_name(tp.tensor_type.elem_type).lower()})"
@@ -209,11 +207,18 @@ def _check_external_data(proto, path):
                     tensors += [(what, a.sparse_tensor.values), (what, a.sparse_tensor.indices)]
         for what, t in tensors:
             if t.data_location == onnx.TensorProto.EXTERNAL:
-                _check_location(t, what, base, path)
+                check_external_location(t, what, base, path)
 
 
-def _check_location(t, what, base, path):
-    loc = next((e.value for e in t.external_data if e.key == "location"), "")
+def check_external_location(t, what, base, path):
+    """Where tensor ``t``'s external data lives, refused unless it is a file inside ``base``.
+
+    Returns ``(target path, external_data entries as a dict)``; never opens anything.
+    Raises ModelError (naming ``path``) for absolute paths, NUL bytes, unresolvable
+    names and locations that leave the model's folder (after resolving links).
+    """
+    info = {e.key: e.value for e in t.external_data}
+    loc = info.get("location", "")
     if not loc or os.path.isabs(loc) or loc.startswith(("/", "\\")):
         raise ModelError(f"{what}: external data location {loc!r} is not a relative path", path)
     if "\0" in loc:
@@ -222,8 +227,9 @@ def _check_location(t, what, base, path):
         target = (base / loc).resolve()
     except (OSError, RuntimeError, ValueError) as exc:  # a link loop, a name too long
         raise ModelError(f"{what}: external data location {loc!r} cannot be resolved: {exc}", path) from None
-    if target != base and base not in target.parents:
+    if target == base or base not in target.parents:
         raise ModelError(f"{what}: external data location {loc!r} escapes the model's folder", path)
+    return target, info
 
 
 def load_model(path, infer_shapes=True):

@@ -32,6 +32,7 @@ import shutil
 from pathlib import Path
 
 from .errors import ModelError, UsageError
+from .loader import check_external_location
 
 __all__ = ["materialize_weights", "external_tensors"]
 
@@ -123,19 +124,8 @@ def external_tensors(proto, model_path):
     for t, what, hint in _walk_tensors(proto.graph):
         if t.data_location != onnx.TensorProto.EXTERNAL:
             continue
-        info = {e.key: e.value for e in t.external_data}
-        loc = info.get("location", "")
-        if not loc or os.path.isabs(loc) or loc.startswith(("/", "\\")):
-            raise ModelError(f"{what}: external data location {loc!r} is not a relative path", model_path)
-        if "\0" in loc:
-            raise ModelError(f"{what}: external data location {loc!r} contains a NUL byte", model_path)
-        try:
-            target = (base / loc).resolve()
-        except (OSError, RuntimeError, ValueError) as exc:  # a link loop, a name too long
-            raise ModelError(f"{what}: external data location {loc!r} cannot be resolved: {exc}",
-                             model_path) from None
-        if target == base or base not in target.parents:
-            raise ModelError(f"{what}: external data location {loc!r} escapes the model's folder", model_path)
+        target, info = check_external_location(t, what, base, model_path)
+        loc = info["location"]
         try:
             offset = int(info.get("offset", "0") or 0)
             length = int(info["length"]) if info.get("length") not in (None, "") else None

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 
 from .errors import ModelError, UsageError
 from .model import topological_order
-from .ruletable import OpRule, adhoc_table
+from .ruletable import OpRule
 from .schemas import normalize_domain
 from .sim import resolve_providers, simulate, summarize
 from .sim.assign import CPU, _canonical
@@ -371,20 +371,11 @@ def prepare(path, providers=None, rule_paths=(), support=None, support_name="EP"
             policy="per-node", optimize="none", seed=0, model=None):
     """Load ``path`` once (or take ``model``) and the tables, resolve the request as
     :func:`partsim.api.predict` does."""
-    from .api import DEFAULT_PROVIDERS, load_for_prediction, load_tables
+    from .api import build_request, load_for_prediction, load_tables
 
     m = model if model is not None else load_for_prediction(path, optimize, seed=seed)
     tables = load_tables(rule_paths)
-    extra = []
-    requested = list(providers or [])
-    if support:
-        if support_kind not in ("kernel", "compiling"):
-            raise UsageError(f"--support-kind must be kernel or compiling, not {support_kind!r}")
-        extra.append(adhoc_table(support, support_name, support_kind))
-        if support_name not in requested:
-            requested.insert(0, support_name)
-    if not requested:
-        requested = list(DEFAULT_PROVIDERS)
+    requested, extra = build_request(providers, support, support_name, support_kind)
     return Context(m, str(path), optimize, tables, tuple(extra), tuple(requested), policy, seed)
 
 

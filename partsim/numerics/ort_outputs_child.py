@@ -8,6 +8,13 @@ library, numpy and onnxruntime.  Request::
     {"model": path, "inputs_npz": path, "out_dir": path,
      "runs": [{"tag": str, "providers": [EP, …], "level": "ORT_DISABLE_ALL", "threads": 1}]}
 
+Optional per run (the lifecycle matrix of ``partsim receipt``): ``provider_options``
+(a list parallel to ``providers``, one dict each) and ``invocations``
+(``[{"name": str, "inputs_npz": path}]``): run the same session once per entry, in
+order, writing ``<tag>~<name>.npz``; an empty list creates the session and runs
+nothing.  The record then has ``invocations: [{name, ok, inputDigest, outputs, error}]``
+and ``invocationCompleted`` is the state of the first invocation.
+
 For every run it prints nothing but writes ``<out_dir>/<tag>.npz`` (the outputs,
 keyed by output name) and, at the end, one JSON line with a record per run:
 the delegate stages (availabilityChecked, delegateCreated, prepareCompleted,
@@ -48,8 +55,12 @@ def _one(ort, np, req, run, feeds):
     so.intra_op_num_threads = int(run["threads"])
     so.log_severity_level = 3
     so.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+    providers = run["providers"]
+    if run.get("provider_options"):
+        providers = [(p, {str(k): str(v) for k, v in o.items()}) if o else p
+                     for p, o in zip(run["providers"], run["provider_options"])]
     try:
-        sess = ort.InferenceSession(req["model"], so, providers=run["providers"])
+        sess = ort.InferenceSession(req["model"], so, providers=providers)
     except Exception as exc:
         stages["delegateCreated"] = "failed"
         rec["error"] = " ".join(str(exc).split())[:600]
@@ -69,6 +80,8 @@ def _one(ort, np, req, run, feeds):
     if stages["delegateCreated"] == "ok":
         stages["prepareCompleted"] = "ok" if nodes.get(target, 0) > 0 or not nodes else "failed"
     names = [o.name for o in sess.get_outputs()]
+    if run.get("invocations") is not None:
+        return _invocations(np, sess, req, run, rec, names)
     try:
         want = {i.name for i in sess.get_inputs()}
         outs = sess.run(names, {k: v for k, v in feeds.items() if k in want})
@@ -82,6 +95,32 @@ def _one(ort, np, req, run, feeds):
     with open(f"{req['out_dir']}/{run['tag']}.npz", "wb") as f:
         np.savez(f, **arrays)
     rec["outputs"] = [[n, str(arrays[n].dtype), list(map(int, arrays[n].shape))] for n in names]
+    return rec
+
+
+def _invocations(np, sess, req, run, rec, names):
+    want = {i.name for i in sess.get_inputs()}
+    rec["invocations"] = []
+    for k, inv in enumerate(run["invocations"]):
+        with np.load(inv["inputs_npz"], allow_pickle=False) as z:
+            feeds = {n: z[n] for n in z.files}
+        item = {"name": inv["name"], "inputDigest": _digest(feeds), "ok": False}
+        rec["invocations"].append(item)
+        try:
+            outs = sess.run(names, {n: v for n, v in feeds.items() if n in want})
+        except Exception as exc:
+            item["error"] = " ".join(str(exc).split())[:600]
+            if k == 0:
+                rec["stages"]["invocationCompleted"] = "failed"
+                rec["failedAt"] = "run"
+            continue
+        item["ok"] = True
+        if k == 0:
+            rec["stages"]["invocationCompleted"] = "ok"
+        arrays = {n: np.asarray(v) for n, v in zip(names, outs)}
+        with open(f"{req['out_dir']}/{run['tag']}~{inv['name']}.npz", "wb") as f:
+            np.savez(f, **arrays)
+        item["outputs"] = [[n, str(arrays[n].dtype), list(map(int, arrays[n].shape))] for n in names]
     return rec
 
 
