@@ -167,12 +167,53 @@ def _check_strings(msg, path, where="model"):
                         raise ModelError(f"{describe((trail, field.name))} is not valid UTF-8 text: {v[:60]!r}",
                                          path)
             elif ftype == MESSAGE:
-                if field.message_type.name == "TypeProto":
+                mname = field.message_type.name
+                if mname == "NodeProto":  # the bulk of a model: its text fields read directly (fast path)
+                    for k, node in enumerate(value):
+                        _check_node_text(node, lambda k=k: describe((trail, f"{field.name}[{k}]")), path,
+                                         stack, (trail, f"{field.name}[{k}]"))
+                    continue
+                if mname == "TypeProto":
                     continue  # its only text, dim_param, is checked where it is read (_type_of)
+                if mname == "TensorProto":  # weights: only the name and external-data entries are text we use
+                    for t in (value if is_repeated(field) else (value,)):
+                        texts = [t.name] + [x for e in t.external_data for x in (e.key, e.value)]
+                        if not all(isinstance(x, str) for x in texts):
+                            raise ModelError(f"{describe((trail, field.name))}: a tensor name or external-data "
+                                             "entry is not valid UTF-8 text", path)
+                    continue
                 if is_repeated(field):
                     stack.extend((x, (trail, f"{field.name}[{k}]")) for k, x in enumerate(value))
                 else:
                     stack.append((value, (trail, field.name)))
+
+
+def _check_node_text(node, where, path, stack, trail):
+    """UTF-8 check of one NodeProto's text; subgraphs go back on the generic ``stack``."""
+    texts = [node.name, node.op_type, node.domain, node.doc_string, node.overload]
+    texts.extend(node.input)
+    texts.extend(node.output)
+    for a in node.attribute:
+        texts.append(a.name)
+        texts.append(a.ref_attr_name)
+        texts.append(a.doc_string)
+        if a.HasField("g"):
+            stack.append((a.g, (trail, f"attribute[{a.name}].g")))
+        for k, g in enumerate(a.graphs):
+            stack.append((g, (trail, f"attribute[{a.name}].graphs[{k}]")))
+        if a.HasField("t"):
+            texts.append(a.t.name)
+            texts.extend(x for e in a.t.external_data for x in (e.key, e.value))
+        for t in a.tensors:
+            texts.append(t.name)
+            texts.extend(x for e in t.external_data for x in (e.key, e.value))
+    for x in node.metadata_props:
+        texts.append(x.key)
+        texts.append(x.value)
+    for x in texts:
+        if x.__class__ is not str:
+            raise ModelError(f"{where()}: a name, op type, domain or attribute is not valid UTF-8 text: "
+                             f"{x[:60]!r}", path)
 
 
 def _check_external_data(proto, path):
