@@ -16,7 +16,7 @@ from ..errors import EXIT_ERROR, PartsimError, UsageError
 __all__ = ["main", "COMMANDS"]
 
 COMMANDS = ("simulate", "render", "verify", "observe", "rules", "lint", "synth", "blame", "whatif",
-            "bundle-id", "compare", "layer-error", "determinism", "run-compare")
+            "bundle-id", "compare", "layer-error", "determinism", "run-compare", "receipt", "gate")
 
 DESCRIPTION = """\
 partsim predicts how ONNX Runtime will split a model across execution providers
@@ -48,7 +48,7 @@ class _Parser(argparse.ArgumentParser):
 
 # options whose values are files partsim reads (SPEC section 8: input files are never modified)
 _INPUT_OPTIONS = ("model", "rules", "observation", "inputs", "prediction", "receipt", "fp32_model",
-                  "quant_model")
+                  "quant_model", "expected", "require")
 
 
 def _refuse_overwriting_inputs(args):

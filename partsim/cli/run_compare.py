@@ -40,6 +40,13 @@ def add_parser(sub):
     p.add_argument("--inputs", metavar="FILE.npz", help="inputs keyed by name (no pickles)")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--timeout", type=float, default=300.0)
+    p.add_argument("--expected", metavar="FILE.npz|DIR",
+                   help="authoritative outputs: the CPU baseline is checked first; if it disagrees the "
+                        "comparison is blocked")
+    p.add_argument("--lifecycle", action="store_true",
+                   help="also run the lifecycle matrix (first, repeat, shape_change, rebuild, fallback) as "
+                        "`partsim receipt` does, in one child under --python; cells go into the receipt")
+    p.add_argument("--repeat", type=int, default=3, help="--lifecycle: invocations of one session (default 3)")
     add_output_args(p, formats=("table", "json"))
     p.set_defaults(run=run)
 
@@ -66,6 +73,10 @@ def run(args):
                                level=args.level, threads=args.threads, cpu_level=args.cpu_level,
                                cpu_threads=args.cpu_threads, top_k=args.top_k, thresholds=args.threshold,
                                timeout=args.timeout, dims=_dims(args.dim))
+    if args.expected:
+        _baseline_gate(args, receipt, res)
+    if args.lifecycle:
+        _lifecycle(args, receipt, res, abs_tol, rel_tol)
     if args.receipt:
         atomic_write(args.receipt, to_json(receipt))
     d = receipt["cases"][0]["delegate"]
@@ -79,5 +90,45 @@ def run(args):
                 + " ".join(f"{k}={st.get(k)}" for k in ("availabilityChecked", "delegateCreated",
                                                         "prepareCompleted", "invocationCompleted"))
                 + f"\npartitionSummary {d.get('partitionSummary')}\n" + render_table(res))
+        if "baselineCheck" in res:
+            text += f"CPU baseline vs expected outputs: {res['baselineCheck']['result']}\n"
+        if "lifecycle" in res:
+            text += "lifecycle: " + "  ".join(f"{k}={v}" for k, v in res["lifecycle"].items()) + "\n"
     write_output(text, args.output)
     return EXIT_OK if res["passed"] else EXIT_FAIL
+
+
+def _baseline_gate(args, receipt, res):
+    """CPU baseline vs authoritative outputs before any accelerator comparison counts."""
+    import numpy as np
+
+    from ..numerics.receipt import _baseline_check, load_expected
+
+    cpu = {c["output"]: np.asarray(c["cpu"]["values"], dtype=c["cpu"]["dtype"]).reshape(c["cpu"]["shape"])
+           for c in receipt["cases"]}
+    expected, source, _ = load_expected(args.expected, list(cpu))
+    check = _baseline_check(cpu, expected, source, receipt["projectAbsTolerance"], receipt["projectRelTolerance"])
+    receipt["baselineCheck"] = res["baselineCheck"] = check
+    if check["result"] != "pass":
+        res.update(rawTensorResult="blocked", businessResult="blocked", passed=False)
+
+
+def _lifecycle(args, receipt, res, abs_tol, rel_tol):
+    from ..numerics.inputs import load_npz
+    from ..numerics.receipt import make_receipt
+    from .observe import _dims
+
+    ex = make_receipt(args.model, split_list(args.providers), abs_tol, rel_tol, python=args.python, seed=args.seed,
+                      inputs=load_npz(args.inputs) if args.inputs else None, dims=_dims(args.dim),
+                      expected=args.expected, level=args.level, threads=args.threads, cpu_level=args.cpu_level,
+                      cpu_threads=args.cpu_threads, repeat=args.repeat, top_k=args.top_k,
+                      thresholds=args.threshold, timeout=args.timeout)
+    cells = ex["lifecycle"]
+    if not args.expected:  # run-compare does not require expected outputs: report the observed states
+        for c in cells.values():
+            if "observedState" in c:
+                c["state"] = c.pop("observedState")
+    receipt["lifecycle"] = cells
+    res["lifecycle"] = {k: v["state"] for k, v in cells.items()}
+    if any(v not in ("passed", "not_applicable") for v in res["lifecycle"].values()):
+        res["passed"] = False

@@ -124,6 +124,38 @@ def _invocations(np, sess, req, run, rec, names):
     return rec
 
 
+def _package():
+    """[distribution, version] of the installed onnxruntime build (onnxruntime-openvino, -gpu, …)."""
+    try:
+        from importlib import metadata
+    except ImportError:
+        return None
+    for dist in metadata.distributions():
+        name = (dist.metadata["Name"] or "").lower()
+        if name == "onnxruntime" or name.startswith(("onnxruntime-", "onnxruntime_")):
+            return [name, dist.version]
+    return None
+
+
+def _environment():
+    """What can be observed of the machine the runtime runs on (no user content)."""
+    import platform
+    import sysconfig
+
+    cpu = platform.processor() or None
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {"os": platform.system(), "osRelease": platform.release(), "machine": platform.machine(),
+            "abi": sysconfig.get_platform(), "cpu": cpu,
+            "python": f"{platform.python_implementation()} {platform.python_version()}"}
+
+
 def main():
     req = json.loads(sys.stdin.read())
     import numpy as np
@@ -132,6 +164,7 @@ def main():
     with np.load(req["inputs_npz"], allow_pickle=False) as z:
         feeds = {k: z[k] for k in z.files}
     out = {"runtime": f"onnxruntime {ort.__version__}", "available": ort.get_available_providers(),
+           "package": _package(), "environment": _environment(),
            "inputDigest": _digest(feeds), "runs": [_one(ort, np, req, r, feeds) for r in req["runs"]]}
     print(json.dumps(out))
 

@@ -39,14 +39,19 @@ def prepare_feeds(model_path, seed=0, inputs=None, dims=None):
     return seeded_inputs(specs, seed, dims)
 
 
-def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0):
+def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0, extra_feeds=None):
     """Run ``configs`` (``[{tag, providers, level, threads}]``) in one child process.
+
+    A config may add ``provider_options`` (list parallel to ``providers``) and
+    ``invocations`` (``[{"name", "feeds"}]``, ``feeds`` a key of ``extra_feeds`` or
+    None for ``feeds``): the same session runs once per entry (lifecycle matrix).
 
     Returns
     -------
     (dict, dict)
         The child's record (``state`` added: ok | crashed | timeout) and
-        ``{tag: {output name: ndarray}}`` for the runs that completed.
+        ``{tag: {output name: ndarray}}`` for the runs that completed
+        (``{"<tag>~<invocation>": …}`` for invocations).
     """
     import numpy as np
 
@@ -59,6 +64,16 @@ def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0):
         runnable = materialize_weights(model_path, Path(tmp) / "model", seed=seed)
         npz = Path(tmp) / "inputs.npz"
         save_npz(npz, feeds)
+        extra_paths = {}
+        for i, key in enumerate(sorted(extra_feeds or {})):
+            extra_paths[key] = Path(tmp) / f"inputs-{i}.npz"
+            save_npz(extra_paths[key], extra_feeds[key])
+        for r, c in zip(runs, configs):
+            if c.get("provider_options"):
+                r["provider_options"] = [dict(o or {}) for o in c["provider_options"]]
+            if c.get("invocations") is not None:
+                r["invocations"] = [{"name": i["name"], "inputs_npz": str(extra_paths[i["feeds"]] if i.get("feeds")
+                                                                            else npz)} for i in c["invocations"]]
         req = {"model": str(runnable), "inputs_npz": str(npz), "out_dir": tmp, "runs": runs}
         try:
             proc = subprocess.run([str(python) if python else sys.executable, str(CHILD)], input=json.dumps(req),
@@ -83,6 +98,11 @@ def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0):
                 arrays[r["tag"]] = load_npz(f)
                 # keep the model's output order
                 arrays[r["tag"]] = {n: np.asarray(arrays[r["tag"]][n]) for n, _, _ in r["outputs"]}
+            for inv in r.get("invocations") or ():
+                f = Path(tmp) / f"{r['tag']}~{inv['name']}.npz"
+                if inv.get("ok") and f.is_file():
+                    z = load_npz(f)
+                    arrays[f"{r['tag']}~{inv['name']}"] = {n: np.asarray(z[n]) for n, _, _ in inv["outputs"]}
     return rec, arrays
 
 
