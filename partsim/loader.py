@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from .errors import ModelError
-from .model import Model, Node, Value
+from .model import Model, Node, Value, stable_topological_order
 from .schemas import lookup_schema, normalize_domain
 
 __all__ = ["load_model", "model_from_proto", "read_model_proto"]
@@ -369,8 +369,6 @@ SHAPE_INFERENCE_MEMORY = 2 * 1024**3
 def _topological_permutation(graph):
     """Node positions of ``graph`` in a topological order (file order kept where it can be),
     or ``None`` when the file order is already one or the graph has a cycle."""
-    import heapq
-
     made_here = {o for n in graph.node for o in n.output if o}
     seen = set()
     for n in graph.node:  # fast path: already sorted (the usual case)
@@ -392,17 +390,7 @@ def _topological_permutation(graph):
     for k, ds in enumerate(deps):
         for d in ds:
             users[d].append(k)
-    indeg = [len(ds) for ds in deps]
-    ready = [k for k, d in enumerate(indeg) if d == 0]
-    heapq.heapify(ready)
-    order = []
-    while ready:
-        k = heapq.heappop(ready)
-        order.append(k)
-        for u in users[k]:
-            indeg[u] -= 1
-            if indeg[u] == 0:
-                heapq.heappush(ready, u)
+    order = stable_topological_order([len(ds) for ds in deps], users.__getitem__)
     return order if len(order) == len(deps) else None
 
 
