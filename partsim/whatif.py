@@ -224,6 +224,7 @@ def lift_op_type(table, domain, op):
 
     Examples
     --------
+    >>> from partsim.ruletable import adhoc_table
     >>> t = adhoc_table(["MatMul"])
     >>> lift_op_type(t, "", "Relu").rules_for("", "Relu")[-1].op
     'Relu'
