@@ -37,7 +37,9 @@ demo: setup
 	mkdir -p out
 	$(BIN)/partsim simulate fixtures/demo.onnx --providers nnapi
 	$(BIN)/partsim simulate fixtures/demo.onnx --providers nnapi --format json -o out/demo.summary.json
-	@echo "wrote out/demo.summary.json"
+	$(BIN)/partsim render fixtures/demo.onnx --providers nnapi -o out/demo.html
+	$(BIN)/partsim render fixtures/demo.onnx --providers nnapi -o out/demo.svg
+	@echo "wrote out/demo.summary.json, out/demo.html (open it in a browser) and out/demo.svg"
 
 # headless Chromium for the HTML report tests (tests skip without it); a failed install is not fatal
 browser:
