@@ -95,9 +95,20 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
     """
     from .model import Model
 
-    m = model_or_path if isinstance(model_or_path, Model) else load_for_prediction(model_or_path, optimize)
+    from .progress import stage
+
+    if isinstance(model_or_path, Model):
+        m = model_or_path
+    else:
+        box = []
+        with stage(f"loading {model_or_path}", lambda: f"loaded {len(box[0].nodes):,} nodes"):
+            box.append(load_for_prediction(model_or_path, optimize))
+        m = box[0]
     tables = load_tables(rule_paths)
     requested, extra = build_request(providers, support, support_name, support_kind)
     resolution = resolve_providers(requested, tables, extra)
-    assignment = simulate(m, resolution, policy)
-    return summarize(assignment), assignment
+    with stage(f"assigning nodes to {', '.join(resolution.effective)}", "assigned every node"):
+        assignment = simulate(m, resolution, policy)
+    with stage("counting fragments, partitions, transfers and copies", "summarized"):
+        summary = summarize(assignment)
+    return summary, assignment

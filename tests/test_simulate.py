@@ -253,3 +253,15 @@ def test_cpu_table_covers_demo_ops():
     s, _ = predict(ROOT / "fixtures" / "demo.onnx", ["cpu"])
     assert s["status"] == "ok" and s["accelerated"] is False
     assert s["perProvider"] == {"CPUExecutionProvider": {"nodes": 16, "partitions": 1, "fragments": 1}}
+
+
+def test_progress_lines_go_to_stderr_only(run_cli):
+    code, out_quiet, err_quiet = run_cli("simulate", ROOT / "fixtures" / "chain.onnx", "--support", "MatMul",
+                                         "-f", "json")
+    assert code == 0 and err_quiet == ""  # auto: stderr is not a terminal here
+    code, out, err = run_cli("--progress", "always", "simulate", ROOT / "fixtures" / "chain.onnx", "--support",
+                             "MatMul", "-f", "json")
+    assert code == 0 and out == out_quiet  # the payload is unchanged
+    lines = err.strip().splitlines()
+    assert lines[0].startswith("[partsim] loading") and "loaded 7 nodes" in lines[1]
+    assert all(line.startswith("[partsim] ") for line in lines)

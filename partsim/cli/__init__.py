@@ -32,6 +32,8 @@ def build_parser():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     from .. import __version__
     parser.add_argument("--version", action="version", version=f"partsim {__version__}")
+    parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                        help="stage lines with timings on stderr for long runs (auto: when stderr is a terminal)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMANDS:
@@ -85,6 +87,9 @@ def main(argv=None):
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     try:
         _refuse_overwriting_inputs(args)
+        from ..progress import configure
+
+        configure(args.progress)
         # A command builds large object graphs (a node, value and edge objects per tensor) and
         # frees them at exit: the cyclic GC only rescans them, ~25 % of the time on big models.
         gc.disable()

@@ -49,8 +49,11 @@ def run(args):
         return _run_compat(args)
     summary, _ = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
                          args.support_name, args.support_kind, args.policy, optimize=args.optimize)
-    text = to_json(summary) if args.format == "json" else render_summary_table(summary)
-    write_output(text, args.output)
+    from ..progress import stage
+
+    with stage(f"writing the {args.format}", f"wrote the {args.format}"):
+        text = to_json(summary) if args.format == "json" else render_summary_table(summary)
+        write_output(text, args.output)
     return EXIT_OK
 
 
