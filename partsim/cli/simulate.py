@@ -17,6 +17,7 @@ examples:
   partsim simulate model.onnx -p cuda --format json -o summary.json
   partsim simulate model.onnx --support MatMul            # ad-hoc provider 'EP'
   partsim simulate model.onnx -p coreml --policy whole-graph
+  partsim simulate model.onnx -p cuda --optimize basic     # after ORT's BASIC rewrites
   partsim simulate model.onnx --compat usability-checker  # ORT's mobile usability checker
 
 The JSON is the partitionSummary of SPEC section 4 (schema:
@@ -24,9 +25,13 @@ partsim/data/summary.schema.json).  Exit 0 on success (also when nothing is
 accelerated: check "accelerated"), 2 on a bad model, table or option.
 
 known limitations:
-  1. Predictions are made on the graph as written (ORT_DISABLE_ALL); ORT's
-     basic rewrites (constant folding) run before partitioning in real sessions.
+  1. By default the prediction is made on the graph as written (an
+     ORT_DISABLE_ALL session).  Real sessions run ORT's basic rewrites (constant
+     folding) before partitioning: --optimize basic predicts on ORT's own rewrite.
+     Later fusions (extended/all) are not simulated.
   2. QDQ node units follow a structural approximation of ORT's selectors.
+  3. Tables other than CPU, CUDA and OpenVINO were not checked against real
+     devices; every table says where its facts came from (its `source`).
 """
 
 

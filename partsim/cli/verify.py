@@ -27,7 +27,8 @@ gate CI on a committed baseline.
         exit 1 when fragments, transfers, Memcpy nodes or partitions grew.
 
 Predictions are made on the graph as written, so compare with observations made
-at ORT_DISABLE_ALL (the default --level); see SPEC section 5.
+at ORT_DISABLE_ALL (the default --level); with --optimize basic the prediction is
+made on ORT's own BASIC rewrite: compare with --level basic (SPEC section 5).
 """
 
 
