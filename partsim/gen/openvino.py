@@ -6,12 +6,9 @@ OpenVINO 2025.4.1):
 * ``onnxruntime/core/providers/openvino/ov_versions/data_ops.cc`` -- ``supported_op_mode``
   (op name, first OpenVINO version, devices), ``populate_types_supported`` (dtypes per
   device), ``no_dimension_supported_`` (ops that may take/produce rank-0 tensors),
-  ``ops_supported_only_in_model`` and ``InsertNode``.  Read from the intel/onnxruntime
-  copy of the ORT 1.23/1.24 line (the one carrying ``V_2025_0`` entries); the
-  ``GroupQueryAttention``, ``DynamicQuantizeLinear`` and ``SimplifiedLayerNormalization``
-  entries are not in that copy but their names are in the op-name
-  string table of the 1.24.1 wheel's ``libonnxruntime_providers_openvino.so``, next to
-  the other entries, so they are listed here too.
+  ``ops_supported_only_in_model`` and ``InsertNode``.  Read from intel/onnxruntime commit
+  b912b18f73 ("OpenVINO EP Features and bug-fixes for ORT-1.24 - Follow up",
+  2026-01-16), the EP source of the 1.24 line (``V_2025_4`` is its newest version).
 * ``ov_versions/capability.cc`` and ``utils.cc`` -- cluster forming, encoded as the
   ``partitioning`` options (``clusters: topological_runs`` etc., see
   :mod:`partsim.sim.ov_clusters`).
@@ -74,7 +71,7 @@ SUPPORTED_OPS = {
     "CumSum": [((2022, 1), ("CPU", "GPU"))],
     "DepthToSpace": [((2020, 4), ("CPU", "GPU"))],
     "DequantizeLinear": [((2021, 4), ("CPU", "GPU")), ((2024, 4), ("NPU",))],
-    "DynamicQuantizeLinear": [((2025, 0), ("CPU", "GPU"))],  # 1.24.1 binary string table (seen claimed)
+    "DynamicQuantizeLinear": [((2025, 2), ("CPU", "GPU"))],
     "DynamicQuantizeMatMul": [((2025, 0), ("CPU", "GPU"))],
     "Div": [((2020, 4), ("CPU", "GPU"))],
     "Dropout": [((2020, 4), ("CPU", "GPU"))],
@@ -102,7 +99,7 @@ SUPPORTED_OPS = {
     "Greater": [((2020, 4), ("CPU", "GPU"))],
     "GreaterOrEqual": [((2022, 1), ("CPU", "GPU"))],
     "GridSample": [((2022, 3), ("CPU",)), ((2023, 0), ("GPU",))],
-    "GroupQueryAttention": [((2025, 0), ("CPU", "GPU"))],  # 1.24.1 binary string table, see docstring
+    "GroupQueryAttention": [((2025, 1), ("GPU",))],
     "GRU": [((2024, 1), ("CPU", "GPU"))],
     "HardMax": [((2022, 1), ("CPU", "GPU")), ((2023, 1), ("CPU", "GPU"))],  # sic: no ONNX op has this name
     "HardSigmoid": [((2020, 4), ("CPU", "GPU"))],
@@ -141,7 +138,8 @@ SUPPORTED_OPS = {
     "Pad": [((2020, 4), ("CPU", "GPU"))],
     "Pow": [((2020, 4), ("CPU", "GPU"))],
     "PRelu": [((2020, 4), ("CPU", "GPU"))],
-    "QLinearMatMul": [((2022, 3), ("CPU",))],
+    # "QLinearMatMul" is commented out in the 1.24 data_ops.cc; seen on a real 1.24.1 session:
+    # a QLinearMatMul between two claimed nodes stays on the CPU
     "QuantizeLinear": [((2021, 4), ("CPU", "GPU"))],
     "QuickGelu": [((2025, 0), ("CPU", "GPU"))],
     "RNN": [((2023, 1), ("CPU", "GPU"))],
@@ -173,7 +171,7 @@ SUPPORTED_OPS = {
     "Shrink": [((2022, 1), ("CPU", "GPU"))],
     "Sigmoid": [((2020, 4), ("CPU", "GPU"))],
     "Sign": [((2020, 4), ("CPU",)), ((2022, 1), ("GPU",))],
-    "SimplifiedLayerNormalization": [((2025, 0), ("CPU", "GPU"))],  # 1.24.1 binary string table
+    "SimplifiedLayerNormalization": [((2025, 2), ("CPU", "GPU"))],
     "Sin": [((2022, 1), ("CPU", "GPU"))],
     "Sinh": [((2020, 4), ("CPU",))],
     "Size": [((2022, 1), ("CPU", "GPU"))],
@@ -205,23 +203,28 @@ SUPPORTED_OPS = {
 # data_ops.cc populate_types_supported: supported_types_cpu_ (non-constant tensors) and
 # supported_types_initializer_ (constant initializers) hold the same element types for
 # OpenVINO >= 2024.4: every input and output of a node must have one of these.
-CPU_DTYPES = ("bool", "float", "float16", "int16", "int32", "int4", "int64", "int8", "uint16", "uint4", "uint8")
+# Seen on a real 1.24.1 session: a float -> uint32 -> float Cast pair is claimed.
+CPU_DTYPES = ("bool", "float", "float16", "int16", "int32", "int4", "int64", "int8", "uint16", "uint32", "uint4",
+              "uint8")
 
 # data_ops.cc no_dimension_supported_ (entries whose devices include CPU or All): only
-# these ops may read or produce a rank-0 (scalar) non-constant tensor.
+# these ops may read a rank-0 non-constant tensor or produce a rank-0 tensor (node_is_supported,
+# check 2; every input that is not a constant initializer and every output is checked).  Seen on
+# real 1.24.1 sessions: DynamicQuantizeLinear (scalar scale/zero-point outputs) is claimed, a
+# ConvInteger reading its scalar zero point is not.
 NO_DIMENSION_OPS = (
-    "Add", "And", "Cast", "Ceil", "Clip", "DequantizeLinear", "Div", "Equal", "Expand", "Floor", "Gather",
-    "Greater", "Identity", "If", "Less", "Loop", "Max", "Min", "Mul", "Neg", "Pow", "QuantizeLinear", "Range",
-    "ReduceMax", "ReduceMin", "ReduceProd", "Reshape", "Shape", "Sqrt", "Squeeze", "Sub", "Unsqueeze", "Where",
+    "Add", "And", "Cast", "Ceil", "Clip", "DequantizeLinear", "Div", "DynamicQuantizeLinear", "Equal", "Exp",
+    "Expand", "Floor", "Gather", "Greater", "Identity", "If", "Less", "Loop", "MatMulInteger", "Max", "Min", "Mul",
+    "Neg", "Pow", "PRelu", "QuantizeLinear", "Range", "ReduceMax", "ReduceMin", "ReduceProd", "Reshape", "Shape",
+    "Sqrt", "Squeeze", "Sub", "Unsqueeze", "Where",
 )
 
 # data_ops.cc ops_supported_only_in_model: a fully supported graph of <= 3 nodes whose
-# first node (topological order) is one of these is not claimed (capability.cc).
+# first node (topological order) is one of these is not claimed (capability.cc).  Seen on real
+# 1.24.1 sessions: Cast->Relu and Slice->Relu stay on the CPU, Add/Exp/Round->Relu are claimed.
 ONLY_IN_MODEL_OPS = (
-    "Add", "Cast", "Celu", "Concat", "ConstantOfShape", "DequantizeLinear", "Dropout", "Einsum", "Exp", "Expand",
-    "EyeLike", "GatherElements", "GatherND", "GridSample", "Identity", "LayerNormalization", "Loop", "LSTM",
-    "NonMaxSuppression", "NonZero", "Not", "OneHot", "Pad", "QuantizeLinear", "RandomNormalLike", "Range",
-    "ReduceMin", "Resize", "Round", "Shape", "Slice", "Split", "Tile", "TopK", "Trilu",
+    "Cast", "Celu", "ConstantOfShape", "Dropout", "Einsum", "GatherElements", "GatherND", "GridSample",
+    "LayerNormalization", "LSTM", "OneHot", "Pad", "RandomNormalLike", "ReduceMin", "Slice", "TopK",
 )
 
 # data_ops.cc InsertNode: treated as unsupported when the graph is split into clusters
@@ -270,9 +273,6 @@ def openvino_table():
             rule["domain"] = domain
         if constraints:
             rule["types"] = {c: list(CPU_DTYPES) for c in constraints}
-        if op not in NO_DIMENSION_OPS:
-            rule["min_rank"] = 1
-            rule["rank_inputs"] = [0]
         ops.append(rule)
     table = {
         "provider": "OpenVINOExecutionProvider",
@@ -290,6 +290,7 @@ def openvino_table():
         "partitioning": {
             "clusters": "topological_runs",
             "single_node_cluster_only_last": True,
+            "no_dimension_ops": sorted(NO_DIMENSION_OPS),
             "escaping_output_ops": ["Conv", "Identity"],
             "small_graph_reject_ops": list(ONLY_IN_MODEL_OPS),
             "subgraphs": "unsupported",
@@ -298,9 +299,10 @@ def openvino_table():
             "The OpenVINO EP checks the op type only (any domain, any opset version); partsim lists each op in "
             "the domain ONNX or ORT defines it in.",
             "dtypes: every input and output of a node must be one of " + ", ".join(CPU_DTYPES) + " (float64, "
-            "string, bfloat16, uint32, uint64 are refused).",
-            "Rank-0 tensors: only the ops of no_dimension_supported_ may read or produce them; partsim checks "
-            "input 0 only (min_rank 1, rank_inputs [0]) - scalar outputs and zero-sized dimensions are not checked.",
+            "string, bfloat16, uint64 are refused).",
+            "Rank-0 tensors: only the ops of no_dimension_supported_ (partitioning.no_dimension_ops) may read a "
+            "non-constant one or produce one; a zero-sized dimension only Expand, Equal, Slice, Concat, Shape, "
+            "Cast, Resize (checked while clusters are formed, see partsim/sim/ov_clusters.py).",
             "Not claimed although listed: Hardmax (data_ops.cc spells it HardMax).  TopK and NonZero are always "
             "cut out of clusters (InsertNode) and left out of this table.",
             "Control-flow bodies (If/Loop/Scan subgraphs) are not simulated: their nodes stay on the CPU here.",

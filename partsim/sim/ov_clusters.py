@@ -1,32 +1,48 @@
 """Cluster forming of the OpenVINO EP (``partitioning.clusters: topological_runs``).
 
-Sources (read for onnxruntime-openvino 1.24.1, OpenVINO 2025.4; the logic is unchanged
-since ORT 1.20): ``onnxruntime/core/providers/openvino/ov_versions/capability.cc``
-(``GetCapability::Execute``) and ``ov_versions/utils.cc`` (``GetPartitionedClusters``,
+Sources (read for onnxruntime-openvino 1.24.1, OpenVINO 2025.4; the search of *all* later
+clusters for a one-node cluster dates from ORT 1.23):
+``onnxruntime/core/providers/openvino/ov_versions/capability.cc`` (``GetCapability::Execute``) and ``ov_versions/utils.cc`` (``GetPartitionedClusters``,
 ``GetConnectedClusters``, ``GetInputsOutputsOfCluster``,
-``AddTrivialClusterToNextClusterIfConnected``); ``onnxruntime/core/graph/graph_viewer.cc``
+``AddTrivialClusterToNextClusterIfConnected``), ``ov_versions/data_ops.cc``
+(``node_is_supported``); ``onnxruntime/core/graph/graph_viewer.cc``
 and ``graph.cc`` (``ReverseDFSFrom`` with ``NodeCompare``) for the default topological
 order.  Behaviour checked against real onnxruntime-openvino 1.24.1 sessions
 (``tests/test_openvino.py``).
 
 Unlike ORT's wave algorithm (:mod:`partsim.sim.wave`) the OpenVINO EP
 
+0. refuses, beyond the op table, a node with a rank-0 non-constant input or a rank-0
+   output unless its op is one of ``no_dimension_supported_`` (table option
+   ``no_dimension_ops``; a ``Pad`` fed by a ``DequantizeLinear`` is let through), and a
+   node with a zero-sized dimension in such a tensor unless it is one of
+   ``Expand, Equal, Slice, Concat, Shape, Cast, Resize`` (data_ops.cc
+   ``node_is_supported``, check 2; the dtype check 1 is the table's ``types``);
 1. takes ORT's default topological order (a reverse depth-first search from the leaf
-   nodes, inputs visited in ascending node index) and cuts it at every unsupported
-   node: each run of consecutive supported nodes is a cluster;
+   nodes; ``NodeCompare`` sorts producers by ascending index, so the largest index is
+   explored first) and cuts it at every unsupported node: each run of consecutive
+   supported nodes is a cluster;
 2. splits every cluster into weakly connected components;
 3. walks the components in order: a one-node component that is not the last one is
-   dropped, and when that node feeds the next component it is appended to it (which
+   dropped, and appended to the first later component it is connected to (either
+   direction: ``AddTrivialClusterToNextClusterIfConnected``) when there is one.  That
    can make a partition whose contraction is cyclic: ORT then refuses the session,
-   "the graph is not acyclic");
+   "the graph is not acyclic";
 4. drops a component in which a ``Conv``/``Identity`` output leaves the component
-   (or is a graph output) while that node also has consumers;
+   (or is a graph output) while that node also has consumers, and a component with
+   no inputs at all;
 5. when every node is supported, claims the whole graph as one partition, except
    that a graph without inputs is left alone, and so is a graph of at most three
    nodes whose first node is one of the "supported only in models" ops.
+
+The onnxruntime-openvino 1.24.1 reading is from intel/onnxruntime commit b912b18f73
+("OpenVINO EP Features and bug-fixes for ORT-1.24 - Follow up", 2026-01-16).
 """
 
-__all__ = ["ort_default_topological_order", "openvino_clusters"]
+__all__ = ["ort_default_topological_order", "openvino_clusters", "tensor_refusal"]
+
+#: data_ops.cc node_is_supported: ops that may see a zero-sized dimension on the CPU device
+ZERO_DIM_OPS = frozenset({"Expand", "Equal", "Slice", "Concat", "Shape", "Cast", "Resize"})
 
 
 def ort_default_topological_order(model, members):
@@ -58,9 +74,9 @@ def ort_default_topological_order(model, members):
             continue
         visited.add(i)
         stack.append((i, True))
-        # NodeCompare sorts descending by index; pushing in that order leaves the
-        # smallest index on top of the stack
-        for p in sorted(producers(i), reverse=True):
+        # NodeCompare (graph_viewer.cc) is ``n1->Index() < n2->Index()``: the producers are
+        # pushed in ascending index order, so the largest index is explored first
+        for p in producers(i):
             stack.append((p, False))
     return order
 
@@ -104,6 +120,46 @@ def _escaping_output(model, cluster, ops, graph_outputs):
     return None
 
 
+def tensor_refusal(model, i, no_dimension_ops):
+    """Why data_ops.cc ``node_is_supported`` refuses node ``i`` for its tensors, or ``None``.
+
+    Every non-constant input and every output with a known shape is checked: rank 0 is
+    allowed only for ``no_dimension_ops`` (and for a ``Pad`` fed by a
+    ``DequantizeLinear``), a dimension of size 0 only for :data:`ZERO_DIM_OPS`.
+    Constant initializers are not checked (``IsConstantInitializer``).
+    """
+    node = model.nodes[i]
+    op = node.op_type
+    ports = [("input", k, t) for k, t in enumerate(node.inputs) if t and not model.value(t).is_constant]
+    ports += [("output", k, t) for k, t in enumerate(node.outputs) if t]
+    for kind, k, t in ports:
+        shape = model.value(t).shape
+        if shape is None:
+            continue
+        if len(shape) == 0:
+            if op in no_dimension_ops:
+                continue
+            if op == "Pad" and any(model.nodes[p].op_type == "DequantizeLinear" for p, _ in model.in_edges(i)):
+                continue
+            return (f"{kind} {k} ({t!r}) is a rank-0 tensor; OpenVINO takes those only for "
+                    f"the ops of data_ops.cc no_dimension_supported_")
+        if any(d == 0 for d in shape if isinstance(d, int)) and op not in ZERO_DIM_OPS:
+            return f"{kind} {k} ({t!r}) has a zero-sized dimension"
+    return None
+
+
+def _adjacent(model, i, comp):
+    """``AddTrivialClusterToNextClusterIfConnected``: is node ``i`` a producer or consumer of ``comp``?"""
+    inside = set(comp)
+    return any(c in inside for c, _ in model.out_edges(i)) or any(p in inside for p, _ in model.in_edges(i))
+
+
+def _has_inputs(model, comp):
+    """``GetInputsOutputsOfCluster`` gives ``comp`` at least one input (initializers count)."""
+    made = {t for i in comp for t in model.nodes[i].outputs if t}
+    return any(t and t not in made for i in comp for t in model.node_inputs(model.nodes[i]))
+
+
 def openvino_clusters(model, members, supported, table, graph_inputs, graph_outputs):
     """Clusters of one graph scope claimed by an OpenVINO-style EP.
 
@@ -114,8 +170,8 @@ def openvino_clusters(model, members, supported, table, graph_inputs, graph_outp
     supported : callable
         ``supported(i)`` -> bool (matched by the table and still unassigned).
     table : RuleTable
-        Options read: ``single_node_cluster_only_last``, ``escaping_output_ops``,
-        ``small_graph_reject_ops``.
+        Options read: ``no_dimension_ops``, ``single_node_cluster_only_last``,
+        ``escaping_output_ops``, ``small_graph_reject_ops``.
     graph_inputs, graph_outputs : set of str
         Non-constant inputs and the outputs of the scope.
 
@@ -128,6 +184,21 @@ def openvino_clusters(model, members, supported, table, graph_inputs, graph_outp
     """
     order = ort_default_topological_order(model, members)
     dropped = []
+    no_dim = table.option("no_dimension_ops")
+    if no_dim is not None:
+        no_dim = set(no_dim)
+        matched = supported
+        refusals = {}
+        for i in order:
+            if matched(i):
+                why = tensor_refusal(model, i, no_dim)
+                if why:
+                    refusals[i] = why
+                    dropped.append((i, why))
+
+        def supported(i):
+            return i not in refusals and matched(i)
+
     if order and all(supported(i) for i in order):
         small = set(table.option("small_graph_reject_ops", ()) or ())
         if not graph_inputs:
@@ -152,15 +223,20 @@ def openvino_clusters(model, members, supported, table, graph_inputs, graph_outp
     for k, comp in enumerate(comps):
         if only_last and len(comp) == 1 and k < len(comps) - 1:
             i = comp[0]
-            nxt = set(comps[k + 1])
-            if any(c in nxt for c, _ in model.out_edges(i)):
-                comps[k + 1] = comps[k + 1] + [i]
+            # capability.cc (ORT >= 1.23): the first later component it touches takes it
+            for j in range(k + 1, len(comps)):
+                if _adjacent(model, i, comps[j]):
+                    comps[j] = comps[j] + [i]
+                    break
             else:
                 dropped.append((i, "a one-node cluster that is not the last stays on the CPU"))
             continue
         why = _escaping_output(model, comp, escaping_ops, graph_outputs) if escaping_ops else None
         if why:
             dropped.extend((i, why) for i in comp)
+            continue
+        if not _has_inputs(model, comp):
+            dropped.extend((i, "the cluster has no inputs (ORT folds it)") for i in comp)
             continue
         clusters.append(comp)
     return clusters, dropped, [c for c in clusters if _is_cyclic_contraction(model, c, members)]
