@@ -99,8 +99,11 @@ def _attr_value(a):
     return None  # graphs and the rest: not used by predicates
 
 
-def read_model_proto(path):
+def read_model_proto(path, check_node_text=True):
     """Read and parse ``path`` (no external data), with one-line errors.
+
+    ``check_node_text=False`` leaves the UTF-8 check of node fields to the caller
+    (:func:`load_model` does it while it builds the IR, at no extra cost).
 
     Returns
     -------
@@ -128,13 +131,13 @@ def read_model_proto(path):
         raise ModelError(f"not a valid ONNX protobuf (truncated or corrupt): {exc}", path) from None
     if not proto.HasField("graph"):
         raise ModelError("not an ONNX model: no graph", path)
-    _check_strings(proto, path)
+    _check_strings(proto, path, nodes=check_node_text)
     if not any(normalize_domain(o.domain) == "" for o in proto.opset_import):
         raise ModelError("model has no opset import for the default ONNX domain", path)
     return proto, data
 
 
-def _check_strings(msg, path, where="model"):
+def _check_strings(msg, path, where="model", nodes=True):
     """Every string field must be UTF-8: ONNX's proto2 schema lets protobuf hand back ``bytes``
     for one that is not, and names, op types and locations are used as text everywhere."""
     from google.protobuf.descriptor import FieldDescriptor as F
@@ -169,6 +172,8 @@ def _check_strings(msg, path, where="model"):
             elif ftype == MESSAGE:
                 mname = field.message_type.name
                 if mname == "NodeProto":  # the bulk of a model: its text fields read directly (fast path)
+                    if not nodes:
+                        continue  # the IR builder checks node text (and their subgraphs) as it reads them
                     for k, node in enumerate(value):
                         _check_node_text(node, lambda k=k: describe((trail, f"{field.name}[{k}]")), path,
                                          stack, (trail, f"{field.name}[{k}]"))
@@ -225,30 +230,34 @@ def _check_external_data(proto, path):
     import onnx
 
     A = onnx.AttributeProto
+    EXTERNAL = onnx.TensorProto.EXTERNAL
     base = Path(path).resolve().parent
     graphs = [proto.graph]
     while graphs:
         g = graphs.pop()
-        tensors = [(f"initializer {t.name!r}", t) for t in g.initializer]
+        # (description, tensor) pairs; descriptions are built only for external tensors
+        tensors = [(lambda t=t: f"initializer {t.name!r}", t) for t in g.initializer]
         for sp in g.sparse_initializer:
-            tensors += [(f"sparse initializer {sp.values.name!r}", sp.values),
-                        (f"sparse initializer {sp.values.name!r} indices", sp.indices)]
+            tensors += [(lambda sp=sp: f"sparse initializer {sp.values.name!r}", sp.values),
+                        (lambda sp=sp: f"sparse initializer {sp.values.name!r} indices", sp.indices)]
         for n in g.node:
             for a in n.attribute:
-                what = f"attribute {a.name!r} of node {n.name or n.op_type!r}"
-                if a.type == A.GRAPH:
+                atype = a.type
+                if atype == A.GRAPH:
                     graphs.append(a.g)
-                elif a.type == A.GRAPHS:
+                elif atype == A.GRAPHS:
                     graphs.extend(a.graphs)
-                elif a.type == A.TENSOR:
-                    tensors.append((what, a.t))
-                elif a.type == A.TENSORS:
-                    tensors.extend((what, t) for t in a.tensors)
-                elif a.type == A.SPARSE_TENSOR:
-                    tensors += [(what, a.sparse_tensor.values), (what, a.sparse_tensor.indices)]
+                elif atype in (A.TENSOR, A.TENSORS, A.SPARSE_TENSOR):
+                    what = (lambda a=a, n=n: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
+                    if atype == A.TENSOR:
+                        tensors.append((what, a.t))
+                    elif atype == A.TENSORS:
+                        tensors.extend((what, t) for t in a.tensors)
+                    else:
+                        tensors += [(what, a.sparse_tensor.values), (what, a.sparse_tensor.indices)]
         for what, t in tensors:
-            if t.data_location == onnx.TensorProto.EXTERNAL:
-                check_external_location(t, what, base, path)
+            if t.data_location == EXTERNAL:
+                check_external_location(t, what(), base, path)
 
 
 def check_external_location(t, what, base, path):
@@ -259,6 +268,8 @@ def check_external_location(t, what, base, path):
     names and locations that leave the model's folder (after resolving links).
     """
     info = {e.key: e.value for e in t.external_data}
+    if not all(isinstance(x, str) for kv in info.items() for x in kv):
+        raise ModelError(f"{what}: an external-data entry is not valid UTF-8 text", path)
     loc = info.get("location", "")
     if not loc or os.path.isabs(loc) or loc.startswith(("/", "\\")):
         raise ModelError(f"{what}: external data location {loc!r} is not a relative path", path)
@@ -292,7 +303,7 @@ def load_model(path, infer_shapes=True):
         Unreadable, truncated or invalid file, cyclic graph, tensors consumed but
         never produced, duplicate producers, unsafe external-data paths.
     """
-    proto, data = read_model_proto(path)
+    proto, data = read_model_proto(path, check_node_text=False)
     sha256 = hashlib.sha256(data).hexdigest()
     del data
     _check_external_data(proto, path)
@@ -321,6 +332,8 @@ def _build_from_box(box, path, sha256, infer_shapes):
         del inferred
     opsets = {}
     for o in proto.opset_import:
+        if o.domain.__class__ is not str:
+            raise ModelError(f"an opset import domain is not valid UTF-8 text: {o.domain[:60]!r}", path)
         opsets[normalize_domain(o.domain)] = int(o.version)
     builder = _Builder(proto, path, sha256, opsets, warnings, file_order)
     del proto
@@ -502,6 +515,11 @@ class _Builder:
     def error(self, msg):
         raise ModelError(msg, self.path)
 
+    def text(self, x, what):
+        """Names are text: protobuf hands back ``bytes`` for a string field that is not UTF-8."""
+        if x.__class__ is not str:
+            self.error(f"{what} is not valid UTF-8 text: {x[:60]!r}")
+
     def build(self):
         g = self.proto.graph
         self.walk(g, "", None, {})
@@ -541,6 +559,7 @@ class _Builder:
             info[vi.name] = _type_of(vi.type)
         init_names = set()
         for init in g.initializer:
+            self.text(init.name, "an initializer name")
             if init.name in init_names:
                 self.error(f"initializer {init.name!r} is defined twice")
             init_names.add(init.name)
@@ -548,12 +567,14 @@ class _Builder:
                    tuple(int(d) for d in init.dims))
             self.define(init.name, scope, visible, "initializer", typ)
         for sinit in g.sparse_initializer:
+            self.text(sinit.values.name, "a sparse initializer name")
             init_names.add(sinit.values.name)
             self.define(sinit.values.name, scope, visible, "initializer",
                         (None, tuple(int(d) for d in sinit.dims)))
         inputs = []
         input_names = set()
         for vi in g.input:
+            self.text(vi.name, "a graph input name")
             if vi.name in input_names:
                 self.error(f"graph input {vi.name!r} is listed twice")
             input_names.add(vi.name)
@@ -572,6 +593,8 @@ class _Builder:
             for o in n.output:
                 if not o:
                     continue
+                if o.__class__ is not str:
+                    self.text(o, f"an output name of node {n.name or n.op_type!r}")
                 if o in produced_here or (o in visible and visible[o] in self.values
                                           and visible[o] not in outer_uniques):
                     self.error(f"tensor {o!r} is produced twice (node {n.name or n.op_type!r})")
@@ -591,6 +614,9 @@ class _Builder:
         GRAPH, GRAPHS = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
         for n in g_nodes:
             op_type = n.op_type
+            if op_type.__class__ is not str or n.domain.__class__ is not str or n.name.__class__ is not str:
+                for what, x in (("a node's op type", op_type), ("a node's domain", n.domain), ("a node name", n.name)):
+                    self.text(x, what)
             domain = normalize_domain(n.domain)
             if op_type == "Constant" and domain == "":
                 # ORT turns Constant nodes into initializers when it loads a graph, so they are
@@ -609,6 +635,7 @@ class _Builder:
                     continue
                 u = visible.get(t)
                 if u is None:
+                    self.text(t, f"an input name of node {name!r}")
                     self.error(f"node {name!r} ({op_type}) consumes tensor {t!r}, which no node, "
                                "graph input or initializer produces")
                 if u in outer_uniques:
@@ -623,6 +650,8 @@ class _Builder:
             implicit = []
             for a in n.attribute:
                 atype = a.type
+                if a.name.__class__ is not str:
+                    self.text(a.name, f"an attribute name of node {name!r}")
                 if atype == GRAPH or atype == GRAPHS:
                     attrs[a.name] = None
                     for sg in ([a.g] if atype == GRAPH else list(a.graphs)):
@@ -650,6 +679,7 @@ class _Builder:
         for vi in g.output:
             u = visible.get(vi.name)
             if u is None:
+                self.text(vi.name, "a graph output name")
                 self.error(f"graph output {vi.name!r} is produced by nothing")
             if u in outer_uniques:
                 reads_outer.add(u)
