@@ -1,8 +1,10 @@
 """What `pip install .` ships: every subpackage, the tables and the data files."""
 
-import tomllib
+import pytest
 
 from tests.conftest import ROOT
+
+tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
 
 
 def test_every_subpackage_is_listed_in_pyproject():
