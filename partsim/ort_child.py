@@ -108,6 +108,10 @@ def main():
         os.abort()
     if req.get("hook") == "hang":  # test hook: a session that never returns
         time.sleep(3600)
+    if req.get("hook") == "hog":  # test hook: a session that allocates without bound
+        hog = []
+        while True:
+            hog.append(bytearray(256 * 1024**2))
     tmp = tempfile.mkdtemp(prefix="partsim-ort-")
     so = ort.SessionOptions()
     so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, rec["level"])

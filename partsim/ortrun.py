@@ -20,15 +20,39 @@ CHILD = Path(__file__).with_name("ort_child.py")
 _BANNER = re.compile(r"EP Error (.*?) when using")
 
 
+# Address-space ceiling of a session's child process (SPEC section 8): a model or EP that
+# tries to allocate without bound fails in the child (recorded as crashed) instead of
+# taking the machine down.  Generous, because EPs reserve address space they never touch.
+DEFAULT_MEMORY_LIMIT = 32 * 1024**3
+
+
+def _memory_ceiling(limit):
+    def apply():
+        try:
+            import resource
+
+            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+            cap = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+        except (ImportError, ValueError, OSError):
+            pass  # not on this platform: the timeout still bounds the run
+    return apply
+
+
 def run_session(model, providers, level="disable", python=None, timeout=120, seed=0, dims=None,
-                inputs_npz=None, run=True, hook=None, threads=1):
-    """Create (and run) one session in a child process; return its record (a dict)."""
+                inputs_npz=None, run=True, hook=None, threads=1, memory_limit=DEFAULT_MEMORY_LIMIT):
+    """Create (and run) one session in a child process; return its record (a dict).
+
+    The child gets ``timeout`` seconds and an address-space ceiling of ``memory_limit``
+    bytes; a crash, a hang or running out of memory is recorded, never raised.
+    """
     req = {"model": str(model), "providers": list(providers), "level": LEVELS[normalize_level(level)],
            "seed": seed, "dims": dims or {}, "inputs_npz": str(inputs_npz) if inputs_npz else None,
            "run": run, "hook": hook, "threads": threads}
     try:
         proc = subprocess.run([python or sys.executable, str(CHILD)], input=json.dumps(req), capture_output=True,
-                              text=True, timeout=timeout)
+                              text=True, timeout=timeout,
+                              preexec_fn=_memory_ceiling(memory_limit) if memory_limit else None)
     except subprocess.TimeoutExpired:
         return {"state": "timeout", "requested": list(providers), "error": f"no result within {timeout} s"}
     except OSError as exc:

@@ -97,3 +97,9 @@ def test_parse_placement_of_a_split_graph():
     assert parse_placement(text) == {
         "CUDAExecutionProvider": {"count": 2, "nodes": [["MatMul", "n0_MatMul"], ["Relu", "n2_Relu"]]},
         "CPUExecutionProvider": {"count": 1, "nodes": [["Add", "n1_Add"]]}}
+
+
+def test_memory_ceiling_stops_a_runaway_session():
+    hog = run_session(CHAIN, ["CPUExecutionProvider"], hook="hog", memory_limit=2 * 1024**3, timeout=60)
+    assert hog["state"] == "crashed" and "MemoryError" in hog["error"]
+    assert run_session(CHAIN, ["CPUExecutionProvider"])["state"] == "ok"

@@ -59,6 +59,8 @@ def _session_args(p):
     g.add_argument("--level", default="disable", help="graph optimization level: disable, basic, extended, all")
     g.add_argument("--python", metavar="PATH", help="interpreter with another ORT build (e.g. onnxruntime-openvino)")
     g.add_argument("--timeout", type=float, default=120.0, help="seconds before the session counts as hung")
+    g.add_argument("--memory-limit", type=float, default=32.0, metavar="GiB",
+                   help="address-space ceiling of the session's child process (default 32 GiB; 0 = none)")
     g.add_argument("--seed", type=int, default=0, help="seed for random inputs and weights")
     g.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE", help="value of a dynamic dimension")
     g.add_argument("--inputs", metavar="FILE.npz", help="inputs keyed by name (no pickles)")
@@ -90,7 +92,7 @@ def _observe(model, providers, args):
     with tempfile.TemporaryDirectory(prefix="partsim-observe-") as tmp:
         runnable = _prepare(model, Path(tmp), args.seed)
         rec = run_session(runnable, providers, level, args.python, args.timeout, args.seed, _dims(args.dim),
-                          args.inputs)
+                          args.inputs, memory_limit=int(args.memory_limit * 1024**3))
     return rec, level
 
 
