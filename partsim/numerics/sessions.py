@@ -12,6 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..ortrun import DEFAULT_MEMORY_LIMIT, _memory_ceiling
 from ..errors import UsageError
 from ..observation import LEVELS, normalize_level
 
@@ -77,7 +78,8 @@ def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0, 
         req = {"model": str(runnable), "inputs_npz": str(npz), "out_dir": tmp, "runs": runs}
         try:
             proc = subprocess.run([str(python) if python else sys.executable, str(CHILD)], input=json.dumps(req),
-                                  capture_output=True, text=True, timeout=timeout)
+                                  capture_output=True, text=True, timeout=timeout,
+                                  preexec_fn=_memory_ceiling(DEFAULT_MEMORY_LIMIT))
         except subprocess.TimeoutExpired:
             return {"state": "timeout", "runs": []}, {}
         except OSError as exc:
