@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .observation import LEVELS, OBSERVATION_SCHEMA_VERSION, normalize_level
 
-__all__ = ["run_session", "observation_from_run"]
+__all__ = ["run_session", "observation_from_run", "memory_ceiling", "DEFAULT_MEMORY_LIMIT"]
 
 CHILD = Path(__file__).with_name("ort_child.py")
 _BANNER = re.compile(r"EP Error (.*?) when using")
@@ -26,7 +26,7 @@ _BANNER = re.compile(r"EP Error (.*?) when using")
 DEFAULT_MEMORY_LIMIT = 32 * 1024**3
 
 
-def _memory_ceiling(limit):
+def memory_ceiling(limit):
     def apply():
         try:
             import resource
@@ -52,7 +52,7 @@ def run_session(model, providers, level="disable", python=None, timeout=120, see
     try:
         proc = subprocess.run([python or sys.executable, str(CHILD)], input=json.dumps(req), capture_output=True,
                               text=True, timeout=timeout,
-                              preexec_fn=_memory_ceiling(memory_limit) if memory_limit else None)
+                              preexec_fn=memory_ceiling(memory_limit) if memory_limit else None)
     except subprocess.TimeoutExpired:
         return {"state": "timeout", "requested": list(providers), "error": f"no result within {timeout} s"}
     except OSError as exc:

@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..ortrun import DEFAULT_MEMORY_LIMIT, _memory_ceiling
+from ..ortrun import DEFAULT_MEMORY_LIMIT, memory_ceiling
 from ..errors import UsageError
 from ..observation import LEVELS, normalize_level
 
@@ -79,7 +79,7 @@ def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0, 
         try:
             proc = subprocess.run([str(python) if python else sys.executable, str(CHILD)], input=json.dumps(req),
                                   capture_output=True, text=True, timeout=timeout,
-                                  preexec_fn=_memory_ceiling(DEFAULT_MEMORY_LIMIT))
+                                  preexec_fn=memory_ceiling(DEFAULT_MEMORY_LIMIT))
         except subprocess.TimeoutExpired:
             return {"state": "timeout", "runs": []}, {}
         except OSError as exc:
