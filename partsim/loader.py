@@ -320,25 +320,42 @@ def model_from_proto(proto, path="<memory>", sha256="", infer_shapes=True):
 
 def _build_from_box(box, path, sha256, infer_shapes):
     """Build from ``box = [proto]``; when the box held the only reference, each proto is
-    freed as soon as it is no longer needed (a million-node model is ~0.5 GB per copy)."""
+    freed as soon as it is no longer needed (a million-node model is ~0.5 GB per copy).
+
+    Shape inference runs on the graph as listed.  ``onnx.shape_inference`` visits nodes in
+    file order, so when the builder meets a node reading a tensor that a later node makes
+    (a graph not listed in topological order), the inference is redone on a sorted copy,
+    as ORT sorts before it infers; sorted files (nearly all) pay nothing for the check.
+    """
     proto = box.pop()
-    warnings = []
-    file_order = None
     if infer_shapes:
         _check_declared_dims(proto, path)
-        inferred, file_order = _infer_shapes(proto, warnings)
+        warnings = []
+        inferred = _infer_shapes_as_listed(proto, warnings)
         del proto
         proto = inferred
         del inferred
+        model, builder = _try_build(proto, path, sha256, warnings, None, resort=True)
+        if model is not None:
+            return model
+        proto = builder.proto  # listed out of order: infer again on a sorted copy
+        del builder
+        warnings = []
+        proto, file_order = _infer_shapes_sorted(proto, warnings)
+        return _try_build(proto, path, sha256, warnings, file_order, resort=False)[0]
+    return _try_build(proto, path, sha256, [], None, resort=False)[0]
+
+
+def _try_build(proto, path, sha256, warnings, file_order, resort):
     opsets = {}
     for o in proto.opset_import:
         if o.domain.__class__ is not str:
             raise ModelError(f"an opset import domain is not valid UTF-8 text: {o.domain[:60]!r}", path)
         opsets[normalize_domain(o.domain)] = int(o.version)
-    builder = _Builder(proto, path, sha256, opsets, warnings, file_order)
+    builder = _Builder(proto, path, sha256, opsets, warnings, file_order, resort)
     del proto
     try:
-        return builder.build()
+        return builder.build(), builder
     except ModelError as exc:
         if exc.path is None:
             exc.path = path
@@ -381,15 +398,7 @@ SHAPE_INFERENCE_MEMORY = 2 * 1024**3
 
 def _topological_permutation(graph):
     """Node positions of ``graph`` in a topological order (file order kept where it can be),
-    or ``None`` when the file order is already one or the graph has a cycle."""
-    made_here = {o for n in graph.node for o in n.output if o}
-    seen = set()
-    for n in graph.node:  # fast path: already sorted (the usual case)
-        if any(t in made_here and t not in seen for t in n.input):
-            break
-        seen.update(n.output)
-    else:
-        return None
+    or ``None`` when the graph has a cycle."""
     producer = {}
     for k, n in enumerate(graph.node):
         for o in n.output:
@@ -397,8 +406,6 @@ def _topological_permutation(graph):
                 producer.setdefault(o, k)
     deps = [sorted({producer[t] for t in n.input if t in producer and producer[t] != k})
             for k, n in enumerate(graph.node)]
-    if all(d < k for k, ds in enumerate(deps) for d in ds):
-        return None
     users = [[] for _ in deps]
     for k, ds in enumerate(deps):
         for d in ds:
@@ -407,27 +414,26 @@ def _topological_permutation(graph):
     return order if len(order) == len(deps) else None
 
 
-def _infer_shapes(proto, warnings):
-    """ONNX shape inference, on the main graph in topological order, as ORT does it.
+def _infer_shapes_sorted(proto, warnings):
+    """ONNX shape inference on the main graph in topological order, as ORT does it.
 
-    ``onnx.shape_inference`` visits nodes in file order, so a tensor made by a node
-    listed later stays without a shape.  ORT sorts the graph before it infers (seen with
-    onnxruntime 1.31.1: a model listed as Tanh(b), Relu(a)->b, Sigmoid(x)->a gets its output
-    shape, which ONNX's file-order inference leaves unknown), so the inference here runs on
-    a sorted copy and the nodes are put back in file order afterwards.
+    ORT sorts the graph before it infers (seen with onnxruntime 1.31.1: a model listed as
+    Tanh(b), Relu(a)->b, Sigmoid(x)->a gets its output shape, which ONNX's file-order
+    inference leaves unknown), so the inference runs on a sorted copy.  Returns the
+    inferred (sorted) proto and, per file position, the node's position in it.
     """
     import onnx
 
     order = _topological_permutation(proto.graph)
-    if order is None:
-        return _infer_shapes_as_listed(proto, warnings), None
+    if order is None:  # a cycle: the builder reports it
+        return proto, None
     sorted_proto = onnx.ModelProto()
     sorted_proto.CopyFrom(proto)
     del sorted_proto.graph.node[:]
     sorted_proto.graph.node.extend(proto.graph.node[k] for k in order)
+    del proto
     inferred = _infer_shapes_as_listed(sorted_proto, warnings)
     del sorted_proto
-    # the builder walks the inferred (sorted) main graph in file order: position -> sorted position
     file_order = [0] * len(order)
     for pos, k in enumerate(order):
         file_order[k] = pos
@@ -498,9 +504,11 @@ class _memory_cap:
 
 
 class _Builder:
-    def __init__(self, proto, path, sha256, opsets, warnings, file_order=None):
+    def __init__(self, proto, path, sha256, opsets, warnings, file_order=None, resort=False):
         self.proto = proto
         self.file_order = file_order  # main-graph node positions in file order, when the proto was sorted
+        self.resort = resort  # stop (build() -> None) at a main graph listed out of topological order
+        self.unsorted = False
         self.path = path
         self.sha256 = sha256
         self.opsets = opsets
@@ -522,7 +530,8 @@ class _Builder:
 
     def build(self):
         g = self.proto.graph
-        self.walk(g, "", None, {})
+        if self.walk(g, "", None, {}) is None:
+            return None  # listed out of order: the caller infers shapes again on a sorted copy
         del g
         self.proto = None  # the IR is complete: let the proto go before edges are built
         nodes, self.nodes = self.nodes, None
@@ -610,9 +619,12 @@ class _Builder:
         reads_outer = set()
         # hot loop (one pass per node of million-node models): locals instead of attribute lookups
         nodes, names, producer, consumers = self.nodes, self.names, self.producer, self.consumers
+        check_order = self.resort and parent is None
+        position = -1
         opsets = self.opsets
         GRAPH, GRAPHS = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
         for n in g_nodes:
+            position += 1
             op_type = n.op_type
             if op_type.__class__ is not str or n.domain.__class__ is not str or n.name.__class__ is not str:
                 for what, x in (("a node's op type", op_type), ("a node's domain", n.domain), ("a node name", n.name)):
@@ -633,6 +645,9 @@ class _Builder:
                 if not t:
                     ins.append("")
                     continue
+                if check_order and produced_here.get(t, -1) >= position:
+                    self.unsorted = True  # reads what a later node makes: shapes need a sorted pass
+                    return None
                 u = visible.get(t)
                 if u is None:
                     self.text(t, f"an input name of node {name!r}")
