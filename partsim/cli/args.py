@@ -2,7 +2,7 @@
 
 from ..sim.assign import POLICIES
 
-__all__ = ["add_model_args", "add_provider_args", "add_output_args", "split_list"]
+__all__ = ["add_model_args", "add_provider_args", "add_output_args", "split_list", "add_tolerance_run_args"]
 
 
 def split_list(values):
@@ -44,3 +44,12 @@ def add_output_args(p, formats=("table", "json")):
     g.add_argument("--format", "-f", choices=formats, default=formats[0],
                    help=f"output format (default {formats[0]})")
     g.add_argument("--output", "-o", metavar="FILE", help="write the result here (atomically) instead of stdout")
+
+
+def add_tolerance_run_args(p, python_help):
+    """MODEL, providers, project tolerances and the candidate interpreter (run-compare, receipt)."""
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("--providers", "-p", action="append", metavar="EP[,EP…]", required=True)
+    p.add_argument("--abs-tol", type=float, help="projectAbsTolerance (required)")
+    p.add_argument("--rel-tol", type=float, help="projectRelTolerance (required)")
+    p.add_argument("--python", metavar="PATH", help=python_help)

@@ -4,7 +4,7 @@ import argparse
 
 from ..errors import EXIT_FAIL, EXIT_OK
 from ..outputs import to_json, write_output
-from .args import add_output_args, split_list
+from .args import add_output_args, add_tolerance_run_args, split_list
 
 HELP = """\
 Run MODEL in real ORT (one isolated child process under --python, so the CPU
@@ -27,11 +27,7 @@ parameters, never inputs.  Exit 0 when every cell passed (or is not applicable).
 def add_parser(sub):
     p = sub.add_parser("receipt", help="lifecycle matrix in real ORT -> execution receipt (for `partsim gate`)",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", metavar="MODEL")
-    p.add_argument("--providers", "-p", action="append", metavar="EP[,EP…]", required=True)
-    p.add_argument("--abs-tol", type=float, help="projectAbsTolerance (required)")
-    p.add_argument("--rel-tol", type=float, help="projectRelTolerance (required)")
-    p.add_argument("--python", metavar="PATH", help="interpreter of the candidate runtime (another ORT build)")
+    add_tolerance_run_args(p, "interpreter of the candidate runtime (another ORT build)")
     p.add_argument("--sample", metavar="NAME", help="sample id in the matrix (default seed<N> or 'inputs')")
     p.add_argument("--device", metavar="NAME", help="device name in the matrix (default <os>-<machine>-<ep>)")
     p.add_argument("--expected", metavar="FILE.npz|DIR", help="authoritative outputs for the CPU baseline check")

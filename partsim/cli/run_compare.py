@@ -4,7 +4,7 @@ import argparse
 
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
 from ..outputs import atomic_write, to_json, write_output
-from .args import add_output_args, split_list
+from .args import add_output_args, add_tolerance_run_args, split_list
 
 HELP = """\
 Run MODEL on the CPU EP (baseline) and on the requested providers (accelerated
@@ -24,11 +24,7 @@ required: there is no default tolerance.
 def add_parser(sub):
     p = sub.add_parser("run-compare", help="CPU vs accelerated run in real ORT -> receipt -> compare",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", metavar="MODEL")
-    p.add_argument("--providers", "-p", action="append", metavar="EP[,EP…]", required=True)
-    p.add_argument("--abs-tol", type=float, help="projectAbsTolerance (required)")
-    p.add_argument("--rel-tol", type=float, help="projectRelTolerance (required)")
-    p.add_argument("--python", metavar="PATH", help="interpreter for the accelerated side (another ORT build)")
+    add_tolerance_run_args(p, "interpreter for the accelerated side (another ORT build)")
     p.add_argument("--level", default="all", help="optimization level of the accelerated side (default all)")
     p.add_argument("--threads", type=int, default=1, help="intra-op threads of the accelerated side")
     p.add_argument("--cpu-level", default="disable", help="optimization level of the CPU baseline (default disable)")
