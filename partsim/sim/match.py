@@ -133,6 +133,12 @@ def _check_rule(rule, node, model):
     return None
 
 
+def _dtype_only(rules):
+    """True when every rule's verdict depends only on the schema version and port dtypes."""
+    return all(not (r.static_shape or r.min_rank is not None or r.max_rank is not None or r.attrs
+                    or r.const_inputs) for r in rules)
+
+
 def match_node(table, node, model):
     """Check ``node`` against ``table``.
 
@@ -141,15 +147,41 @@ def match_node(table, node, model):
     (OpRule, None) or (None, Rejection)
         The first rule that accepts the node, or the most telling rejection:
         the one that failed latest in the check order (it got furthest).
+
+    Verdicts that depend only on the op, its schema version and its dtypes (no shape,
+    attribute or constant-input predicates) are memoized per table: big models repeat
+    the same few hundred signatures thousands of times.
     """
     rules = table.rules_for(node.domain, node.op_type)
     if not rules:
         return None, Rejection("op_not_in_table", f"{node.qualified_op} is not in the {table.provider} table")
+    memo = table.__dict__.get("_match_memo")
+    if memo is None:
+        memo = {}
+        object.__setattr__(table, "_match_memo", memo)  # a cache, not state: the table stays frozen
+    simple = memo.get(rules)
+    if simple is None:
+        simple = memo[rules] = _dtype_only(rules)
+    key = None
+    if simple:
+        value = model.value
+        key = (node.domain, node.op_type, node.since_version,
+               tuple(value(t).dtype if t else "" for t in node.inputs), "|",
+               tuple(value(t).dtype if t else "" for t in node.outputs))
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
     best = None
+    result = None
     for rule in rules:
         why = _check_rule(rule, node, model)
         if why is None:
-            return rule, None
+            result = (rule, None)
+            break
         if best is None or _ORDER.index(why.category) > _ORDER.index(best.category):
             best = why
-    return None, best
+    if result is None:
+        result = (None, best)
+    if key is not None:
+        memo[key] = result
+    return result
