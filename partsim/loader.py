@@ -598,17 +598,18 @@ class _Builder:
         g_nodes = g.node
         if parent is None and self.file_order is not None:
             g_nodes = [g.node[pos] for pos in self.file_order]
+        values = self.values
         for k, n in enumerate(g_nodes):
+            kind = "constant" if n.op_type == "Constant" and n.domain in ("", "ai.onnx") else "intermediate"
             for o in n.output:
                 if not o:
                     continue
                 if o.__class__ is not str:
                     self.text(o, f"an output name of node {n.name or n.op_type!r}")
-                if o in produced_here or (o in visible and visible[o] in self.values
+                if o in produced_here or (o in visible and visible[o] in values
                                           and visible[o] not in outer_uniques):
                     self.error(f"tensor {o!r} is produced twice (node {n.name or n.op_type!r})")
                 produced_here[o] = k
-                kind = "constant" if n.op_type == "Constant" and normalize_domain(n.domain) == "" else "intermediate"
                 typ = info.get(o)
                 if kind == "constant" and typ is None:
                     for a in n.attribute:
