@@ -19,13 +19,13 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from common import CLI, timed_process  # noqa: E402  (benchmarks/common.py)
 
 from partsim.whatif import blame, parse_link, prepare  # noqa: E402
 
@@ -48,12 +48,7 @@ def run_once(path, providers):
 
 
 def cli_seconds(argv):
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(ROOT / "cli.py"), *argv], capture_output=True, text=True, cwd=ROOT)
-    dt = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise SystemExit(f"{argv[0]} failed: {proc.stderr.strip()}")
-    return dt
+    return timed_process(CLI + list(argv))[0]
 
 
 def main():

@@ -27,6 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from common import CLI, timed_process  # noqa: E402  (benchmarks/common.py)
 
 from partsim.api import load_tables, predict  # noqa: E402
 from partsim.render import find_dot, plan_render, render_html, render_svg  # noqa: E402
@@ -66,15 +67,10 @@ def cli_seconds(path, collapse, cfg):
     """Wall time of one `python cli.py render ... -o x.html` in a fresh process (imports included)."""
     out = ROOT / "benchmarks" / "results" / "tmp"
     out.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, str(ROOT / "cli.py"), "render", str(path), "-o", str(out / "bench_render.html")]
+    argv = CLI + ["render", str(path), "-o", str(out / "bench_render.html")]
     argv += ["--collapse"] if collapse else ["--expand"]
     argv += ["-p", ",".join(cfg["providers"])] if cfg["providers"] else ["--support", ",".join(cfg["support"])]
-    t0 = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT)
-    dt = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise SystemExit(f"render failed: {proc.stderr.strip()}")
-    return dt
+    return timed_process(argv)[0]
 
 
 def main():

@@ -35,7 +35,6 @@ import logging
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +42,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from common import timed_process  # noqa: E402  (benchmarks/common.py)
 
 MODEL = ROOT.parent / "shared" / "corpus" / "graph_only" / "swin_t.ts.onnx"
 RULES = (ROOT / "rules" / "nnapi.yaml", ROOT / "rules" / "coreml-neuralnetwork.yaml",
@@ -56,15 +56,6 @@ def wait_for_rules(wait):
         if not missing or time.monotonic() >= deadline:
             return missing
         time.sleep(5)
-
-
-def timed_process(argv, env=None):
-    t0 = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env)
-    dt = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise SystemExit(f"failed ({proc.returncode}): {' '.join(map(str, argv))}\n{proc.stderr.strip()[-2000:]}")
-    return dt, proc.stdout
 
 
 def main():

@@ -1,0 +1,19 @@
+"""What the benchmark scripts share: timing one child process (imports included)."""
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = [sys.executable, str(ROOT / "cli.py")]
+
+
+def timed_process(argv, env=None):
+    """Run ``argv`` from the repository root; return (wall seconds, stdout). A failure stops the benchmark."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env)
+    dt = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(map(str, argv))}\n{proc.stderr.strip()[-2000:]}")
+    return dt, proc.stdout
