@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from .observation import LEVELS, OBSERVATION_SCHEMA_VERSION, normalize_level
@@ -46,9 +47,27 @@ def run_session(model, providers, level="disable", python=None, timeout=120, see
     The child gets ``timeout`` seconds and an address-space ceiling of ``memory_limit``
     bytes; a crash, a hang or running out of memory is recorded, never raised.
     """
-    req = {"model": str(model), "providers": list(providers), "level": LEVELS[normalize_level(level)],
-           "seed": seed, "dims": dims or {}, "inputs_npz": str(inputs_npz) if inputs_npz else None,
-           "run": run, "hook": hook, "threads": threads}
+    with tempfile.TemporaryDirectory(prefix="partsim-feeds-") as tmp:
+        req = {"model": str(model), "providers": list(providers), "level": LEVELS[normalize_level(level)],
+               "inputs_npz": str(inputs_npz) if inputs_npz else None, "run": run, "hook": hook,
+               "threads": threads}
+        if run and not inputs_npz:
+            # seeded feeds made here, by the same code as every numeric command, and handed over as .npz
+            from .errors import PartsimError
+            from .numerics.inputs import save_npz
+            from .numerics.sessions import prepare_feeds
+
+            try:
+                feeds = prepare_feeds(model, seed, None, dims)
+            except PartsimError as exc:  # e.g. a string input: the session is still observed, not run
+                req["feed_error"] = exc.message
+            else:
+                req["inputs_npz"] = str(Path(tmp) / "feeds.npz")
+                save_npz(req["inputs_npz"], feeds)
+        return _run_child(req, providers, python, timeout, memory_limit)
+
+
+def _run_child(req, providers, python, timeout, memory_limit):
     try:
         proc = subprocess.run([python or sys.executable, str(CHILD)], input=json.dumps(req), capture_output=True,
                               text=True, timeout=timeout,

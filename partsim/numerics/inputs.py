@@ -1,7 +1,8 @@
 """Seeded model inputs, ``.npz`` input files (no pickles) and the inputDigest.
 
-The seeded inputs follow the same recipe as :mod:`partsim.ort_child` (so
-``partsim observe`` and the numeric commands feed a model the same arrays):
+The one generator of seeded inputs: ``partsim observe``/``verify --observe`` (through
+:func:`partsim.ortrun.run_session`, which hands the arrays to its child as ``.npz``) and
+the numeric commands feed a model the same arrays:
 ``numpy.random.default_rng(seed)``, the model's graph inputs in declaration order
 (initializers excluded), dynamic dimensions from ``dims`` (default 1); floats are
 standard normal, integers uniform in ``[0, 4)``, bools uniform.
