@@ -14,7 +14,7 @@ from pathlib import Path
 from .errors import ObservationError
 
 __all__ = ["OBSERVATION_SCHEMA_VERSION", "LEVELS", "normalize_level", "import_observation",
-           "observation_from_records"]
+           "observation_from_records", "MEMCPY_OPS"]
 
 OBSERVATION_SCHEMA_VERSION = "1.0"
 MAX_OBSERVATION_BYTES = 256 * 1024 * 1024
@@ -44,35 +44,59 @@ def _memcpy_counts(ops):
             "toHost": sum(1 for o in ops if o == "MemcpyToHost")}
 
 
-def observation_from_records(rec, runtime="", device="", path=""):
-    """One record of the shared ``observed.json`` format -> partsim observation."""
+MEMCPY_OPS = ("MemcpyFromHost", "MemcpyToHost")
+
+
+def observation_from_records(rec, runtime="", device="", path="", level=None, strict=True):
+    """One session record -> partsim observation.
+
+    ``rec`` is a record of the shared ``observed.json`` format or one made by
+    :mod:`partsim.ort_child` (same keys).  Placement, best source first:
+    ``assignment`` (``get_provider_graph_assignment_info``), the VERBOSE
+    ``placement`` log (ORT < 1.24), ``profile_nodes``.  Memcpy counts, best first:
+    the complete MemcpyTransformer log (all graphs), the optimized model (main graph),
+    the profile (each copy ran once), the assignment groups.  With ``strict`` a record
+    without any placement is an ObservationError; otherwise it gives an empty one.
+    """
     nodes, partitions, ops_of = {}, [], {}
     source = None
-    if rec.get("assignment"):
-        source = "assignment_info"
-        for ep, members in rec["assignment"]:
-            names = []
-            for m in members:
-                name, op = m[0], m[1]
-                if op in ("MemcpyFromHost", "MemcpyToHost"):
-                    continue
-                nodes[name] = ep
-                ops_of[name] = op
-                names.append(name)
-            if names:
-                partitions.append({"provider": ep, "nodes": names})
-    elif rec.get("profile_nodes"):
-        source = "profile"
-        for name, op, ep in rec["profile_nodes"]:
-            if op in ("MemcpyFromHost", "MemcpyToHost") or not ep:
+    for ep, members in rec.get("assignment") or []:
+        names = []
+        for m in members:
+            name, op = m[0], m[1]
+            if op in MEMCPY_OPS:
                 continue
             nodes[name] = ep
             ops_of[name] = op
-    if source is None:
+            names.append(name)
+        if names:
+            partitions.append({"provider": ep, "nodes": names})
+    if nodes:
+        source = "assignment_info"
+    else:
+        for ep, entry in (rec.get("placement") or {}).items():
+            if isinstance(entry, dict) and isinstance(entry.get("nodes"), list):
+                for op, name in entry["nodes"]:
+                    if op not in MEMCPY_OPS:
+                        nodes[name] = ep
+                        ops_of[name] = op
+        if nodes:
+            source = "placement_log"
+    if not nodes and rec.get("profile_nodes"):
+        for name, op, ep in rec["profile_nodes"]:
+            if op in MEMCPY_OPS or not ep:
+                continue
+            nodes[name] = ep
+            ops_of[name] = op
+        source = "profile" if nodes else None
+    if source is None and strict:
         why = rec.get("create_error") or rec.get("crash") or "no assignment or profile in the record"
         raise ObservationError(f"record for level {rec.get('level')} has no placement: {str(why)[:200]}", path)
-    mem_ops = [o[1] for o in rec.get("optimized_ops") or []] or [o[1] for o in rec.get("profile_nodes") or []]
+    mem_ops = ([o[1] for o in rec.get("optimized_ops") or []] or [o[1] for o in rec.get("profile_nodes") or []]
+               or [m[1] for _, ms in (rec.get("assignment") or []) for m in ms])
     memcpy, memcpy_source = _memcpy_counts(mem_ops), "optimized model (main graph only)"
+    if not rec.get("optimized_ops"):
+        memcpy_source = "profile" if rec.get("profile_nodes") else "assignment groups"
     from_log = _memcpy_from_log(rec.get("memcpy_log") or [])
     if from_log is not None:  # the VERBOSE log covers If/Loop bodies too
         memcpy, memcpy_source = from_log, "MemcpyTransformer log (all graphs)"
@@ -81,7 +105,7 @@ def observation_from_records(rec, runtime="", device="", path=""):
         "source": source,
         "runtime": runtime,
         "device": device,
-        "level": normalize_level(rec.get("level")),
+        "level": normalize_level(level if level is not None else rec.get("level")),
         "requested": list(rec.get("requested") or []),
         "granted": list(rec.get("granted") or []),
         "nodes": dict(sorted(nodes.items())),

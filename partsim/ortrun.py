@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .observation import LEVELS, OBSERVATION_SCHEMA_VERSION, normalize_level
+from .observation import LEVELS, normalize_level, observation_from_records
 
 __all__ = ["run_session", "observation_from_run", "memory_ceiling", "DEFAULT_MEMORY_LIMIT"]
 
@@ -89,37 +89,11 @@ def _run_child(req, providers, python, timeout, memory_limit):
 
 
 def observation_from_run(rec, level):
-    """Turn a child record into a partsim observation (see :mod:`partsim.observation`)."""
-    nodes, partitions = {}, []
-    for ep, members in rec.get("assignment") or []:
-        names = [m[0] for m in members if m[1] not in ("MemcpyFromHost", "MemcpyToHost")]
-        for n in names:
-            nodes[n] = ep
-        if names:
-            partitions.append({"provider": ep, "nodes": names})
-    source = "assignment_info"
-    if not nodes:  # ORT < 1.24 has no assignment info: the VERBOSE "Node placements" log
-        for ep, entry in (rec.get("placement") or {}).items():
-            if isinstance(entry.get("nodes"), list):
-                for op, name in entry["nodes"]:
-                    if op not in ("MemcpyFromHost", "MemcpyToHost"):
-                        nodes[name] = ep
-        if nodes:
-            source = "placement_log"
-    if not nodes and rec.get("profile_nodes"):
-        source = "profile"
-        nodes = {n: ep for n, op, ep in rec["profile_nodes"] if op not in ("MemcpyFromHost", "MemcpyToHost") and ep}
-    # Memcpy nodes: from the profile (each ran once) when the model ran, else from the assignment groups
-    if rec.get("profile_nodes"):
-        mem = [p[1] for p in rec["profile_nodes"]]
-    else:
-        mem = [m[1] for _, ms in (rec.get("assignment") or []) for m in ms]
-    return {
-        "schemaVersion": OBSERVATION_SCHEMA_VERSION, "source": source, "runtime": rec.get("runtime", ""),
-        "device": "this machine", "level": normalize_level(level), "state": rec.get("state"),
-        "requested": rec.get("requested", []), "granted": rec.get("granted", []),
-        "nodes": dict(sorted(nodes.items())), "partitions": partitions,
-        "memcpy": {"fromHost": mem.count("MemcpyFromHost"), "toHost": mem.count("MemcpyToHost")},
-        "warnings": rec.get("warnings", []),
-        "placementLog": rec.get("placement", {}),
-    }
+    """Turn a child record into a partsim observation (see :mod:`partsim.observation`).
+
+    A session that failed gives an observation without nodes, with its ``state``.
+    """
+    obs = observation_from_records(rec, rec.get("runtime", ""), "this machine", level=level, strict=False)
+    obs.update({"state": rec.get("state"), "warnings": rec.get("warnings", []),
+                "placementLog": rec.get("placement", {})})
+    return obs

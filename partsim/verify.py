@@ -4,8 +4,6 @@ from .sim.summary import fragments_of
 
 __all__ = ["compare", "baseline_record", "compare_baseline"]
 
-MEMCPY_OPS = ("MemcpyFromHost", "MemcpyToHost")
-
 
 def compare(summary, assignment, observation, min_agreement=1.0, check_counts=True):
     """Node-level agreement and side-by-side counts.
