@@ -36,6 +36,13 @@ def _dtype_lower(code):
 
 def _type_of(tp):
     """(dtype, shape) of an onnx TypeProto."""
+    dtype, shape, _ = _parse_type(tp)
+    return dtype, shape
+
+
+def _parse_type(tp):
+    """``(dtype, shape, bad)`` of an onnx TypeProto; ``bad`` is the first impossible dimension
+    (negative or above :data:`MAX_DIM`), else ``None``."""
     which = tp.WhichOneof("value")
     if which == "tensor_type":
         tt = tp.tensor_type
@@ -43,12 +50,16 @@ def _type_of(tp):
         if tt.elem_type:
             dtype = _dtype_lower(tt.elem_type)
         shape = None
+        bad = None
         if tt.HasField("shape"):
             dims = []
             for d in tt.shape.dim:
                 w = d.WhichOneof("value")
                 if w == "dim_value":
-                    dims.append(int(d.dim_value))
+                    v = int(d.dim_value)
+                    if bad is None and not 0 <= v <= MAX_DIM:
+                        bad = v
+                    dims.append(v)
                 elif w == "dim_param":
                     if not isinstance(d.dim_param, str):
                         raise ModelError(f"a dimension name is not valid UTF-8 text: {d.dim_param[:60]!r}")
@@ -56,10 +67,37 @@ def _type_of(tp):
                 else:
                     dims.append(None)
             shape = tuple(dims)
-        return dtype, shape
+        return dtype, shape, bad
     if which is None:
-        return None, None
-    return _type_string(tp), None
+        return None, None, None
+    return _type_string(tp), None, None
+
+
+class _TypeReader:
+    """TypeProto -> ``(dtype, shape, bad)``, each distinct type parsed once.
+
+    A model repeats a few hundred types over thousands of tensors; the serialized bytes
+    of a TypeProto are a cheaper key than walking its fields again.
+    """
+
+    def __init__(self):
+        self.cache = {}
+
+    def __call__(self, tp):
+        key = tp.SerializeToString()
+        hit = self.cache.get(key)
+        if hit is None:
+            hit = self.cache[key] = _parse_type(tp)
+        return hit
+
+
+def _dims_of(dims):
+    """``(shape, bad)`` for a TensorProto's dims."""
+    shape = tuple([int(d) for d in dims])
+    for d in shape:
+        if not 0 <= d <= MAX_DIM:
+            return shape, d
+    return shape, None
 
 
 def _type_string(tp):
@@ -221,51 +259,14 @@ def _check_node_text(node, where, path, stack, trail):
                              f"{x[:60]!r}", path)
 
 
-def _check_external_data(proto, path):
-    """Refuse external-data locations that leave the model's folder (never opened).
-
-    Initializers, sparse initializers and tensor attributes (``Constant``) of every
-    graph and subgraph are checked; the files themselves are never read.
-    """
-    import onnx
-
-    A = onnx.AttributeProto
-    EXTERNAL = onnx.TensorProto.EXTERNAL
-    base = Path(path).resolve().parent
-    graphs = [proto.graph]
-    while graphs:
-        g = graphs.pop()
-        # (description, tensor) pairs; descriptions are built only for external tensors
-        tensors = [(lambda t=t: f"initializer {t.name!r}", t) for t in g.initializer]
-        for sp in g.sparse_initializer:
-            tensors += [(lambda sp=sp: f"sparse initializer {sp.values.name!r}", sp.values),
-                        (lambda sp=sp: f"sparse initializer {sp.values.name!r} indices", sp.indices)]
-        for n in g.node:
-            for a in n.attribute:
-                atype = a.type
-                if atype == A.GRAPH:
-                    graphs.append(a.g)
-                elif atype == A.GRAPHS:
-                    graphs.extend(a.graphs)
-                elif atype in (A.TENSOR, A.TENSORS, A.SPARSE_TENSOR):
-                    what = (lambda a=a, n=n: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
-                    if atype == A.TENSOR:
-                        tensors.append((what, a.t))
-                    elif atype == A.TENSORS:
-                        tensors.extend((what, t) for t in a.tensors)
-                    else:
-                        tensors += [(what, a.sparse_tensor.values), (what, a.sparse_tensor.indices)]
-        for what, t in tensors:
-            if t.data_location == EXTERNAL:
-                check_external_location(t, what(), base, path)
-
-
-def check_external_location(t, what, base, path):
+def check_external_location(t, what, base, path, resolved=None):
     """Where tensor ``t``'s external data lives, refused unless it is a file inside ``base``.
 
     Returns ``(target path, external_data entries as a dict)``; never opens anything.
     Raises ModelError (naming ``path``) for absolute paths, NUL bytes, unresolvable
     names and locations that leave the model's folder (after resolving links).
+    ``resolved``, a dict, remembers locations already found inside ``base`` (most
+    tensors of a model share one weight file).
     """
     info = {e.key: e.value for e in t.external_data}
     if not all(isinstance(x, str) for kv in info.items() for x in kv):
@@ -273,6 +274,8 @@ def check_external_location(t, what, base, path):
     loc = info.get("location", "")
     if not loc or os.path.isabs(loc) or loc.startswith(("/", "\\")):
         raise ModelError(f"{what}: external data location {loc!r} is not a relative path", path)
+    if resolved is not None and loc in resolved:
+        return resolved[loc], info
     if "\0" in loc:
         raise ModelError(f"{what}: external data location {loc!r} contains a NUL byte", path)
     try:
@@ -281,6 +284,8 @@ def check_external_location(t, what, base, path):
         raise ModelError(f"{what}: external data location {loc!r} cannot be resolved: {exc}", path) from None
     if target == base or base not in target.parents:
         raise ModelError(f"{what}: external data location {loc!r} escapes the model's folder", path)
+    if resolved is not None:
+        resolved[loc] = target
     return target, info
 
 
@@ -306,7 +311,6 @@ def load_model(path, infer_shapes=True):
     proto, data = read_model_proto(path, check_node_text=False)
     sha256 = hashlib.sha256(data).hexdigest()
     del data
-    _check_external_data(proto, path)
     # hand the only reference over, so the parsed proto can be freed once shapes are inferred
     box = [proto]
     del proto
@@ -314,7 +318,11 @@ def load_model(path, infer_shapes=True):
 
 
 def model_from_proto(proto, path="<memory>", sha256="", infer_shapes=True):
-    """Build the IR from an in-memory ``onnx.ModelProto`` (the proto is not modified)."""
+    """Build the IR from an in-memory ``onnx.ModelProto`` (the proto is not modified).
+
+    External-data locations are checked against ``path``'s folder unless ``path`` is
+    ``"<memory>"``.
+    """
     return _build_from_box([proto], path, sha256, infer_shapes)
 
 
@@ -382,11 +390,17 @@ def _check_declared_dims(proto, path):
                 if not 0 <= d <= MAX_DIM:
                     raise ModelError(f"tensor {t.name!r} has an impossible dimension {d}", path)
         for n in g.node:
+            if n.op_type not in _INFERRED_BODY_OPS:
+                continue  # ONNX shape inference enters no other node's graphs (the IR builder checks those)
             for a in n.attribute:
                 if a.type == A.GRAPH:
                     graphs.append(a.g)
                 elif a.type == A.GRAPHS:
                     graphs.extend(a.graphs)
+
+
+# ops whose graph attributes ONNX shape inference enters (onnx/defs: If, Loop, Scan, SequenceMap)
+_INFERRED_BODY_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 
 
 # Memory ONNX shape inference may use beyond the model's own size.  Its data propagation
@@ -519,6 +533,9 @@ class _Builder:
         self.nodes = []  # dicts, frozen into Node at the end
         self.names = set()
         self.scope_outputs = {}
+        self.read_type = _TypeReader()
+        self.in_order = True  # every node reads only what lower-indexed nodes make (the usual case)
+        self._external_base = None
 
     def error(self, msg):
         raise ModelError(msg, self.path)
@@ -527,6 +544,16 @@ class _Builder:
         """Names are text: protobuf hands back ``bytes`` for a string field that is not UTF-8."""
         if x.__class__ is not str:
             self.error(f"{what} is not valid UTF-8 text: {x[:60]!r}")
+
+    def external(self, t, what):
+        """Refuse tensor ``t``'s external-data location unless it is a file inside the model's
+        folder (the file is never opened).  ``what`` is a callable naming the tensor."""
+        if self.path == "<memory>":
+            return
+        if self._external_base is None:
+            self._external_base = Path(self.path).resolve().parent
+            self._resolved = {}
+        check_external_location(t, what(), self._external_base, self.path, self._resolved)
 
     def build(self):
         g = self.proto.graph
@@ -538,10 +565,14 @@ class _Builder:
         model = Model(self.path, self.sha256, self.opsets, nodes, self.values, self.producer,
                       self.consumers, [self._main_inputs[i] for i in range(len(self._main_inputs))],
                       self._main_outputs, self.scope_outputs, self.warnings)
-        self._check_acyclic(model)
+        if self.in_order:
+            model._topo = list(range(len(nodes)))  # already topological: no sort, and no cycle
+        else:
+            self._check_acyclic(model)
         return model
 
     def define(self, name, scope, visible, kind, typ=None):
+        """Add tensor ``name`` (``typ`` = ``(dtype, shape, bad)`` or None); returns its unique name."""
         unique = name
         if unique in self.values:
             unique = f"{scope}/{name}" if scope else name
@@ -549,37 +580,53 @@ class _Builder:
             while unique in self.values:
                 unique = f"{scope}/{name}#{k}"
                 k += 1
-        dtype, shape = typ if typ is not None else (None, None)
-        if shape is not None:
-            for d in shape:
-                if isinstance(d, int) and (d < 0 or d > MAX_DIM):
-                    self.error(f"tensor {name!r} has an impossible dimension {d}")
-        self.values[unique] = Value(unique, dtype, shape, kind)
+        if typ is None:
+            self.values[unique] = Value(unique, None, None, kind)
+        else:
+            if typ[2] is not None:
+                self.error(f"tensor {name!r} has an impossible dimension {typ[2]}")
+            self.values[unique] = Value(unique, typ[0], typ[1], kind)
         visible[name] = unique
         return unique
 
     def walk(self, g, scope, parent, outer):
-        """Add graph ``g``'s tensors and nodes; return the outer names it reads."""
+        """Add graph ``g``'s tensors and nodes; return the outer names it reads.
+
+        Also checks, as it reads them: UTF-8 text, impossible dimensions, external-data
+        locations (initializers and tensor attributes), duplicate producers, and whether
+        the nodes are listed in topological order.
+        """
         import onnx
 
+        A = onnx.AttributeProto
+        GRAPH, GRAPHS, TENSOR, TENSORS, SPARSE_TENSOR = A.GRAPH, A.GRAPHS, A.TENSOR, A.TENSORS, A.SPARSE_TENSOR
+        EXTERNAL = onnx.TensorProto.EXTERNAL
         visible = dict(outer)
+        read_type = self.read_type
         info = {}
-        for vi in list(g.value_info) + list(g.input) + list(g.output):
-            info[vi.name] = _type_of(vi.type)
+        for vi in g.value_info:
+            info[vi.name] = read_type(vi.type)
+        for vi in g.input:
+            info[vi.name] = read_type(vi.type)
+        for vi in g.output:
+            info[vi.name] = read_type(vi.type)
         init_names = set()
         for init in g.initializer:
             self.text(init.name, "an initializer name")
             if init.name in init_names:
                 self.error(f"initializer {init.name!r} is defined twice")
             init_names.add(init.name)
-            typ = (_dtype_name(init.data_type).lower() if init.data_type else None,
-                   tuple(int(d) for d in init.dims))
+            if init.data_location == EXTERNAL:
+                self.external(init, lambda: f"initializer {init.name!r}")
+            typ = (_dtype_name(init.data_type).lower() if init.data_type else None,) + _dims_of(init.dims)
             self.define(init.name, scope, visible, "initializer", typ)
         for sinit in g.sparse_initializer:
             self.text(sinit.values.name, "a sparse initializer name")
+            for t, what in ((sinit.values, ""), (sinit.indices, " indices")):
+                if t.data_location == EXTERNAL:
+                    self.external(t, lambda: f"sparse initializer {sinit.values.name!r}{what}")
             init_names.add(sinit.values.name)
-            self.define(sinit.values.name, scope, visible, "initializer",
-                        (None, tuple(int(d) for d in sinit.dims)))
+            self.define(sinit.values.name, scope, visible, "initializer", (None,) + _dims_of(sinit.dims))
         inputs = []
         input_names = set()
         for vi in g.input:
@@ -600,7 +647,21 @@ class _Builder:
             g_nodes = [g.node[pos] for pos in self.file_order]
         values = self.values
         for k, n in enumerate(g_nodes):
-            kind = "constant" if n.op_type == "Constant" and n.domain in ("", "ai.onnx") else "intermediate"
+            constant = n.op_type == "Constant" and n.domain in ("", "ai.onnx")
+            kind = "constant" if constant else "intermediate"
+            value_attr = None
+            if constant:
+                for a in n.attribute:
+                    atype = a.type
+                    if atype == TENSOR:
+                        if a.t.data_location == EXTERNAL:
+                            self.external(a.t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
+                        if a.name == "value":
+                            value_attr = a.t
+                    elif atype == SPARSE_TENSOR:
+                        for t in (a.sparse_tensor.values, a.sparse_tensor.indices):
+                            if t.data_location == EXTERNAL:
+                                self.external(t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
             for o in n.output:
                 if not o:
                     continue
@@ -611,19 +672,19 @@ class _Builder:
                     self.error(f"tensor {o!r} is produced twice (node {n.name or n.op_type!r})")
                 produced_here[o] = k
                 typ = info.get(o)
-                if kind == "constant" and typ is None:
-                    for a in n.attribute:
-                        if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
-                            typ = (_dtype_name(a.t.data_type).lower(),
-                                   tuple(int(d) for d in a.t.dims))
-                self.define(o, scope, visible, kind, typ)
+                if typ is None and value_attr is not None:  # a Constant that shape inference left untyped
+                    typ = (_dtype_name(value_attr.data_type).lower(),) + _dims_of(value_attr.dims)
+                if o in values or (typ is not None and typ[2] is not None):
+                    self.define(o, scope, visible, kind, typ)  # a shadowing name, or an error to raise
+                else:
+                    values[o] = Value(o, None, None, kind) if typ is None else Value(o, typ[0], typ[1], kind)
+                    visible[o] = o
         reads_outer = set()
         # hot loop (one pass per node of million-node models): locals instead of attribute lookups
         nodes, names, producer, consumers = self.nodes, self.names, self.producer, self.consumers
         check_order = self.resort and parent is None
         position = -1
         opsets = self.opsets
-        GRAPH, GRAPHS = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
         for n in g_nodes:
             position += 1
             op_type = n.op_type
@@ -656,6 +717,8 @@ class _Builder:
                                "graph input or initializer produces")
                 if u in outer_uniques:
                     reads_outer.add(u)
+                if u not in producer and values[u].kind == "intermediate":
+                    self.in_order = False  # made by a node listed later (or by itself)
                 ins.append(u)
             outs = tuple([visible[o] if o else "" for o in n.output])
             nodes.append(None)  # the Node is made once its implicit inputs are known
@@ -678,6 +741,14 @@ class _Builder:
                             if u in outer_uniques:
                                 reads_outer.add(u)
                 else:
+                    if atype == TENSOR:
+                        if a.t.data_location == EXTERNAL:
+                            self.external(a.t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
+                    elif atype == TENSORS or atype == SPARSE_TENSOR:
+                        ts = a.tensors if atype == TENSORS else (a.sparse_tensor.values, a.sparse_tensor.indices)
+                        for t in ts:
+                            if t.data_location == EXTERNAL:
+                                self.external(t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
                     attrs[a.name] = _attr_value(a)
             nodes[index] = Node(index, name, op_type, domain, tuple(ins), outs, attrs,
                                 schema.since_version if schema else None, schema is not None, scope, parent,

@@ -19,7 +19,6 @@ DTYPE_BYTES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
 class Value:
     """A tensor (an edge of the graph).
 
@@ -37,12 +36,38 @@ class Value:
     kind : str
         ``"input"`` (graph input), ``"initializer"``, ``"constant"`` (output of a
         Constant node, which ORT turns into an initializer), ``"intermediate"``.
+
+    Read-only by convention once the loader has built it (a plain slotted class:
+    a model has a million of these, and a frozen dataclass costs 3x to make).
+
+    Examples
+    --------
+    >>> v = Value("x", "float", (1, 3, 224, 224), "input")
+    >>> v.is_static, v.rank, v.nbytes, v.is_constant
+    (True, 4, 602112, False)
+    >>> Value("y", "float", (1, "N"))
+    Value(name='y', dtype='float', shape=(1, 'N'), kind='intermediate')
     """
 
-    name: str
-    dtype: object = None
-    shape: object = None
-    kind: str = "intermediate"
+    __slots__ = ("name", "dtype", "shape", "kind")
+
+    def __init__(self, name, dtype=None, shape=None, kind="intermediate"):
+        self.name = name
+        self.dtype = dtype
+        self.shape = shape
+        self.kind = kind
+
+    def _key(self):
+        return (self.name, self.dtype, self.shape, self.kind)
+
+    def __eq__(self, other):
+        return other.__class__ is Value and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        return f"Value(name={self.name!r}, dtype={self.dtype!r}, shape={self.shape!r}, kind={self.kind!r})"
 
     @property
     def is_static(self):
@@ -67,7 +92,10 @@ class Value:
         return self.kind in ("initializer", "constant")
 
 
-@dataclass(frozen=True, slots=True)
+_NODE_FIELDS = ("index", "name", "op_type", "domain", "inputs", "outputs", "attrs", "since_version",
+                "schema_known", "scope", "parent", "implicit_inputs")
+
+
 class Node:
     """One ONNX NodeProto.
 
@@ -77,26 +105,63 @@ class Node:
         Position in :attr:`Model.nodes`.
     name : str
         Unique name (generated as ``<OpType>_<index>`` when the model has none).
-    scope : str
-        ``""`` for the main graph, else ``"<parent node name>/<attribute>"``.
+    op_type, domain : str
+        ``domain`` is ``""`` for ai.onnx.
+    inputs, outputs : tuple of str
+        Tensor names (``""`` for a missing optional one).
+    attrs : dict
+        Attribute name -> value (ints, floats, strings, tuples; ``None`` for graphs).
     since_version : int or None
         Resolved schema version; ``None`` when the schema is unknown.
+    schema_known : bool
+    scope : str
+        ``""`` for the main graph, else ``"<parent node name>/<attribute>"``.
+    parent : int or None
+        Index of the control-flow node whose subgraph holds this node.
     implicit_inputs : tuple
         For If/Loop/Scan: outer-scope tensors its subgraphs read.
+
+    Read-only by convention (a plain slotted class, for the speed of building a
+    million of them).  Equality and hash leave ``attrs`` out.
+
+    Examples
+    --------
+    >>> n = Node(0, "conv1", "Conv", "", ("x", "w"), ("y",), {"group": 1}, 11)
+    >>> n.qualified_op, n.scope, n.implicit_inputs
+    ('Conv', '', ())
+    >>> Node(3, "q", "QLinearConv", "com.microsoft", (), ()).qualified_op
+    'com.microsoft:QLinearConv'
     """
 
-    index: int
-    name: str
-    op_type: str
-    domain: str
-    inputs: tuple
-    outputs: tuple
-    attrs: dict = field(default_factory=dict, compare=False, hash=False)
-    since_version: object = None
-    schema_known: bool = True
-    scope: str = ""
-    parent: object = None
-    implicit_inputs: tuple = ()
+    __slots__ = _NODE_FIELDS
+
+    def __init__(self, index, name, op_type, domain, inputs, outputs, attrs=None, since_version=None,
+                 schema_known=True, scope="", parent=None, implicit_inputs=()):
+        self.index = index
+        self.name = name
+        self.op_type = op_type
+        self.domain = domain
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = {} if attrs is None else attrs
+        self.since_version = since_version
+        self.schema_known = schema_known
+        self.scope = scope
+        self.parent = parent
+        self.implicit_inputs = implicit_inputs
+
+    def _key(self):
+        return (self.index, self.name, self.op_type, self.domain, self.inputs, self.outputs, self.since_version,
+                self.schema_known, self.scope, self.parent, self.implicit_inputs)
+
+    def __eq__(self, other):
+        return other.__class__ is Node and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        return "Node(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in _NODE_FIELDS) + ")"
 
     @property
     def qualified_op(self):

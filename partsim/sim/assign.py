@@ -299,38 +299,19 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                 if i in matched:
                     note_reason(i, ep, Rejection("group_rejected", f"{ep} does not take nodes inside subgraphs"))
             continue
-        member_set = set(members)
         units = find_node_units(model, members) if use_units else {}
-        rep = {i: i for i in members}
-        for target, unit in units.items():
-            for m in unit:
-                rep[m] = target
-        reps = [i for i in members if rep[i] == i]
-        unit_of = {r: units.get(r, (r,)) for r in reps}
-        in_count = {}
-        down = {}
-        in_edges, out_edges = model.in_edges, model.out_edges
-        for r in reps:
-            unit = unit_of[r]
-            if len(unit) == 1:  # the common case: a plain node (no set per node on big graphs)
-                in_count[r] = sum(1 for p, _ in in_edges(r) if p in member_set)
-                down[r] = [rep[c] for c, _ in out_edges(r) if c in member_set]
-                continue
-            inside = set(unit)
-            cnt = 0
-            dl = []
-            for m in unit:
-                for p, _ in model.in_edges(m):
-                    if p in member_set and p not in inside:
-                        cnt += 1
-                for c, _ in model.out_edges(m):
-                    if c in member_set and c not in inside:
-                        dl.append(rep[c])
-            in_count[r] = cnt
-            down[r] = dl
+        if units:
+            reps, in_count, down, unit_of = _unit_wave_inputs(model, members, units)
 
-        def unit_supported(r):
-            return all(supported(m) for m in unit_of[r])
+            def unit_supported(r):
+                return all(supported(m) for m in unit_of[r])
+
+            unit_members = unit_of.__getitem__
+        else:  # plain nodes: the wave's inputs depend on the graph only, so they are computed once
+            reps = members
+            in_count, down = _wave_inputs(model, scope, members)
+            unit_supported = supported
+            unit_members = None
 
         def closed(group):
             real = [i for i in group]
@@ -351,7 +332,7 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                                               partitions, note_reason))
             continue
         groups = create_supported_groups(reps, in_count, down.__getitem__, unit_supported, closed,
-                                         unit_members=lambda r: unit_of[r])
+                                         unit_members=unit_members)
         if table.option("single_node_cluster_only_last") and len(groups) > 1:
             kept = []
             for k, g in enumerate(groups):
@@ -367,6 +348,50 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                 rules[i] = matched[i]
             partitions.append((ep, tuple(g)))
     return refused
+
+
+def _wave_inputs(model, scope, members):
+    """Per node of one graph: its count of input edges from that graph, and its downstream
+    nodes there (one entry per edge).  Cached on the model, per scope."""
+    cache = model.__dict__.get("_wave_inputs")
+    if cache is None:
+        cache = model.__dict__["_wave_inputs"] = {}
+    hit = cache.get(scope)
+    if hit is None:
+        member_set = set(members)
+        in_edges, out_edges = model.in_edges, model.out_edges
+        in_count, down = {}, {}
+        for r in members:
+            in_count[r] = len([1 for p, _ in in_edges(r) if p in member_set])
+            down[r] = [c for c, _ in out_edges(r) if c in member_set]
+        hit = cache[scope] = (in_count, down)
+    return hit
+
+
+def _unit_wave_inputs(model, members, units):
+    """The wave's inputs when QDQ node units stand in for their members."""
+    member_set = set(members)
+    rep = {i: i for i in members}
+    for target, unit in units.items():
+        for m in unit:
+            rep[m] = target
+    reps = [i for i in members if rep[i] == i]
+    unit_of = {r: units.get(r, (r,)) for r in reps}
+    in_count, down = {}, {}
+    for r in reps:
+        inside = set(unit_of[r])
+        cnt = 0
+        dl = []
+        for m in unit_of[r]:
+            for p, _ in model.in_edges(m):
+                if p in member_set and p not in inside:
+                    cnt += 1
+            for c, _ in model.out_edges(m):
+                if c in member_set and c not in inside:
+                    dl.append(rep[c])
+        in_count[r] = cnt
+        down[r] = dl
+    return reps, in_count, down, unit_of
 
 
 def _claim_ov_clusters(model, table, scope, members, supported, matched, assigned, rules, partitions, note_reason):

@@ -48,6 +48,7 @@ def _dtype_of(model, name):
 
 
 def _check_types(rule, node, model):
+    """``None`` or a Rejection for a port whose dtype the rule does not allow."""
     if not rule.types:
         return None
     schema = None
@@ -96,21 +97,23 @@ def _attr_ok(cond, node):
 
 
 def _check_rule(rule, node, model):
+    """``None`` when ``rule`` accepts ``node``, else ``(category, detail, port)``: when ``port``
+    is not None, ``detail`` is a template whose ``{t}`` is the name of input ``port``."""
     if not _version_ok(rule, node.since_version):
         lo, hi = rule.versions
         rng = f"[{lo}, {hi}]" if hi is not None else f"{lo} (open-ended: exact match only)"
-        return Rejection("opset_version", f"schema version {node.since_version}, table has {rng}")
+        return "opset_version", f"schema version {node.since_version}, table has {rng}", None
     bad = _check_types(rule, node, model)
     if bad:
-        return bad
+        return bad[0], bad[1], None
     if rule.dtype_pairs is not None and node.inputs and node.outputs:
         pair = (_dtype_of(model, node.inputs[0]), _dtype_of(model, node.outputs[0]))
         if None not in pair and pair not in rule.dtype_pairs:
-            return Rejection("dtype", f"{pair[0]} -> {pair[1]} is not a supported dtype pair")
+            return "dtype", f"{pair[0]} -> {pair[1]} is not a supported dtype pair", None
     if rule.static_shape:
-        for t in node.inputs:
+        for k, t in enumerate(node.inputs):
             if t and not model.value(t).is_static:
-                return Rejection("dynamic_shape", f"input {t!r} has no static shape")
+                return "dynamic_shape", "input {t} has no static shape", k
     if rule.min_rank is not None or rule.max_rank is not None:
         idx = rule.rank_inputs if rule.rank_inputs is not None else range(len(node.inputs))
         for k in idx:
@@ -120,23 +123,79 @@ def _check_rule(rule, node, model):
             if r is None:
                 continue
             if rule.max_rank is not None and r > rule.max_rank:
-                return Rejection("rank", f"input {k} has rank {r} > {rule.max_rank}")
+                return "rank", f"input {k} has rank {r} > {rule.max_rank}", None
             if rule.min_rank is not None and r < rule.min_rank:
-                return Rejection("rank", f"input {k} has rank {r} < {rule.min_rank}")
+                return "rank", f"input {k} has rank {r} < {rule.min_rank}", None
     for cond in rule.attrs:
         why = _attr_ok(cond, node)
         if why:
-            return Rejection("attribute", why)
+            return "attribute", why, None
     for k in rule.const_inputs:
         if k < len(node.inputs) and node.inputs[k] and not model.value(node.inputs[k]).is_constant:
-            return Rejection("non_constant_input", f"input {k} ({node.inputs[k]!r}) must be a constant initializer")
+            return "non_constant_input", f"input {k} ({{t}}) must be a constant initializer", k
     return None
 
 
-def _dtype_only(rules):
-    """True when every rule's verdict depends only on the schema version and port dtypes."""
-    return all(not (r.static_shape or r.min_rank is not None or r.max_rank is not None or r.attrs
-                    or r.const_inputs) for r in rules)
+class _OpEntry:
+    """What one table needs to know about a node of one ``(domain, op)`` to judge it."""
+
+    __slots__ = ("rules", "missing", "static", "rank", "const", "attr_names")
+
+    def __init__(self, table, node):
+        self.rules = rules = table.rules_for(node.domain, node.op_type)
+        self.missing = None if rules else (
+            None, Rejection("op_not_in_table", f"{node.qualified_op} is not in the {table.provider} table"))
+        self.static = any(r.static_shape for r in rules)
+        self.rank = any(r.min_rank is not None or r.max_rank is not None for r in rules)
+        self.const = any(r.const_inputs for r in rules)
+        names = []
+        for r in rules:
+            for cond in r.attrs:
+                name = dict(cond)["name"]
+                if name not in names:
+                    names.append(name)
+        self.attr_names = tuple(names)
+
+
+def _node_facts(model, node):
+    """Per node, cached on the model: ``(signature, first non-static input, input ranks,
+    input constness)`` -- everything a rule verdict reads besides attributes."""
+    cache = model.__dict__.get("_match_facts")
+    if cache is None:
+        cache = model.__dict__["_match_facts"] = {}
+    facts = cache.get(node.index)
+    if facts is None:
+        values = model.values
+        in_dt, ranks, consts = [], [], []
+        first_dynamic = -1
+        for k, t in enumerate(node.inputs):
+            v = values.get(t) if t else None
+            if v is None:
+                in_dt.append("" if not t else None)
+                ranks.append(None)
+                consts.append(not t)
+                if t and first_dynamic < 0:
+                    first_dynamic = k  # an unknown tensor has no static shape
+                continue
+            in_dt.append(v.dtype)
+            shape = v.shape
+            ranks.append(None if shape is None else len(shape))
+            consts.append(v.kind == "initializer" or v.kind == "constant")
+            if first_dynamic < 0 and not v.is_static:
+                first_dynamic = k
+        out_dt = tuple([(values[t].dtype if t in values else None) if t else "" for t in node.outputs])
+        facts = cache[node.index] = ((node.domain, node.op_type, node.since_version, tuple(in_dt), "|", out_dt),
+                                     first_dynamic, tuple(ranks), tuple(consts))
+    return facts
+
+
+def _render(verdict, node):
+    rule, category, detail, port = verdict
+    if rule is not None:
+        return rule, None
+    if port is not None:
+        detail = detail.format(t=repr(node.inputs[port]))
+    return None, Rejection(category, detail)
 
 
 def match_node(table, node, model):
@@ -148,40 +207,46 @@ def match_node(table, node, model):
         The first rule that accepts the node, or the most telling rejection:
         the one that failed latest in the check order (it got furthest).
 
-    Verdicts that depend only on the op, its schema version and its dtypes (no shape,
-    attribute or constant-input predicates) are memoized per table: big models repeat
-    the same few hundred signatures thousands of times.
+    Verdicts are memoized per table, keyed by exactly what the op's rules read: the
+    schema version, port dtypes, and -- only when some rule asks -- the first input
+    without a static shape, input ranks, input constness and the named attributes.
+    Big models repeat the same few hundred such keys thousands of times.
     """
-    rules = table.rules_for(node.domain, node.op_type)
-    if not rules:
-        return None, Rejection("op_not_in_table", f"{node.qualified_op} is not in the {table.provider} table")
     memo = table.__dict__.get("_match_memo")
     if memo is None:
         memo = {}
         object.__setattr__(table, "_match_memo", memo)  # a cache, not state: the table stays frozen
-    simple = memo.get(rules)
-    if simple is None:
-        simple = memo[rules] = _dtype_only(rules)
-    key = None
-    if simple:
-        value = model.value
-        key = (node.domain, node.op_type, node.since_version,
-               tuple(value(t).dtype if t else "" for t in node.inputs), "|",
-               tuple(value(t).dtype if t else "" for t in node.outputs))
+    op_key = (node.domain, node.op_type)
+    entry = memo.get(op_key)
+    if entry is None:
+        entry = memo[op_key] = _OpEntry(table, node)
+    if entry.missing is not None:
+        return entry.missing
+    sig, first_dynamic, ranks, consts = _node_facts(model, node)
+    key = (sig, first_dynamic if entry.static else None, ranks if entry.rank else None,
+           consts if entry.const else None)
+    if entry.attr_names:
+        attrs = node.attrs
+        key += tuple((n in attrs, attrs.get(n)) for n in entry.attr_names)
+        try:
+            hash(key)
+        except TypeError:  # a tensor-valued attribute: judge this node on its own
+            key = None
+    if key is not None:
         hit = memo.get(key)
         if hit is not None:
-            return hit
+            return _render(hit, node)
     best = None
-    result = None
-    for rule in rules:
+    verdict = None
+    for rule in entry.rules:
         why = _check_rule(rule, node, model)
         if why is None:
-            result = (rule, None)
+            verdict = (rule, None, None, None)
             break
-        if best is None or _ORDER.index(why.category) > _ORDER.index(best.category):
+        if best is None or _ORDER.index(why[0]) > _ORDER.index(best[0]):
             best = why
-    if result is None:
-        result = (None, best)
+    if verdict is None:
+        verdict = (None,) + best
     if key is not None:
-        memo[key] = result
-    return result
+        memo[key] = verdict
+    return _render(verdict, node)
