@@ -36,13 +36,14 @@ def _dtype_lower(code):
 
 def _type_of(tp):
     """(dtype, shape) of an onnx TypeProto."""
-    dtype, shape, _ = _parse_type(tp)
+    dtype, shape, _, _ = _parse_type(tp)
     return dtype, shape
 
 
 def _parse_type(tp):
-    """``(dtype, shape, bad)`` of an onnx TypeProto; ``bad`` is the first impossible dimension
-    (negative or above :data:`MAX_DIM`), else ``None``."""
+    """``(dtype, shape, bad, static)`` of an onnx TypeProto; ``bad`` is the first impossible
+    dimension (negative or above :data:`MAX_DIM`), else ``None``; ``static``: every dimension
+    is a known int."""
     which = tp.WhichOneof("value")
     if which == "tensor_type":
         tt = tp.tensor_type
@@ -67,14 +68,15 @@ def _parse_type(tp):
                 else:
                     dims.append(None)
             shape = tuple(dims)
-        return dtype, shape, bad
+        static = shape is not None and bad is None and all(d.__class__ is int for d in shape)
+        return dtype, shape, bad, static
     if which is None:
-        return None, None, None
-    return _type_string(tp), None, None
+        return None, None, None, False
+    return _type_string(tp), None, None, False
 
 
 class _TypeReader:
-    """TypeProto -> ``(dtype, shape, bad)``, each distinct type parsed once.
+    """TypeProto -> ``(dtype, shape, bad, static)``, each distinct type parsed once.
 
     A model repeats a few hundred types over thousands of tensors; the serialized bytes
     of a TypeProto are a cheaper key than walking its fields again.
@@ -92,12 +94,12 @@ class _TypeReader:
 
 
 def _dims_of(dims):
-    """``(shape, bad)`` for a TensorProto's dims."""
+    """``(shape, bad, static)`` for a TensorProto's dims."""
     shape = tuple([int(d) for d in dims])
     for d in shape:
         if not 0 <= d <= MAX_DIM:
-            return shape, d
-    return shape, None
+            return shape, d, False
+    return shape, None, True
 
 
 def _type_string(tp):
@@ -572,7 +574,7 @@ class _Builder:
         return model
 
     def define(self, name, scope, visible, kind, typ=None):
-        """Add tensor ``name`` (``typ`` = ``(dtype, shape, bad)`` or None); returns its unique name."""
+        """Add tensor ``name`` (``typ`` = ``(dtype, shape, bad, static)`` or None); returns its unique name."""
         unique = name
         if unique in self.values:
             unique = f"{scope}/{name}" if scope else name
@@ -581,11 +583,11 @@ class _Builder:
                 unique = f"{scope}/{name}#{k}"
                 k += 1
         if typ is None:
-            self.values[unique] = Value(unique, None, None, kind)
+            self.values[unique] = Value(unique, None, None, kind, False)
         else:
             if typ[2] is not None:
                 self.error(f"tensor {name!r} has an impossible dimension {typ[2]}")
-            self.values[unique] = Value(unique, typ[0], typ[1], kind)
+            self.values[unique] = Value(unique, typ[0], typ[1], kind, typ[3])
         visible[name] = unique
         return unique
 
@@ -677,7 +679,8 @@ class _Builder:
                 if o in values or (typ is not None and typ[2] is not None):
                     self.define(o, scope, visible, kind, typ)  # a shadowing name, or an error to raise
                 else:
-                    values[o] = Value(o, None, None, kind) if typ is None else Value(o, typ[0], typ[1], kind)
+                    values[o] = (Value(o, None, None, kind, False) if typ is None
+                                 else Value(o, typ[0], typ[1], kind, typ[3]))
                     visible[o] = o
         reads_outer = set()
         # hot loop (one pass per node of million-node models): locals instead of attribute lookups

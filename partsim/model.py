@@ -49,13 +49,17 @@ class Value:
     Value(name='y', dtype='float', shape=(1, 'N'), kind='intermediate')
     """
 
-    __slots__ = ("name", "dtype", "shape", "kind")
+    __slots__ = ("name", "dtype", "shape", "kind", "is_static")
 
-    def __init__(self, name, dtype=None, shape=None, kind="intermediate"):
+    def __init__(self, name, dtype=None, shape=None, kind="intermediate", is_static=None):
         self.name = name
         self.dtype = dtype
         self.shape = shape
         self.kind = kind
+        if is_static is None:  # the loader passes it (worked out once per distinct type)
+            is_static = shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
+        #: every dimension is a known non-negative int
+        self.is_static = is_static
 
     def _key(self):
         return (self.name, self.dtype, self.shape, self.kind)
@@ -68,10 +72,6 @@ class Value:
 
     def __repr__(self):
         return f"Value(name={self.name!r}, dtype={self.dtype!r}, shape={self.shape!r}, kind={self.kind!r})"
-
-    @property
-    def is_static(self):
-        return self.shape is not None and all(isinstance(d, int) and d >= 0 for d in self.shape)
 
     @property
     def rank(self):

@@ -14,7 +14,7 @@ from ..errors import UsageError
 from ..model import topological_order
 from ..ruletable import ALIASES, KNOWN_PROVIDERS
 from .cpu_preferred import cpu_preferred_nodes
-from .match import Rejection, match_node
+from .match import Matcher, Rejection
 from .ov_clusters import openvino_clusters
 from .qdq import find_node_units
 from .wave import create_supported_groups
@@ -204,12 +204,15 @@ def simulate(model, resolution, policy="per-node"):
         if ep == CPU:
             break
         matched = {}
+        match = Matcher.of(table, model).match
+        nodes = model.nodes
         for i in order:
             if assigned[i] is not None:
                 continue
-            rule, why = match_node(table, model.nodes[i], model)
+            rule, why = match(nodes[i])
             if rule is None:
-                note_reason(i, ep, why)
+                if ep == first and first_reason[i] is None:
+                    first_reason[i] = why
             else:
                 matched[i] = rule
         if table.is_compiling:
@@ -233,11 +236,12 @@ def simulate(model, resolution, policy="per-node"):
     status, failure, failure_nodes = "ok", "", ()
     cpu_table = next((t for t in resolution.tables if t.provider == CPU), None)
     no_kernel = []
+    cpu_match = Matcher.of(cpu_table, model).match if cpu_table is not None else None
     for i in order:
         if assigned[i] is None:
             assigned[i] = CPU
             if cpu_table is not None:
-                rule, why = match_node(cpu_table, model.nodes[i], model)
+                rule, why = cpu_match(model.nodes[i])
                 if rule is None:
                     no_kernel.append((i, why))
                 else:

@@ -10,7 +10,7 @@ as ORT does, with the node's inferred dtypes (unknown dtypes do not veto).
 
 from ..schemas import lookup_schema
 
-__all__ = ["match_node", "Rejection"]
+__all__ = ["match_node", "Matcher", "Rejection"]
 
 # order in which a failing rule's reasons are reported (earliest check first)
 _ORDER = ("op_not_in_table", "opset_version", "dtype", "dynamic_shape", "rank", "attribute",
@@ -139,7 +139,7 @@ def _check_rule(rule, node, model):
 class _OpEntry:
     """What one table needs to know about a node of one ``(domain, op)`` to judge it."""
 
-    __slots__ = ("rules", "missing", "static", "rank", "const", "attr_names")
+    __slots__ = ("rules", "missing", "static", "rank", "const", "shaped", "attr_names")
 
     def __init__(self, table, node):
         self.rules = rules = table.rules_for(node.domain, node.op_type)
@@ -148,6 +148,7 @@ class _OpEntry:
         self.static = any(r.static_shape for r in rules)
         self.rank = any(r.min_rank is not None or r.max_rank is not None for r in rules)
         self.const = any(r.const_inputs for r in rules)
+        self.shaped = self.static or self.rank or self.const
         names = []
         for r in rules:
             for cond in r.attrs:
@@ -157,36 +158,39 @@ class _OpEntry:
         self.attr_names = tuple(names)
 
 
-def _node_facts(model, node):
-    """Per node, cached on the model: ``(signature, first non-static input, input ranks,
-    input constness)`` -- everything a rule verdict reads besides attributes."""
-    cache = model.__dict__.get("_match_facts")
-    if cache is None:
-        cache = model.__dict__["_match_facts"] = {}
-    facts = cache.get(node.index)
-    if facts is None:
+def _signatures(model):
+    """Per node: ``(domain, op, since_version, input dtypes, "|", output dtypes)``, cached."""
+    sigs = model.__dict__.get("_match_signatures")
+    if sigs is None:
         values = model.values
-        in_dt, ranks, consts = [], [], []
-        first_dynamic = -1
-        for k, t in enumerate(node.inputs):
-            v = values.get(t) if t else None
-            if v is None:
-                in_dt.append("" if not t else None)
-                ranks.append(None)
-                consts.append(not t)
-                if t and first_dynamic < 0:
-                    first_dynamic = k  # an unknown tensor has no static shape
-                continue
-            in_dt.append(v.dtype)
-            shape = v.shape
-            ranks.append(None if shape is None else len(shape))
-            consts.append(v.kind == "initializer" or v.kind == "constant")
-            if first_dynamic < 0 and not v.is_static:
-                first_dynamic = k
-        out_dt = tuple([(values[t].dtype if t in values else None) if t else "" for t in node.outputs])
-        facts = cache[node.index] = ((node.domain, node.op_type, node.since_version, tuple(in_dt), "|", out_dt),
-                                     first_dynamic, tuple(ranks), tuple(consts))
-    return facts
+        get = values.get
+        sigs = []
+        for node in model.nodes:
+            ins = tuple([(v.dtype if (v := get(t)) is not None else None) if t else "" for t in node.inputs])
+            outs = tuple([(v.dtype if (v := get(t)) is not None else None) if t else "" for t in node.outputs])
+            sigs.append((node.domain, node.op_type, node.since_version, ins, "|", outs))
+        model.__dict__["_match_signatures"] = sigs
+    return sigs
+
+
+def _shape_facts(model, node):
+    """``(first input without a static shape or -1, input ranks, input constness)``."""
+    values = model.values
+    ranks, consts = [], []
+    first_dynamic = -1
+    for k, t in enumerate(node.inputs):
+        v = values.get(t) if t else None
+        if v is None:
+            ranks.append(None)
+            consts.append(not t)
+            if t and first_dynamic < 0:
+                first_dynamic = k  # an unknown tensor has no static shape
+            continue
+        ranks.append(None if v.shape is None else len(v.shape))
+        consts.append(v.kind == "initializer" or v.kind == "constant")
+        if first_dynamic < 0 and not v.is_static:
+            first_dynamic = k
+    return first_dynamic, tuple(ranks), tuple(consts)
 
 
 def _render(verdict, node):
@@ -198,6 +202,83 @@ def _render(verdict, node):
     return None, Rejection(category, detail)
 
 
+class Matcher:
+    """Judges the nodes of one model against one table (see :func:`match_node`).
+
+    Verdicts are memoized, keyed by exactly what the op's rules read: the schema
+    version, port dtypes, and -- only when some rule asks -- the first input without a
+    static shape, input ranks, input constness and the named attributes.  Big models
+    repeat the same few hundred such keys thousands of times.
+    """
+
+    def __init__(self, table, model):
+        self.table = table
+        self.model = model
+        self.entries = {}  # (domain, op) -> _OpEntry
+        self.memo = {}  # key -> (rule, category, detail, port)
+        self.sigs = _signatures(model)
+        facts = model.__dict__.get("_match_shape_facts")
+        if facts is None:
+            facts = model.__dict__["_match_shape_facts"] = [None] * len(model.nodes)
+        self.facts = facts
+
+    @classmethod
+    def of(cls, table, model):
+        """The matcher of ``(table, model)``, kept on the model for re-simulations."""
+        held = model.__dict__.get("_matchers")
+        if held is None:
+            held = model.__dict__["_matchers"] = {}
+        m = held.get(id(table))
+        if m is None or m.table is not table:  # the matcher holds its table, so the id is not reused
+            m = held[id(table)] = cls(table, model)
+        return m
+
+    def match(self, node):
+        entry = self.entries.get((node.domain, node.op_type))
+        if entry is None:
+            entry = self.entries[(node.domain, node.op_type)] = _OpEntry(self.table, node)
+        if entry.missing is not None:
+            return entry.missing
+        i = node.index
+        if entry.shaped:
+            facts = self.facts[i]
+            if facts is None:
+                facts = self.facts[i] = _shape_facts(self.model, node)
+            key = (self.sigs[i], facts[0] if entry.static else None, facts[1] if entry.rank else None,
+                   facts[2] if entry.const else None)
+        else:
+            key = self.sigs[i]
+        if entry.attr_names:
+            attrs = node.attrs
+            key = (key,) + tuple([(n in attrs, attrs.get(n)) for n in entry.attr_names])
+            try:
+                hash(key)
+            except TypeError:  # a tensor-valued attribute: judge this node on its own
+                key = None
+        memo = self.memo
+        if key is not None:
+            hit = memo.get(key)
+            if hit is not None:
+                if hit[0] is not None:
+                    return hit[0], None
+                return _render(hit, node)
+        best = None
+        verdict = None
+        model = self.model
+        for rule in entry.rules:
+            why = _check_rule(rule, node, model)
+            if why is None:
+                verdict = (rule, None, None, None)
+                break
+            if best is None or _ORDER.index(why[0]) > _ORDER.index(best[0]):
+                best = why
+        if verdict is None:
+            verdict = (None,) + best
+        if key is not None:
+            memo[key] = verdict
+        return _render(verdict, node)
+
+
 def match_node(table, node, model):
     """Check ``node`` against ``table``.
 
@@ -207,46 +288,7 @@ def match_node(table, node, model):
         The first rule that accepts the node, or the most telling rejection:
         the one that failed latest in the check order (it got furthest).
 
-    Verdicts are memoized per table, keyed by exactly what the op's rules read: the
-    schema version, port dtypes, and -- only when some rule asks -- the first input
-    without a static shape, input ranks, input constness and the named attributes.
-    Big models repeat the same few hundred such keys thousands of times.
+    Verdicts are memoized per model and table (:class:`Matcher`); loops over many
+    nodes should take ``Matcher.of(table, model)`` once and call its ``match``.
     """
-    memo = table.__dict__.get("_match_memo")
-    if memo is None:
-        memo = {}
-        object.__setattr__(table, "_match_memo", memo)  # a cache, not state: the table stays frozen
-    op_key = (node.domain, node.op_type)
-    entry = memo.get(op_key)
-    if entry is None:
-        entry = memo[op_key] = _OpEntry(table, node)
-    if entry.missing is not None:
-        return entry.missing
-    sig, first_dynamic, ranks, consts = _node_facts(model, node)
-    key = (sig, first_dynamic if entry.static else None, ranks if entry.rank else None,
-           consts if entry.const else None)
-    if entry.attr_names:
-        attrs = node.attrs
-        key += tuple((n in attrs, attrs.get(n)) for n in entry.attr_names)
-        try:
-            hash(key)
-        except TypeError:  # a tensor-valued attribute: judge this node on its own
-            key = None
-    if key is not None:
-        hit = memo.get(key)
-        if hit is not None:
-            return _render(hit, node)
-    best = None
-    verdict = None
-    for rule in entry.rules:
-        why = _check_rule(rule, node, model)
-        if why is None:
-            verdict = (rule, None, None, None)
-            break
-        if best is None or _ORDER.index(why[0]) > _ORDER.index(best[0]):
-            best = why
-    if verdict is None:
-        verdict = (None,) + best
-    if key is not None:
-        memo[key] = verdict
-    return _render(verdict, node)
+    return Matcher.of(table, model).match(node)

@@ -51,24 +51,40 @@ def fragments_of(model, provider):
 
 def _boundary(model, members, graph_outputs):
     inside = set(members)
-    ins, outs = [], []
-    seen_in, seen_out = set(), set()
-    for i in members:
-        node = model.nodes[i]
-        for t in model.node_inputs(node):
-            if not t or t in seen_in:
-                continue
-            p = model.producer.get(t)
-            if (p is None or p not in inside) and not model.value(t).is_constant:
+    return _boundaries(model, [members], graph_outputs, {i: 0 for i in inside})[0]
+
+
+def _boundaries(model, groups, graph_outputs, group_of):
+    """Per group: ``(inputs, outputs)``, the non-constant tensors entering it (explicit and
+    implicit inputs) and the tensors leaving it (read by a node of another group, or a graph
+    output), each once, in member order.  ``group_of`` maps every node to its group."""
+    values, producer, consumers = model.values, model.producer, model.consumers
+    nodes = model.nodes
+    result = []
+    for k, members in enumerate(groups):
+        ins, outs = [], []
+        seen_in, seen_out = set(), set()
+        for i in members:
+            node = nodes[i]
+            for t in node.inputs + node.implicit_inputs if node.implicit_inputs else node.inputs:
+                if not t or t in seen_in:
+                    continue
+                p = producer.get(t)
+                if p is not None and group_of.get(p) == k:
+                    continue
+                v = values.get(t)
+                if v is not None and (v.kind == "initializer" or v.kind == "constant"):
+                    continue
                 seen_in.add(t)
                 ins.append(t)
-        for t in node.outputs:
-            if not t or t in seen_out:
-                continue
-            if t in graph_outputs or any(c not in inside for c in model.consumers.get(t, ())):
-                seen_out.add(t)
-                outs.append(t)
-    return ins, outs
+            for t in node.outputs:
+                if not t or t in seen_out:
+                    continue
+                if t in graph_outputs or any(group_of.get(c) != k for c in consumers.get(t, ())):
+                    seen_out.add(t)
+                    outs.append(t)
+        result.append((ins, outs))
+    return result
 
 
 def _memcpy(model, a, tables):
@@ -201,24 +217,37 @@ def summarize(a):
         if prov[f[0]] not in compiled:
             groups.append((prov[f[0]], f))
     groups.sort(key=lambda eg: (min(pos[i] for i in eg[1]), rank.get(eg[0], 99)))
+    ordered = [sorted(g, key=pos.__getitem__) for _, g in groups]
+    group_of = {}
+    for k, g in enumerate(ordered):
+        for i in g:
+            group_of[i] = k
+    if len(group_of) != sum(len(g) for g in ordered):  # a node in two groups: each judged on its own
+        bounds = [_boundary(model, g, graph_outputs) for g in ordered]
+    else:
+        bounds = _boundaries(model, ordered, graph_outputs, group_of)
     partitions = []
-    for k, (ep, g) in enumerate(groups):
-        g = sorted(g, key=pos.__getitem__)
-        ins, outs = _boundary(model, g, graph_outputs)
-        partitions.append({"id": k, "provider": ep, "nodes": [names[i] for i in g],
+    for k, (ep, _) in enumerate(groups):
+        ins, outs = bounds[k]
+        partitions.append({"id": k, "provider": ep, "nodes": [names[i] for i in ordered[k]],
                            "inputs": ins, "outputs": outs})
 
     transfer_set = set()
     feed = set()
+    producer, values = model.producer, model.values
     for t, cons in model.consumers.items():
-        p = model.producer.get(t)
+        p = producer.get(t)
+        if p is None:
+            v = values.get(t)
+            if v is not None and v.kind == "input":
+                for c in cons:
+                    if not table_of[prov[c]].cpu_based:
+                        feed.add((t, prov[c]))
+            continue
+        src = prov[p]
         for c in cons:
-            if p is None:
-                if model.value(t).kind == "input" and not table_of[prov[c]].cpu_based:
-                    feed.add((t, prov[c]))
-                continue
-            if prov[p] != prov[c]:
-                transfer_set.add((t, prov[p], prov[c]))
+            if prov[c] != src:
+                transfer_set.add((t, src, prov[c]))
     transfers = sorted(transfer_set, key=lambda x: (pos[model.producer[x[0]]], x[0], rank[x[2]]))
     transfer_list = [{"tensor": t, "from": s, "to": d, "bytes": model.value(t).nbytes} for t, s, d in transfers]
 
@@ -241,12 +270,15 @@ def summarize(a):
         if prov[i] == CPU and a.reason[i] is not None:
             undelegated[a.reason[i].category] = undelegated.get(a.reason[i].category, 0) + 1
     nodes = []
+    reasons = a.reason
     for n in model.nodes:
-        r = a.reason[n.index]
-        entry = {"name": n.name, "opType": n.op_type, "domain": n.domain, "provider": prov[n.index],
-                 "reason": r.category if r else None}
+        r = reasons[n.index]
         if r:
-            entry["reasonDetail"] = r.detail
+            entry = {"name": n.name, "opType": n.op_type, "domain": n.domain, "provider": prov[n.index],
+                     "reason": r[0], "reasonDetail": r[1]}
+        else:
+            entry = {"name": n.name, "opType": n.op_type, "domain": n.domain, "provider": prov[n.index],
+                     "reason": None}
         if not n.schema_known:
             entry["schemaKnown"] = False
         if n.scope:
