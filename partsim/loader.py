@@ -536,6 +536,7 @@ class _Builder:
         self.names = set()
         self.scope_outputs = {}
         self.read_type = _TypeReader()
+        self.schemas = {}  # (domain, op) -> since_version under this model's opsets
         self.in_order = True  # every node reads only what lower-indexed nodes make (the usual case)
         self._external_base = None
 
@@ -648,8 +649,15 @@ class _Builder:
         if parent is None and self.file_order is not None:
             g_nodes = [g.node[pos] for pos in self.file_order]
         values = self.values
+        todo = []  # (NodeProto, op_type, domain, output names): the nodes to make, read once
         for k, n in enumerate(g_nodes):
-            constant = n.op_type == "Constant" and n.domain in ("", "ai.onnx")
+            op_type, raw_domain = n.op_type, n.domain
+            if op_type.__class__ is not str or raw_domain.__class__ is not str or n.name.__class__ is not str:
+                for what, x in (("a node's op type", op_type), ("a node's domain", raw_domain),
+                                ("a node name", n.name)):
+                    self.text(x, what)
+            domain = normalize_domain(raw_domain)
+            constant = op_type == "Constant" and domain == ""
             kind = "constant" if constant else "intermediate"
             value_attr = None
             if constant:
@@ -664,7 +672,8 @@ class _Builder:
                         for t in (a.sparse_tensor.values, a.sparse_tensor.indices):
                             if t.data_location == EXTERNAL:
                                 self.external(t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
-            for o in n.output:
+            outputs = n.output[:]
+            for o in outputs:
                 if not o:
                     continue
                 if o.__class__ is not str:
@@ -682,25 +691,23 @@ class _Builder:
                     values[o] = (Value(o, None, None, kind, False) if typ is None
                                  else Value(o, typ[0], typ[1], kind, typ[3]))
                     visible[o] = o
+            if not constant:
+                # ORT turns Constant nodes into initializers when it loads a graph, so they are
+                # never assigned to a provider; their outputs were defined above as constants.
+                todo.append((n, op_type, domain, outputs, k))
         reads_outer = set()
         # hot loop (one pass per node of million-node models): locals instead of attribute lookups
         nodes, names, producer, consumers = self.nodes, self.names, self.producer, self.consumers
         check_order = self.resort and parent is None
-        position = -1
         opsets = self.opsets
-        for n in g_nodes:
-            position += 1
-            op_type = n.op_type
-            if op_type.__class__ is not str or n.domain.__class__ is not str or n.name.__class__ is not str:
-                for what, x in (("a node's op type", op_type), ("a node's domain", n.domain), ("a node name", n.name)):
-                    self.text(x, what)
-            domain = normalize_domain(n.domain)
-            if op_type == "Constant" and domain == "":
-                # ORT turns Constant nodes into initializers when it loads a graph, so they are
-                # never assigned to a provider; their outputs were defined above as constants.
-                continue
+        schemas = self.schemas
+        for n, op_type, domain, outputs, position in todo:
             index = len(nodes)
-            schema = lookup_schema(domain, op_type, opsets.get(domain))
+            schema_key = (domain, op_type)
+            since = schemas.get(schema_key, schemas)
+            if since is schemas:
+                schema = lookup_schema(domain, op_type, opsets.get(domain))
+                since = schemas[schema_key] = schema.since_version if schema else None
             name = n.name or f"{op_type}_{index}"
             if name in names:
                 name = f"{scope}/{name}" if scope and f"{scope}/{name}" not in names else f"{name}_{index}"
@@ -723,7 +730,7 @@ class _Builder:
                 if u not in producer and values[u].kind == "intermediate":
                     self.in_order = False  # made by a node listed later (or by itself)
                 ins.append(u)
-            outs = tuple([visible[o] if o else "" for o in n.output])
+            outs = tuple([visible[o] if o else "" for o in outputs])
             nodes.append(None)  # the Node is made once its implicit inputs are known
             for o in outs:
                 if o:
@@ -753,9 +760,8 @@ class _Builder:
                             if t.data_location == EXTERNAL:
                                 self.external(t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
                     attrs[a.name] = _attr_value(a)
-            nodes[index] = Node(index, name, op_type, domain, tuple(ins), outs, attrs,
-                                schema.since_version if schema else None, schema is not None, scope, parent,
-                                tuple(implicit))
+            nodes[index] = Node(index, name, op_type, domain, tuple(ins), outs, attrs, since, since is not None,
+                                scope, parent, tuple(implicit))
             for t in ins:
                 if t:
                     cs = consumers.get(t)

@@ -213,14 +213,24 @@ class Model:
         return [t for t in node.inputs if t] + list(node.implicit_inputs)
 
     def _build_edges(self):
-        ins = [[] for _ in self.nodes]
+        producer = self.producer
+        ins = []
         outs = [[] for _ in self.nodes]
         for node in self.nodes:
-            for t in self.node_inputs(node):
-                p = self.producer.get(t)
+            i = node.index
+            mine = []
+            for t in node.inputs:
+                if t:
+                    p = producer.get(t)
+                    if p is not None:
+                        mine.append((p, t))
+                        outs[p].append((i, t))
+            for t in node.implicit_inputs:
+                p = producer.get(t)
                 if p is not None:
-                    ins[node.index].append((p, t))
-                    outs[p].append((node.index, t))
+                    mine.append((p, t))
+                    outs[p].append((i, t))
+            ins.append(mine)
         self._in_edges, self._out_edges = ins, outs
 
     def in_edges(self, i):
@@ -234,6 +244,54 @@ class Model:
         if self._out_edges is None:
             self._build_edges()
         return self._out_edges[i]
+
+    def scope_members(self):
+        """Scope -> its node indices in topological order (main graph ``""`` first).  Cached."""
+        cached = self.__dict__.get("_scope_members")
+        if cached is None:
+            cached = {}
+            nodes = self.nodes
+            for i in topological_order(self):
+                scope = nodes[i].scope
+                members = cached.get(scope)
+                if members is None:
+                    cached[scope] = [i]
+                else:
+                    members.append(i)
+            self.__dict__["_scope_members"] = cached
+        return cached
+
+    def scope_edges(self, scope):
+        """``(in_count, down)`` for the nodes of one graph (scope): per node, the number of its
+        input edges from nodes of that graph, and the nodes of that graph it feeds (one entry
+        per edge).  What ORT's partitioning wave walks.  Cached per scope."""
+        cache = self.__dict__.get("_scope_edges")
+        if cache is None:
+            cache = self.__dict__["_scope_edges"] = {}
+        hit = cache.get(scope)
+        if hit is None:
+            members = self.scope_members().get(scope, [])
+            if self._in_edges is None:
+                self._build_edges()
+            in_edges, out_edges = self._in_edges, self._out_edges
+            in_count, down = {}, {}
+            if len(members) == len(self.nodes):  # one graph: every edge stays inside it
+                for r in members:
+                    in_count[r] = len(in_edges[r])
+                    down[r] = [c for c, _ in out_edges[r]]
+            else:
+                member_set = set(members)
+                for r in members:
+                    in_count[r] = len([1 for p, _ in in_edges[r] if p in member_set])
+                    down[r] = [c for c, _ in out_edges[r] if c in member_set]
+            hit = cache[scope] = (in_count, down)
+        return hit
+
+    def prepare_topology(self):
+        """Compute the cached structure every simulation reads (edges, topological order,
+        per-graph members and edges), e.g. while waiting for something else."""
+        for scope in self.scope_members():
+            self.scope_edges(scope)
 
     def to_networkx(self):
         """The model as a ``networkx.MultiDiGraph``.

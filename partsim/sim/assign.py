@@ -143,13 +143,6 @@ def resolve_providers(requested, tables, extra=()):
     return Resolution(tuple(requested), tuple(chosen), tuple(dropped))
 
 
-def _scopes(model, order):
-    by_scope = {}
-    for i in order:
-        by_scope.setdefault(model.nodes[i].scope, []).append(i)
-    return by_scope
-
-
 def _excluded_by_stop_ops(model, stop_ops):
     """ORT's ``CreateExcludedNodeSet``: stop ops and everything downstream."""
     excluded = set()
@@ -186,7 +179,7 @@ def simulate(model, resolution, policy="per-node"):
     pos = [0] * n
     for k, i in enumerate(order):
         pos[i] = k
-    scopes = _scopes(model, order)
+    scopes = model.scope_members()
     assigned = [None] * n
     first_reason = [None] * n
     rules = {}
@@ -313,7 +306,7 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
             unit_members = unit_of.__getitem__
         else:  # plain nodes: the wave's inputs depend on the graph only, so they are computed once
             reps = members
-            in_count, down = _wave_inputs(model, scope, members)
+            in_count, down = model.scope_edges(scope)
             unit_supported = supported
             unit_members = None
 
@@ -352,24 +345,6 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                 rules[i] = matched[i]
             partitions.append((ep, tuple(g)))
     return refused
-
-
-def _wave_inputs(model, scope, members):
-    """Per node of one graph: its count of input edges from that graph, and its downstream
-    nodes there (one entry per edge).  Cached on the model, per scope."""
-    cache = model.__dict__.get("_wave_inputs")
-    if cache is None:
-        cache = model.__dict__["_wave_inputs"] = {}
-    hit = cache.get(scope)
-    if hit is None:
-        member_set = set(members)
-        in_edges, out_edges = model.in_edges, model.out_edges
-        in_count, down = {}, {}
-        for r in members:
-            in_count[r] = len([1 for p, _ in in_edges(r) if p in member_set])
-            down[r] = [c for c, _ in out_edges(r) if c in member_set]
-        hit = cache[scope] = (in_count, down)
-    return hit
 
 
 def _unit_wave_inputs(model, members, units):
