@@ -307,7 +307,11 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
         else:  # plain nodes: the wave's inputs depend on the graph only, so they are computed once
             reps = members
             in_count, down = model.scope_edges(scope)
-            unit_supported = supported
+            flags = dict.fromkeys(members, False)
+            for i in members:
+                if i in matched and assigned[i] is None and i not in excluded:
+                    flags[i] = True
+            unit_supported = flags.__getitem__  # supported(i), looked up without a Python call
             unit_members = None
 
         def closed(group):
