@@ -27,7 +27,14 @@ Exit codes: 0 ok, 1 a check failed, 2 bad input or usage.
 """
 
 
-def build_parser():
+# commands defined in another command's module
+_HOSTED = {"providers": "observe"}
+
+
+def build_parser(command=None):
+    """The argument parser; with ``command`` (a name from the command line), only that
+    command's module is imported (each pulls in its own dependencies: a plain
+    ``partsim simulate`` need not load the JUnit writer or the ORT runner)."""
     parser = argparse.ArgumentParser(prog="partsim", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     from .. import __version__
@@ -36,12 +43,32 @@ def build_parser():
                         help="stage lines with timings on stderr for long runs (auto: when stderr is a terminal)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMANDS:
+    names = COMMANDS
+    if command in COMMANDS or command in _HOSTED:
+        names = (_HOSTED.get(command, command),)
+    for name in names:
         module = importlib.import_module(f".{name.replace('-', '_')}", __name__)
+        if name == _HOSTED.get(command):
+            module.add_providers_parser(sub)
+            continue
         module.add_parser(sub)
-        if hasattr(module, "add_providers_parser"):
+        if hasattr(module, "add_providers_parser") and names is COMMANDS:
             module.add_providers_parser(sub)
     return parser
+
+
+def _command_of(argv):
+    """The command named on the command line (the first word after the global options), or None."""
+    k = 0
+    while k < len(argv):
+        a = argv[k]
+        if a == "--progress":
+            k += 2
+            continue
+        if a.startswith("-"):
+            return None  # --help, --version, --progress=…: the full parser answers
+        return a
+    return None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -80,7 +107,8 @@ def _refuse_overwriting_inputs(args):
 
 def main(argv=None):
     """Run the CLI; returns the exit code."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command_of(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0
