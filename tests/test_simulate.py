@@ -265,3 +265,34 @@ def test_progress_lines_go_to_stderr_only(run_cli):
     lines = err.strip().splitlines()
     assert lines[0].startswith("[partsim] loading") and "loaded 7 nodes" in lines[1]
     assert all(line.startswith("[partsim] ") for line in lines)
+
+
+def test_cli_imports_only_the_command_it_runs():
+    """`partsim simulate` loads its own module, not the JUnit writer, ORT runner or table importers."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, contextlib, io\n"
+             "from partsim.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             "    code = main(['simulate', 'fixtures/chain.onnx', '--support', 'MatMul'])\n"
+             "print(code, sorted(m for m in sys.modules if m.startswith('partsim.')))\n")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    code, mods = r.stdout.split(" ", 1)
+    assert code == "0"
+    assert "partsim.cli.simulate" in mods
+    for heavy in ("partsim.cli.verify", "partsim.cli.observe", "partsim.report.junit", "partsim.ortrun",
+                  "partsim.gen.mobile_md", "partsim.numerics"):
+        assert f"'{heavy}'" not in mods, heavy
+
+
+def test_unknown_command_lists_every_command(run_cli):
+    from partsim.cli import COMMANDS
+
+    code, out, err = run_cli("bogus")
+    assert code == 2 and out == ""
+    for name in COMMANDS + ("providers",):
+        assert f"'{name}'" in err
+    code, out, _ = run_cli("providers", "--help")  # a command hosted in another command's module
+    assert code == 0 and "--request" in out
