@@ -165,10 +165,12 @@ def _signatures(model):
         values = model.values
         get = values.get
         sigs = []
+        same = {}  # one tuple per distinct signature: a million nodes share a few thousand
         for node in model.nodes:
             ins = tuple([(v.dtype if (v := get(t)) is not None else None) if t else "" for t in node.inputs])
             outs = tuple([(v.dtype if (v := get(t)) is not None else None) if t else "" for t in node.outputs])
-            sigs.append((node.domain, node.op_type, node.since_version, ins, "|", outs))
+            sig = (node.domain, node.op_type, node.since_version, ins, "|", outs)
+            sigs.append(same.setdefault(sig, sig))
         model.__dict__["_match_signatures"] = sigs
     return sigs
 
@@ -220,7 +222,9 @@ class Matcher:
         facts = model.__dict__.get("_match_shape_facts")
         if facts is None:
             facts = model.__dict__["_match_shape_facts"] = [None] * len(model.nodes)
+            model.__dict__["_match_same_facts"] = {}
         self.facts = facts
+        self.same_facts = model.__dict__["_match_same_facts"]  # one tuple per distinct facts
 
     @classmethod
     def of(cls, table, model):
@@ -243,7 +247,8 @@ class Matcher:
         if entry.shaped:
             facts = self.facts[i]
             if facts is None:
-                facts = self.facts[i] = _shape_facts(self.model, node)
+                facts = _shape_facts(self.model, node)
+                facts = self.facts[i] = self.same_facts.setdefault(facts, facts)
             key = (self.sigs[i], facts[0] if entry.static else None, facts[1] if entry.rank else None,
                    facts[2] if entry.const else None)
         else:

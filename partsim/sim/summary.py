@@ -50,15 +50,27 @@ def fragments_of(model, provider):
 
 
 def _boundary(model, members, graph_outputs):
-    inside = set(members)
-    return _boundaries(model, [members], graph_outputs, {i: 0 for i in inside})[0]
+    group_of = [-1] * len(model.nodes)
+    for i in members:
+        group_of[i] = 0
+    return _boundaries(model, [members], graph_outputs, group_of)[0]
+
+
+def _constant_names(model):
+    """Names of initializers and Constant outputs (never a partition input), cached."""
+    names = model.__dict__.get("_constant_names")
+    if names is None:
+        names = model.__dict__["_constant_names"] = frozenset(
+            t for t, v in model.values.items() if v.kind == "initializer" or v.kind == "constant")
+    return names
 
 
 def _boundaries(model, groups, graph_outputs, group_of):
     """Per group: ``(inputs, outputs)``, the non-constant tensors entering it (explicit and
     implicit inputs) and the tensors leaving it (read by a node of another group, or a graph
-    output), each once, in member order.  ``group_of`` maps every node to its group."""
-    values, producer, consumers = model.values, model.producer, model.consumers
+    output), each once, in member order.  ``group_of``: per node index, its group (-1: none)."""
+    producer, consumers = model.producer, model.consumers
+    constants = _constant_names(model)
     nodes = model.nodes
     result = []
     for k, members in enumerate(groups):
@@ -67,20 +79,17 @@ def _boundaries(model, groups, graph_outputs, group_of):
         for i in members:
             node = nodes[i]
             for t in node.inputs + node.implicit_inputs if node.implicit_inputs else node.inputs:
-                if not t or t in seen_in:
+                if not t or t in seen_in or t in constants:
                     continue
                 p = producer.get(t)
-                if p is not None and group_of.get(p) == k:
-                    continue
-                v = values.get(t)
-                if v is not None and (v.kind == "initializer" or v.kind == "constant"):
+                if p is not None and group_of[p] == k:
                     continue
                 seen_in.add(t)
                 ins.append(t)
             for t in node.outputs:
                 if not t or t in seen_out:
                     continue
-                if t in graph_outputs or any(group_of.get(c) != k for c in consumers.get(t, ())):
+                if t in graph_outputs or any(group_of[c] != k for c in consumers.get(t, ())):
                     seen_out.add(t)
                     outs.append(t)
         result.append((ins, outs))
@@ -165,15 +174,8 @@ def _memcpy(model, a, tables):
 def _conversions(model, a, table_of, transfers):
     out = []
     for t, src, dst in transfers:
-        p = model.producer[t]
-        consumers = [c for c in model.consumers.get(t, ()) if a.provider[c] == dst]
-        ops = {model.nodes[p].op_type} | {model.nodes[c].op_type for c in consumers}
         ta, tb = table_of[src], table_of[dst]
         v = model.value(t)
-        if ta.layout != tb.layout and (ops & LAYOUT_SENSITIVE_OPS) and v.rank in (None, 3, 4, 5):
-            status = "present" if "Transpose" in ops else "missing"
-            out.append({"kind": "layout", "tensor": t, "from": src, "to": dst, "status": status,
-                        "detail": f"{ta.layout} -> {tb.layout}"})
         pa, pb = ta.compute_precision, tb.compute_precision
         dtp = _PRECISION_OF_DTYPE.get(v.dtype)
         mismatch = None
@@ -181,6 +183,15 @@ def _conversions(model, a, table_of, transfers):
             mismatch = f"{pa} -> {pb}"
         elif dtp in ("fp16", "bf16", "int8") and dtp not in tb.precisions and tb.provider != CPU:
             mismatch = f"{v.dtype} tensor into a provider without {dtp}"
+        if ta.layout == tb.layout and not mismatch:
+            continue  # nothing to convert: the ops around the tensor do not matter
+        p = model.producer[t]
+        consumers = [c for c in model.consumers.get(t, ()) if a.provider[c] == dst]
+        ops = {model.nodes[p].op_type} | {model.nodes[c].op_type for c in consumers}
+        if ta.layout != tb.layout and (ops & LAYOUT_SENSITIVE_OPS) and v.rank in (None, 3, 4, 5):
+            status = "present" if "Transpose" in ops else "missing"
+            out.append({"kind": "layout", "tensor": t, "from": src, "to": dst, "status": status,
+                        "detail": f"{ta.layout} -> {tb.layout}"})
         if mismatch:
             present = ops & {"Cast", "QuantizeLinear", "DequantizeLinear"}
             out.append({"kind": "precision", "tensor": t, "from": src, "to": dst,
@@ -218,11 +229,11 @@ def summarize(a):
             groups.append((prov[f[0]], f))
     groups.sort(key=lambda eg: (min(pos[i] for i in eg[1]), rank.get(eg[0], 99)))
     ordered = [sorted(g, key=pos.__getitem__) for _, g in groups]
-    group_of = {}
+    group_of = [-1] * len(model.nodes)
     for k, g in enumerate(ordered):
         for i in g:
             group_of[i] = k
-    if len(group_of) != sum(len(g) for g in ordered):  # a node in two groups: each judged on its own
+    if sum(len(g) for g in ordered) != len(model.nodes) or -1 in group_of:  # a node in two groups or none
         bounds = [_boundary(model, g, graph_outputs) for g in ordered]
     else:
         bounds = _boundaries(model, ordered, graph_outputs, group_of)
