@@ -281,6 +281,26 @@ def c_external_in_subgraph(tmp):
     return [p], p, "escapes", [p]
 
 
+def c_huge_dim_in_custom_subgraph(tmp):
+    # ONNX shape inference does not enter a custom op's graph; the IR builder still reads it
+    body = helper.make_graph([helper.make_node("Relu", ["a"], ["b"], name="inner")], "body",
+                             [vi("a", [2**50])], [vi("b", [2**50])])
+    nodes = [helper.make_node("Foo", ["x"], ["y"], name="foo", domain="my.domain", body=body)]
+    m = model(nodes, [vi("x", [1])], [vi("y", [1])])
+    m.opset_import.append(helper.make_opsetid("my.domain", 1))
+    p = write_model(tmp / "customsub.onnx", m)
+    return [p], p, "impossible dimension", [p]
+
+
+def c_external_constant_attribute(tmp):
+    t = external_init("c", "../outside.bin")
+    nodes = [helper.make_node("Constant", [], ["c"], name="k", value=t),
+             helper.make_node("Add", ["x", "c"], ["y"], name="add")]
+    (tmp / "models").mkdir()
+    p = write_model(tmp / "models" / "const.onnx", model(nodes, [vi("x", [2, 2])], [vi("y", [2, 2])]))
+    return [p], p, "attribute 'value' of node 'k'", [p]
+
+
 def _rules_case(name, text=None, data=None):
     def build(tmp):
         m = good_model(tmp)
@@ -411,7 +431,8 @@ BAD_CASES = [
     c_missing_file, c_cycle, c_self_loop, c_duplicate_output, c_output_shadows_initializer,
     c_duplicate_graph_input, c_dangling_consumer, c_dangling_graph_output, c_no_default_opset,
     c_negative_dim, c_huge_dim, c_huge_initializer_dim, c_external_parent, c_external_absolute,
-    c_external_symlink, c_external_nul, c_external_in_subgraph, c_non_utf8_name, c_non_utf8_tensor_name,
+    c_external_symlink, c_external_nul, c_external_in_subgraph, c_huge_dim_in_custom_subgraph,
+    c_external_constant_attribute, c_non_utf8_name, c_non_utf8_tensor_name,
     c_unknown_element_type,
     r_wrong_type, r_ops_not_list, r_unknown_key, r_unknown_rule_key, r_missing_key, r_alias,
     r_billion_laughs, r_invalid_yaml, r_tab_yaml, r_list_doc, r_scalar_doc, r_empty, r_comments_only,
