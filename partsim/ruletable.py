@@ -15,7 +15,6 @@ import math
 import stat
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 from .errors import RuleTableError
@@ -117,7 +116,7 @@ class RuleTable:
 
 @lru_cache(maxsize=1)
 def table_schema():
-    return json.loads(resources.files("partsim.data").joinpath("rules.schema.json").read_text())
+    return json.loads((Path(__file__).resolve().parent / "data" / "rules.schema.json").read_text())
 
 
 def builtin_rules_dir():
@@ -126,7 +125,7 @@ def builtin_rules_dir():
     checkout = here.parent / "rules"
     if checkout.is_dir():
         return checkout
-    return Path(str(resources.files("partsim").joinpath("_rules")))
+    return here / "_rules"  # package_dir maps partsim._rules to rules/ in a wheel
 
 
 def _compose(text, path):
