@@ -58,6 +58,44 @@ def wait_for_rules(wait):
         time.sleep(5)
 
 
+def partsim_stages(runs):
+    """Where partsim's in-process time goes: the loader's steps as ``load_model`` runs them
+    (internal functions, timed one by one), then the simulation and the summary."""
+    import hashlib
+
+    from partsim import loader
+    from partsim.api import build_request, load_tables
+    from partsim.sim import resolve_providers, simulate, summarize
+
+    resolution = resolve_providers(*build_request(["nnapi", "coreml"])[:1], load_tables(()))
+    times = {}
+
+    def timed(key, f):
+        t0 = time.perf_counter()
+        r = f()
+        times.setdefault(key, []).append(time.perf_counter() - t0)
+        return r
+
+    import gc
+
+    gc.disable()  # as predict() runs: the cyclic GC paused while the IR is built
+    for _ in range(runs):
+        proto, data = timed("read and parse", lambda: loader.read_model_proto(MODEL, check_node_text=False))
+        timed("sha256", lambda: hashlib.sha256(data).hexdigest())
+        timed("declared-dimension check", lambda: loader._check_declared_dims(proto, str(MODEL)))
+        inferred = timed("ONNX shape inference (data_prop)", lambda: loader._infer_shapes_as_listed(proto, []))
+        model = timed("build the IR (+ UTF-8, external-data, order checks)",
+                      lambda: loader._try_build(inferred, str(MODEL), "", [], None, True)[0])
+        assignment = timed("simulate NNAPI > CoreML > CPU", lambda: simulate(model, resolution))
+        timed("summary", lambda: summarize(assignment))
+        del proto, data, inferred, model, assignment
+        gc.collect()
+    gc.enable()
+    out = {k: round(statistics.median(v), 4) for k, v in times.items()}
+    out["runs"] = runs
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=5)
@@ -147,8 +185,15 @@ def main():
     cm = per.get("CoreMLExecutionProvider", {}).get("partitions", "-")
     print(f"| partsim (NNAPI > CoreML > CPU, as written) | {nn} | {cm} (CoreML, default format) | |")
 
+    stages = partsim_stages(max(args.repeat, 15))
+    print("\n| partsim in-process, by stage (median of "
+          f"{stages.pop('runs')} runs) | ms |\n|---|---:|")
+    for k, v in stages.items():
+        print(f"| {k} | {v * 1000:.1f} |")
+
     report = {
         "benchmark": "vs_checker",
+        "partsimStagesSeconds": stages,
         "model": str(MODEL.relative_to(ROOT.parent)),
         "repeat": args.repeat,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
