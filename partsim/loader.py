@@ -605,14 +605,16 @@ class _Builder:
         GRAPH, GRAPHS, TENSOR, TENSORS, SPARSE_TENSOR = A.GRAPH, A.GRAPHS, A.TENSOR, A.TENSORS, A.SPARSE_TENSOR
         EXTERNAL = onnx.TensorProto.EXTERNAL
         visible = dict(outer)
-        read_type = self.read_type
+        types = self.read_type.cache  # the _TypeReader's cache, read inline (one call less per tensor)
         info = {}
-        for vi in g.value_info:
-            info[vi.name] = read_type(vi.type)
-        for vi in g.input:
-            info[vi.name] = read_type(vi.type)
-        for vi in g.output:
-            info[vi.name] = read_type(vi.type)
+        for vis in (g.value_info, g.input, g.output):
+            for vi in vis:
+                tp = vi.type
+                key = tp.SerializeToString()
+                typ = types.get(key)
+                if typ is None:
+                    typ = types[key] = _parse_type(tp)
+                info[vi.name] = typ
         init_names = set()
         for init in g.initializer:
             self.text(init.name, "an initializer name")
@@ -651,12 +653,12 @@ class _Builder:
         values = self.values
         todo = []  # (NodeProto, op_type, domain, output names): the nodes to make, read once
         for k, n in enumerate(g_nodes):
-            op_type, raw_domain = n.op_type, n.domain
-            if op_type.__class__ is not str or raw_domain.__class__ is not str or n.name.__class__ is not str:
+            op_type, raw_domain, node_name = n.op_type, n.domain, n.name
+            if op_type.__class__ is not str or raw_domain.__class__ is not str or node_name.__class__ is not str:
                 for what, x in (("a node's op type", op_type), ("a node's domain", raw_domain),
                                 ("a node name", n.name)):
                     self.text(x, what)
-            domain = normalize_domain(raw_domain)
+            domain = "" if raw_domain == "" or raw_domain == "ai.onnx" else raw_domain  # normalize_domain
             constant = op_type == "Constant" and domain == ""
             kind = "constant" if constant else "intermediate"
             value_attr = None
@@ -694,21 +696,21 @@ class _Builder:
             if not constant:
                 # ORT turns Constant nodes into initializers when it loads a graph, so they are
                 # never assigned to a provider; their outputs were defined above as constants.
-                todo.append((n, op_type, domain, outputs, k))
+                todo.append((n, op_type, domain, node_name, outputs, k))
         reads_outer = set()
         # hot loop (one pass per node of million-node models): locals instead of attribute lookups
         nodes, names, producer, consumers = self.nodes, self.names, self.producer, self.consumers
         check_order = self.resort and parent is None
         opsets = self.opsets
         schemas = self.schemas
-        for n, op_type, domain, outputs, position in todo:
+        for n, op_type, domain, node_name, outputs, position in todo:
             index = len(nodes)
             schema_key = (domain, op_type)
             since = schemas.get(schema_key, schemas)
             if since is schemas:
                 schema = lookup_schema(domain, op_type, opsets.get(domain))
                 since = schemas[schema_key] = schema.since_version if schema else None
-            name = n.name or f"{op_type}_{index}"
+            name = node_name or f"{op_type}_{index}"
             if name in names:
                 name = f"{scope}/{name}" if scope and f"{scope}/{name}" not in names else f"{name}_{index}"
             names.add(name)
@@ -717,18 +719,19 @@ class _Builder:
                 if not t:
                     ins.append("")
                     continue
-                if check_order and produced_here.get(t, -1) >= position:
-                    self.unsorted = True  # reads what a later node makes: shapes need a sorted pass
-                    return None
-                u = visible.get(t)
+                if check_order:
+                    if produced_here.get(t, -1) >= position:
+                        self.unsorted = True  # reads what a later node makes: shapes need a sorted pass
+                        return None
+                    u = visible.get(t)  # made earlier in the file, or not made here: in order
+                elif (u := visible.get(t)) is not None and u not in producer and values[u].kind == "intermediate":
+                    self.in_order = False  # made by a node listed later (or by itself)
                 if u is None:
                     self.text(t, f"an input name of node {name!r}")
                     self.error(f"node {name!r} ({op_type}) consumes tensor {t!r}, which no node, "
                                "graph input or initializer produces")
                 if u in outer_uniques:
                     reads_outer.add(u)
-                if u not in producer and values[u].kind == "intermediate":
-                    self.in_order = False  # made by a node listed later (or by itself)
                 ins.append(u)
             outs = tuple([visible[o] if o else "" for o in outputs])
             nodes.append(None)  # the Node is made once its implicit inputs are known
