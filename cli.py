@@ -1,9 +1,7 @@
 #!/usr/bin/env python3
 """Run partsim from a checkout: ``python cli.py simulate model.onnx``."""
 
-import sys
-
-from partsim.cli import main
+from partsim.cli import run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -296,3 +296,17 @@ def test_unknown_command_lists_every_command(run_cli):
         assert f"'{name}'" in err
     code, out, _ = run_cli("providers", "--help")  # a command hosted in another command's module
     assert code == 0 and "--request" in out
+
+
+def test_program_flushes_everything_before_its_fast_exit(tmp_path):
+    """`partsim` ends with os._exit (no interpreter teardown): stdout, -o files and exit codes stay whole."""
+    expected, _ = predict(ROOT / "fixtures" / "demo.onnx", ["nnapi"])
+    r = run_subprocess("simulate", "fixtures/demo.onnx", "-p", "nnapi", "-f", "json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["nodes"] == expected["nodes"]
+    out = tmp_path / "s.json"
+    r = run_subprocess("simulate", "fixtures/demo.onnx", "-p", "nnapi", "-f", "json", "-o", out)
+    assert r.returncode == 0 and r.stdout == ""
+    assert json.loads(out.read_text())["nodes"] == expected["nodes"]
+    r = run_subprocess("simulate", tmp_path / "missing.onnx")
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
