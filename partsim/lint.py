@@ -486,26 +486,9 @@ def lint_text(text, path="<rules>"):
 
 def lint_file(path):
     """Findings for one table file; :class:`RuleTableError` when it cannot be read at all."""
-    from .ruletable import MAX_RULE_FILE_BYTES
-    import stat
+    from .ruletable import read_table_text  # the same safe read the loader uses
 
-    p = Path(path)
-    try:
-        st = p.stat()
-    except (OSError, ValueError) as exc:
-        raise RuleTableError(f"cannot read: {getattr(exc, 'strerror', None) or exc}", path) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise RuleTableError("not a regular file", path)
-    if st.st_size > MAX_RULE_FILE_BYTES:
-        raise RuleTableError(f"file is {st.st_size} bytes, more than the {MAX_RULE_FILE_BYTES} allowed", path)
-    try:
-        with open(p, "rb") as f:
-            data = f.read(MAX_RULE_FILE_BYTES + 1)
-        text = data.decode("utf-8")
-    except OSError as exc:
-        raise RuleTableError(f"cannot read: {exc.strerror}", path) from None
-    except UnicodeDecodeError as exc:
-        raise RuleTableError(f"not UTF-8 text (byte {exc.start})", path) from None
+    text = read_table_text(path)
     return lint_text(text, str(path))
 
 

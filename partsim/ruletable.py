@@ -339,8 +339,10 @@ def _norm_type(t):
     return t
 
 
-def load_table(path):
-    """Read and validate one rule-table file."""
+def read_table_text(path):
+    """The text of a rule-table file, read safely: a regular file, at most
+    :data:`MAX_RULE_FILE_BYTES` (bounded even if it grows while read), UTF-8.
+    :class:`RuleTableError` (one line, naming the file) otherwise."""
     p = Path(path)
     try:
         st = p.stat()
@@ -360,9 +362,14 @@ def load_table(path):
     if len(data) > MAX_RULE_FILE_BYTES:
         raise RuleTableError(f"file is more than the {MAX_RULE_FILE_BYTES} bytes allowed", path)
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise RuleTableError(f"not UTF-8 text (byte {exc.start})", path) from None
+
+
+def load_table(path):
+    """Read and validate one rule-table file."""
+    text = read_table_text(path)
     table = parse_table(text, str(path))
     if table.provider not in KNOWN_PROVIDERS:
         # resolve_providers would drop it as unknown_provider: a table nobody can select is a mistake
