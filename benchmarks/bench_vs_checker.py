@@ -67,7 +67,8 @@ def partsim_stages(runs):
     from partsim.api import build_request, load_tables
     from partsim.sim import resolve_providers, simulate, summarize
 
-    resolution = resolve_providers(*build_request(["nnapi", "coreml"])[:1], load_tables(()))
+    requested, extra = build_request(["nnapi", "coreml"])
+    resolution = resolve_providers(requested, load_tables(()), extra)
     times = {}
 
     def timed(key, f):

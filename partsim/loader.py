@@ -34,12 +34,6 @@ def _dtype_lower(code):
     return _dtype_name(code).lower()
 
 
-def _type_of(tp):
-    """(dtype, shape) of an onnx TypeProto."""
-    dtype, shape, _, _ = _parse_type(tp)
-    return dtype, shape
-
-
 def _parse_type(tp):
     """``(dtype, shape, bad, static)`` of an onnx TypeProto; ``bad`` is the first impossible
     dimension (negative or above :data:`MAX_DIM`), else ``None``; ``static``: every dimension
@@ -73,24 +67,6 @@ def _parse_type(tp):
     if which is None:
         return None, None, None, False
     return _type_string(tp), None, None, False
-
-
-class _TypeReader:
-    """TypeProto -> ``(dtype, shape, bad, static)``, each distinct type parsed once.
-
-    A model repeats a few hundred types over thousands of tensors; the serialized bytes
-    of a TypeProto are a cheaper key than walking its fields again.
-    """
-
-    def __init__(self):
-        self.cache = {}
-
-    def __call__(self, tp):
-        key = tp.SerializeToString()
-        hit = self.cache.get(key)
-        if hit is None:
-            hit = self.cache[key] = _parse_type(tp)
-        return hit
 
 
 def _dims_of(dims):
@@ -219,7 +195,7 @@ def _check_strings(msg, path, where="model", nodes=True):
                                          stack, (trail, f"{field.name}[{k}]"))
                     continue
                 if mname == "TypeProto":
-                    continue  # its only text, dim_param, is checked where it is read (_type_of)
+                    continue  # its only text, dim_param, is checked where it is read (_parse_type)
                 if mname == "TensorProto":  # weights: only the name and external-data entries are text we use
                     for t in (value if is_repeated(field) else (value,)):
                         texts = [t.name] + [x for e in t.external_data for x in (e.key, e.value)]
@@ -535,7 +511,7 @@ class _Builder:
         self.nodes = []  # dicts, frozen into Node at the end
         self.names = set()
         self.scope_outputs = {}
-        self.read_type = _TypeReader()
+        self.types = {}  # serialized TypeProto -> _parse_type of it: a model repeats a few hundred types
         self.schemas = {}  # (domain, op) -> since_version under this model's opsets
         self.in_order = True  # every node reads only what lower-indexed nodes make (the usual case)
         self._external_base = None
@@ -605,7 +581,7 @@ class _Builder:
         GRAPH, GRAPHS, TENSOR, TENSORS, SPARSE_TENSOR = A.GRAPH, A.GRAPHS, A.TENSOR, A.TENSORS, A.SPARSE_TENSOR
         EXTERNAL = onnx.TensorProto.EXTERNAL
         visible = dict(outer)
-        types = self.read_type.cache  # the _TypeReader's cache, read inline (one call less per tensor)
+        types = self.types
         info = {}
         for vis in (g.value_info, g.input, g.output):
             for vi in vis:

@@ -204,6 +204,19 @@ class Model:
     warnings: list = field(default_factory=list)
     _in_edges: list = field(default=None, repr=False)
     _out_edges: list = field(default=None, repr=False)
+    _derived: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def derived(self, key, make):
+        """What ``make()`` works out from this model, computed on first use and kept.
+
+        The model is read-only once built, so structure the simulation reads again and
+        again (per-graph members and edges, per-node match signatures, ...) is derived
+        once per model, under a ``key`` naming it.
+        """
+        d = self._derived
+        if key not in d:
+            d[key] = make()
+        return d[key]
 
     def value(self, name):
         return self.values.get(name) or Value(name)
@@ -219,14 +232,8 @@ class Model:
         for node in self.nodes:
             i = node.index
             mine = []
-            for t in node.inputs:
-                if t:
-                    p = producer.get(t)
-                    if p is not None:
-                        mine.append((p, t))
-                        outs[p].append((i, t))
-            for t in node.implicit_inputs:
-                p = producer.get(t)
+            for t in node.inputs + node.implicit_inputs if node.implicit_inputs else node.inputs:
+                p = producer.get(t) if t else None
                 if p is not None:
                     mine.append((p, t))
                     outs[p].append((i, t))
@@ -247,51 +254,37 @@ class Model:
 
     def scope_members(self):
         """Scope -> its node indices in topological order (main graph ``""`` first).  Cached."""
-        cached = self.__dict__.get("_scope_members")
-        if cached is None:
-            cached = {}
-            nodes = self.nodes
-            for i in topological_order(self):
-                scope = nodes[i].scope
-                members = cached.get(scope)
-                if members is None:
-                    cached[scope] = [i]
-                else:
-                    members.append(i)
-            self.__dict__["_scope_members"] = cached
-        return cached
+        return self.derived("scope_members", self._scope_members)
+
+    def _scope_members(self):
+        members = {}
+        nodes = self.nodes
+        for i in topological_order(self):
+            members.setdefault(nodes[i].scope, []).append(i)
+        return members
 
     def scope_edges(self, scope):
         """``(in_count, down)`` for the nodes of one graph (scope): per node, the number of its
         input edges from nodes of that graph, and the nodes of that graph it feeds (one entry
         per edge).  What ORT's partitioning wave walks.  Cached per scope."""
-        cache = self.__dict__.get("_scope_edges")
-        if cache is None:
-            cache = self.__dict__["_scope_edges"] = {}
-        hit = cache.get(scope)
-        if hit is None:
-            members = self.scope_members().get(scope, [])
-            if self._in_edges is None:
-                self._build_edges()
-            in_edges, out_edges = self._in_edges, self._out_edges
-            in_count, down = {}, {}
-            if len(members) == len(self.nodes):  # one graph: every edge stays inside it
-                for r in members:
-                    in_count[r] = len(in_edges[r])
-                    down[r] = [c for c, _ in out_edges[r]]
-            else:
-                member_set = set(members)
-                for r in members:
-                    in_count[r] = len([1 for p, _ in in_edges[r] if p in member_set])
-                    down[r] = [c for c, _ in out_edges[r] if c in member_set]
-            hit = cache[scope] = (in_count, down)
-        return hit
+        return self.derived(("scope_edges", scope), lambda: self._scope_edges(scope))
 
-    def prepare_topology(self):
-        """Compute the cached structure every simulation reads (edges, topological order,
-        per-graph members and edges), e.g. while waiting for something else."""
-        for scope in self.scope_members():
-            self.scope_edges(scope)
+    def _scope_edges(self, scope):
+        members = self.scope_members().get(scope, [])
+        if self._in_edges is None:
+            self._build_edges()
+        in_edges, out_edges = self._in_edges, self._out_edges
+        in_count, down = {}, {}
+        if len(members) == len(self.nodes):  # one graph: every edge stays inside it
+            for r in members:
+                in_count[r] = len(in_edges[r])
+                down[r] = [c for c, _ in out_edges[r]]
+        else:
+            member_set = set(members)
+            for r in members:
+                in_count[r] = len([1 for p, _ in in_edges[r] if p in member_set])
+                down[r] = [c for c, _ in out_edges[r] if c in member_set]
+        return in_count, down
 
     def to_networkx(self):
         """The model as a ``networkx.MultiDiGraph``.

@@ -204,8 +204,7 @@ def simulate(model, resolution, policy="per-node"):
                 continue
             rule, why = match(nodes[i])
             if rule is None:
-                if ep == first and first_reason[i] is None:
-                    first_reason[i] = why
+                note_reason(i, ep, why)
             else:
                 matched[i] = rule
         if table.is_compiling:

@@ -10,7 +10,7 @@ as ORT does, with the node's inferred dtypes (unknown dtypes do not veto).
 
 from ..schemas import lookup_schema
 
-__all__ = ["match_node", "Matcher", "Rejection"]
+__all__ = ["Matcher", "Rejection"]
 
 # order in which a failing rule's reasons are reported (earliest check first)
 _ORDER = ("op_not_in_table", "opset_version", "dtype", "dynamic_shape", "rank", "attribute",
@@ -160,18 +160,18 @@ class _OpEntry:
 
 def _signatures(model):
     """Per node: ``(domain, op, since_version, input dtypes, "|", output dtypes)``, cached."""
-    sigs = model.__dict__.get("_match_signatures")
-    if sigs is None:
-        values = model.values
-        get = values.get
-        sigs = []
-        same = {}  # one tuple per distinct signature: a million nodes share a few thousand
-        for node in model.nodes:
-            ins = tuple([(v.dtype if (v := get(t)) is not None else None) if t else "" for t in node.inputs])
-            outs = tuple([(v.dtype if (v := get(t)) is not None else None) if t else "" for t in node.outputs])
-            sig = (node.domain, node.op_type, node.since_version, ins, "|", outs)
-            sigs.append(same.setdefault(sig, sig))
-        model.__dict__["_match_signatures"] = sigs
+    return model.derived("match.signatures", lambda: _work_out_signatures(model))
+
+
+def _work_out_signatures(model):
+    get = model.values.get
+    sigs = []
+    same = {}  # one tuple per distinct signature: a million nodes share a few thousand
+    for node in model.nodes:
+        ins = tuple([(v.dtype if (v := get(t)) is not None else None) if t else "" for t in node.inputs])
+        outs = tuple([(v.dtype if (v := get(t)) is not None else None) if t else "" for t in node.outputs])
+        sig = (node.domain, node.op_type, node.since_version, ins, "|", outs)
+        sigs.append(same.setdefault(sig, sig))
     return sigs
 
 
@@ -205,7 +205,9 @@ def _render(verdict, node):
 
 
 class Matcher:
-    """Judges the nodes of one model against one table (see :func:`match_node`).
+    """Judges the nodes of one model against one table: ``match(node)`` returns
+    ``(OpRule, None)``, the first rule that accepts the node, or ``(None, Rejection)``,
+    the most telling rejection (the one that failed latest in the check order).
 
     Verdicts are memoized, keyed by exactly what the op's rules read: the schema
     version, port dtypes, and -- only when some rule asks -- the first input without a
@@ -219,19 +221,13 @@ class Matcher:
         self.entries = {}  # (domain, op) -> _OpEntry
         self.memo = {}  # key -> (rule, category, detail, port)
         self.sigs = _signatures(model)
-        facts = model.__dict__.get("_match_shape_facts")
-        if facts is None:
-            facts = model.__dict__["_match_shape_facts"] = [None] * len(model.nodes)
-            model.__dict__["_match_same_facts"] = {}
-        self.facts = facts
-        self.same_facts = model.__dict__["_match_same_facts"]  # one tuple per distinct facts
+        # per node, filled on first need, and one tuple per distinct facts (shared by all tables)
+        self.facts, self.same_facts = model.derived("match.shape_facts", lambda: ([None] * len(model.nodes), {}))
 
     @classmethod
     def of(cls, table, model):
         """The matcher of ``(table, model)``, kept on the model for re-simulations."""
-        held = model.__dict__.get("_matchers")
-        if held is None:
-            held = model.__dict__["_matchers"] = {}
+        held = model.derived("match.matchers", dict)
         m = held.get(id(table))
         if m is None or m.table is not table:  # the matcher holds its table, so the id is not reused
             m = held[id(table)] = cls(table, model)
@@ -282,18 +278,3 @@ class Matcher:
         if key is not None:
             memo[key] = verdict
         return _render(verdict, node)
-
-
-def match_node(table, node, model):
-    """Check ``node`` against ``table``.
-
-    Returns
-    -------
-    (OpRule, None) or (None, Rejection)
-        The first rule that accepts the node, or the most telling rejection:
-        the one that failed latest in the check order (it got furthest).
-
-    Verdicts are memoized per model and table (:class:`Matcher`); loops over many
-    nodes should take ``Matcher.of(table, model)`` once and call its ``match``.
-    """
-    return Matcher.of(table, model).match(node)

@@ -58,11 +58,8 @@ def _boundary(model, members, graph_outputs):
 
 def _constant_names(model):
     """Names of initializers and Constant outputs (never a partition input), cached."""
-    names = model.__dict__.get("_constant_names")
-    if names is None:
-        names = model.__dict__["_constant_names"] = frozenset(
-            t for t, v in model.values.items() if v.kind == "initializer" or v.kind == "constant")
-    return names
+    return model.derived("summary.constant_names", lambda: frozenset(
+        t for t, v in model.values.items() if v.kind == "initializer" or v.kind == "constant"))
 
 
 def _boundaries(model, groups, graph_outputs, group_of):
