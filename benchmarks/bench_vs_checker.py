@@ -64,6 +64,22 @@ def wait_for_rules(wait):
         time.sleep(5)
 
 
+def _timer(times):
+    """``timed(key, f)``: call ``f()``, add its wall time to ``times[key]``, return its result."""
+
+    def timed(key, f):
+        t0 = time.perf_counter()
+        r = f()
+        times.setdefault(key, []).append(time.perf_counter() - t0)
+        return r
+
+    return timed
+
+
+def _medians(times):
+    return {k: round(statistics.median(v), 4) for k, v in times.items()}
+
+
 def partsim_stages(runs):
     """Where partsim's in-process time goes: the loader's steps as ``load_model`` runs them
     (internal functions, timed one by one), then the simulation and the summary."""
@@ -76,12 +92,7 @@ def partsim_stages(runs):
     requested, extra = build_request(["nnapi", "coreml"])
     resolution = resolve_providers(requested, load_tables(()), extra)
     times = {}
-
-    def timed(key, f):
-        t0 = time.perf_counter()
-        r = f()
-        times.setdefault(key, []).append(time.perf_counter() - t0)
-        return r
+    timed = _timer(times)
 
     import gc
 
@@ -98,7 +109,7 @@ def partsim_stages(runs):
         del proto, data, inferred, model, assignment
         gc.collect()
     gc.enable()
-    out = {k: round(statistics.median(v), 4) for k, v in times.items()}
+    out = _medians(times)
     out["runs"] = runs
     return out
 
@@ -125,12 +136,7 @@ def floor_once(data, times):
     from onnx import ModelProto
     from onnx.onnx_cpp2py_export import shape_inference as C
 
-    def timed(key, f):
-        t0 = time.perf_counter()
-        r = f()
-        times.setdefault(key, []).append(time.perf_counter() - t0)
-        return r
-
+    timed = _timer(times)
     gc.disable()
     try:
         out = timed("C++ shape inference (data_prop), bytes in, bytes out",
@@ -264,7 +270,7 @@ def main():
     for k, v in stages.items():
         print(f"| {k} | {v * 1000:.1f} |")
 
-    floor = {k: round(statistics.median(v), 4) for k, v in floor_times.items()}
+    floor = _medians(floor_times)
     floor_runs = args.repeat
     alone, beside = gil_check(model_bytes)
     floor_total = sum(floor.values())
