@@ -41,16 +41,19 @@ def memory_ceiling(limit):
 
 
 def run_session(model, providers, level="disable", python=None, timeout=120, seed=0, dims=None,
-                inputs_npz=None, run=True, hook=None, threads=1, memory_limit=DEFAULT_MEMORY_LIMIT):
+                inputs_npz=None, run=True, hook=None, threads=1, memory_limit=DEFAULT_MEMORY_LIMIT,
+                ep_options=None):
     """Create (and run) one session in a child process; return its record (a dict).
 
     The child gets ``timeout`` seconds and an address-space ceiling of ``memory_limit``
     bytes; a crash, a hang or running out of memory is recorded, never raised.
+    ``ep_options``: provider options of a plugin EP (QNN: ``{"soc_model": "60"}``, see
+    :mod:`partsim.qnn_session`), recorded in the result.
     """
     with tempfile.TemporaryDirectory(prefix="partsim-feeds-") as tmp:
         req = {"model": str(model), "providers": list(providers), "level": LEVELS[normalize_level(level)],
                "inputs_npz": str(inputs_npz) if inputs_npz else None, "run": run, "hook": hook,
-               "threads": threads}
+               "threads": threads, "ep_options": dict(ep_options or {})}
         if run and not inputs_npz:
             # seeded feeds made here, by the same code as every numeric command, and handed over as .npz
             from .errors import PartsimError
@@ -96,4 +99,9 @@ def observation_from_run(rec, level):
     obs = observation_from_records(rec, rec.get("runtime", ""), "this machine", level=level, strict=False)
     obs.update({"state": rec.get("state"), "warnings": rec.get("warnings", []),
                 "placementLog": rec.get("placement", {})})
+    for key in ("qnn", "qnnOptions"):  # the plugin EP's version and options (soc_model …)
+        if key in rec:
+            obs[key] = rec[key]
+    if rec.get("state") != "ok" and rec.get("error"):
+        obs["error"] = rec["error"]
     return obs

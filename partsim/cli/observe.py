@@ -64,6 +64,25 @@ def _session_args(p):
     g.add_argument("--seed", type=int, default=0, help="seed for random inputs and weights")
     g.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE", help="value of a dynamic dimension")
     g.add_argument("--inputs", metavar="FILE.npz", help="inputs keyed by name (no pickles)")
+    add_qnn_args(g)
+
+
+def add_qnn_args(g):
+    """``--soc-model`` / ``--qnn-backend``: options of the QNN plugin EP (see partsim/qnn_session.py)."""
+    g.add_argument("--soc-model", default="60", metavar="N",
+                   help="QNN: SoC model the HTP emulator builds for (default 60, Snapdragon 8 Gen 3)")
+    g.add_argument("--qnn-backend", default="htp", choices=("htp", "cpu", "gpu"), help="QNN: backend library")
+
+
+def ep_options(args, providers):
+    """Provider options for the session child: only QNN takes any."""
+    from ..qnn_session import QNN
+
+    if QNN not in providers:
+        return None
+    if not str(args.soc_model).isdigit():
+        raise UsageError(f"--soc-model expects a number, got {args.soc_model!r}")
+    return {"soc_model": str(args.soc_model), "backend": args.qnn_backend}
 
 
 def _dims(items):
@@ -92,7 +111,8 @@ def _observe(model, providers, args):
     with tempfile.TemporaryDirectory(prefix="partsim-observe-") as tmp:
         runnable = _prepare(model, Path(tmp), args.seed)
         rec = run_session(runnable, providers, level, args.python, args.timeout, args.seed, _dims(args.dim),
-                          args.inputs, memory_limit=int(args.memory_limit * 1024**3))
+                          args.inputs, memory_limit=int(args.memory_limit * 1024**3),
+                          ep_options=ep_options(args, providers))
     return rec, level
 
 
@@ -112,7 +132,11 @@ def run_observe(args):
         counts = {}
         for ep in obs["nodes"].values():
             counts[ep] = counts.get(ep, 0) + 1
+        qnn = obs.get("qnnOptions")
         text = (f"state {obs['state']}  granted {', '.join(obs['granted'])}\n"
+                + (f"onnxruntime-qnn {obs.get('qnn')}  {' '.join(f'{k}={v}' for k, v in qnn.items())}\n"
+                   if qnn else "")
+                + (f"error {obs['error']}\n" if obs.get("error") else "")
                 + format_table(["provider", "nodes"], sorted(counts.items()), ["<", ">"])
                 + f"\nMemcpy {obs['memcpy']['fromHost']} from host, {obs['memcpy']['toHost']} to host\n")
     write_output(text, args.output)

@@ -43,6 +43,8 @@ def add_parser(sub):
                    help="run a real ORT session here now (child process) with the same providers and compare")
     g.add_argument("--python", metavar="PATH", help="with --observe: interpreter with another ORT build")
     g.add_argument("--timeout", type=float, default=120.0, help="with --observe: session timeout in seconds")
+    from .observe import add_qnn_args
+    add_qnn_args(g)
     g.add_argument("--level", default="disable", help="optimization level of the observation record to use "
                    "(disable, basic, extended, all; default disable)")
     g.add_argument("--min-agreement", type=float, default=1.0, help="share of nodes that must agree (default 1.0)")
@@ -108,6 +110,7 @@ def _observe_now(args):
     from ..ortrun import observation_from_run, run_session
     from ..ruletable import KNOWN_PROVIDERS
     from ..sim.assign import _canonical
+    from .observe import ep_options
 
     providers = [_canonical(p.partition(":")[0]) for p in split_list(args.providers)] or ["CPUExecutionProvider"]
     providers = [p for p in providers if p in KNOWN_PROVIDERS]
@@ -118,7 +121,10 @@ def _observe_now(args):
             runnable = materialize_weights(args.model, Path(tmp))
         except ImportError:  # pragma: no cover
             runnable = args.model
-        rec = run_session(runnable, providers, level, args.python, args.timeout)
+        rec = run_session(runnable, providers, level, args.python, args.timeout,
+                          ep_options=ep_options(args, providers))
+    if rec.get("state") == "create_failed" and "QNNExecutionProvider" in providers:
+        return observation_from_run(rec, level)  # QNN refused the graph: an observed refusal, compared as such
     if rec.get("state") != "ok":
         raise UsageError(f"the real session did not run ({rec.get('state')}): {rec.get('error', '')}", args.model)
     return observation_from_run(rec, level)
@@ -127,7 +133,11 @@ def _observe_now(args):
 def _table(result):
     out = []
     v = result.get("verify")
-    if v:
+    if v and v.get("refusal"):
+        r = v["refusal"]
+        out.append(f"observation  the real session was not created: {r['observed']}")
+        out.append(f"prediction   {'session_would_fail: ' + r['predicted'] if r['predicted'] else 'a session (ok)'}")
+    elif v:
         o = v["observation"]
         out.append(f"observation  {o.get('source')} {o.get('runtime') or ''} {o.get('device') or ''} "
                    f"level={o.get('level')}")
