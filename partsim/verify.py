@@ -86,10 +86,14 @@ def _match_layout_names(predicted, summary, observation):
     are counted per provider (``layoutTransposes.<EP>``) against the summary's ``inserted:layout`` nodes.
     """
     ops = observation.get("opTypes") or {}
+    renamed = {n["ortName"]: n["name"] for n in predicted.values() if n.get("ortName")}
     out, inserted = {}, {}
     for name, ep in observation["nodes"].items():
         if name in predicted:
             out[name] = ep
+            continue
+        if name in renamed:
+            out[renamed[name]] = ep
             continue
         m = _TOKEN.match(name)
         if m and m.group(1) in predicted and m.group(1) not in observation["nodes"]:

@@ -14,6 +14,7 @@ from ..errors import UsageError
 from ..model import topological_order
 from ..ruletable import ALIASES, KNOWN_PROVIDERS
 from .cpu_preferred import cpu_preferred_nodes
+from .layout import layout_pass
 from .match import Matcher, Rejection
 from .ov_clusters import openvino_clusters
 from .qdq import find_node_units
@@ -72,6 +73,7 @@ class Assignment:
     status: str = "ok"
     failure: str = ""
     failure_nodes: tuple = ()
+    layout: tuple = ()  # LayoutResult per NHWC provider (partsim.sim.layout)
 
 
 def _canonical(name):
@@ -242,6 +244,7 @@ def simulate(model, resolution, policy="per-node"):
                         caveats.setdefault(i, []).append((CPU, rule.notes))
     if first == CPU:
         first_reason = [None] * n
+    layout, layout_refused = layout_pass(model, resolution.tables, assigned, rules)
     cpu_fallback = [i for i in order if assigned[i] == CPU and first != CPU]
     if policy == "whole-graph" and cpu_fallback and any(t.provider != CPU for t in resolution.tables):
         status = "session_would_fail"
@@ -250,9 +253,9 @@ def simulate(model, resolution, policy="per-node"):
                    f"(session.disable_cpu_ep_fallback=1) forbids: {', '.join(names[:5])}"
                    + (" …" if len(names) > 5 else ""))
         failure_nodes = tuple(cpu_fallback)
-    elif refused:
+    elif refused or layout_refused:
         status = "session_would_fail"
-        failure, failure_nodes = refused[0]
+        failure, failure_nodes = (refused or layout_refused)[0]
     elif no_kernel:
         status = "session_would_fail"
         i, why = no_kernel[0]
@@ -267,7 +270,7 @@ def simulate(model, resolution, policy="per-node"):
             reasons.append(first_reason[i] or Rejection(
                 "claimed_by_higher_priority", "taken by another provider before the first choice could"))
     return Assignment(model, resolution, policy, tuple(assigned), tuple(reasons), tuple(partitions),
-                      rules, {k: tuple(v) for k, v in caveats.items()}, status, failure, failure_nodes)
+                      rules, {k: tuple(v) for k, v in caveats.items()}, status, failure, failure_nodes, layout)
 
 
 def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason):

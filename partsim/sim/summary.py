@@ -6,6 +6,7 @@ conversion findings.  Pure: returns a JSON-ready dict with a stable order.
 
 from ..model import topological_order
 from .assign import CPU
+from .layout import handles_layout
 
 __all__ = ["summarize", "SCHEMA_VERSION", "fragments_of", "LAYOUT_SENSITIVE_OPS"]
 
@@ -185,7 +186,8 @@ def _conversions(model, a, table_of, transfers):
         p = model.producer[t]
         consumers = [c for c in model.consumers.get(t, ()) if a.provider[c] == dst]
         ops = {model.nodes[p].op_type} | {model.nodes[c].op_type for c in consumers}
-        if ta.layout != tb.layout and (ops & LAYOUT_SENSITIVE_OPS) and v.rank in (None, 3, 4, 5):
+        ort_converts = handles_layout(ta) or handles_layout(tb)  # ORT's layout transformer inserts the Transposes
+        if ta.layout != tb.layout and (ops & LAYOUT_SENSITIVE_OPS) and v.rank in (None, 3, 4, 5) and not ort_converts:
             status = "present" if "Transpose" in ops else "missing"
             out.append({"kind": "layout", "tensor": t, "from": src, "to": dst, "status": status,
                         "detail": f"{ta.layout} -> {tb.layout}"})
@@ -279,6 +281,7 @@ def summarize(a):
             undelegated[a.reason[i].category] = undelegated.get(a.reason[i].category, 0) + 1
     nodes = []
     reasons = a.reason
+    layout_names = {i: v for r in a.layout for i, v in r.converted.items()}
     for n in model.nodes:
         r = reasons[n.index]
         if r:
@@ -291,7 +294,13 @@ def summarize(a):
             entry["schemaKnown"] = False
         if n.scope:
             entry["scope"] = n.scope
+        if n.index in layout_names:  # recreated by ORT's NHWC layout transformation
+            entry["ortName"], entry["ortDomain"] = layout_names[n.index]
         nodes.append(entry)
+    for r in a.layout:
+        for name, ep, tensor in r.transposes:
+            nodes.append({"name": name, "opType": "Transpose", "domain": "", "provider": ep, "reason": None,
+                          "origin": "inserted:layout", "input": tensor})
     caveats = []
     for i in sorted(a.caveats, key=pos.__getitem__):
         for ep, note in a.caveats[i]:
