@@ -80,6 +80,7 @@ class OpRule:
     host_inputs: tuple = ()
     host_outputs: tuple = ()
     layout_sensitive: bool = False
+    layout_refusal: bool = False  # claimed before the NHWC layout transformation, refused after it
     notes: str = ""
     line: int = 0
 
@@ -312,7 +313,8 @@ def _build_table(data, lines, path):
             dtype_pairs=frozenset(tuple(_norm_type(x) for x in p) for p in merged["dtype_pairs"])
             if merged["dtype_pairs"] else None,
             host_inputs=tuple(r.get("host_inputs", ())), host_outputs=tuple(r.get("host_outputs", ())),
-            layout_sensitive=bool(r.get("layout_sensitive", False)), notes=r.get("notes", ""), line=line)
+            layout_sensitive=bool(r.get("layout_sensitive", False)),
+            layout_refusal=bool(r.get("layout_refusal", False)), notes=r.get("notes", ""), line=line)
         rules.setdefault((rule.domain, rule.op), []).append(rule)
     return RuleTable(
         provider=data["provider"], kind=data["kind"], source=dict(data["source"]),

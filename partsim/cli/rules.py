@@ -1,6 +1,7 @@
 """partsim rules: regenerate capability tables from their sources."""
 
 import argparse
+from pathlib import Path
 
 from ..errors import EXIT_OK, UsageError
 from ..outputs import write_output
@@ -14,6 +15,9 @@ Regenerate rule tables from machine-readable sources; output is deterministic.
         ORT's own operator schemas (com.microsoft …) used to resolve node versions
   partsim rules import openvino -o rules/openvino.yaml
         the OpenVINO EP (device CPU) of onnxruntime-openvino 1.24.1 (partsim/gen/openvino.py)
+  partsim rules import qnn [--models DIR] [--soc-model 60] -o rules/qnn.yaml
+        the QNN EP (HTP) measured: real onnxruntime-qnn sessions on single-op probes (and on the
+        one-node models of DIR), merged into its op builders' rules (partsim/gen/qnn.py)
 """
 
 SOURCES = {}
@@ -34,11 +38,15 @@ def add_parser(sub):
     imp.add_argument("inputs", nargs="*", metavar="FILE", help="source document(s), where the source needs one")
     imp.add_argument("--provider", default=None, help="provider to import (ort-kernels: default CPU)")
     imp.add_argument("--output", "-o", metavar="FILE", help="write here (atomically) instead of stdout")
+    imp.add_argument("--models", action="append", default=[], metavar="DIR",
+                     help="qnn: also run the one-node models of DIR (e.g. ONNX backend node tests)")
+    imp.add_argument("--soc-model", default="60", metavar="N", help="qnn: SoC model of the HTP emulator")
+    imp.add_argument("--python", metavar="PATH", help="qnn: interpreter with onnxruntime-qnn (default: this one)")
     imp.set_defaults(run=run_import)
 
 
 def _sources():
-    names = {"ort-kernels", "contrib-schemas", "openvino", "ep-table"}
+    names = {"ort-kernels", "contrib-schemas", "openvino", "ep-table", "qnn"}
     names.update(SOURCES)
     try:
         from ..gen import mobile_md  # noqa: F401
@@ -71,6 +79,12 @@ def run_import(args):
     elif args.source == "kernel-doc":
         from ..gen.kernel_doc import import_kernel_doc
         text = import_kernel_doc(args.inputs, args.provider)
+    elif args.source == "qnn":
+        from ..gen.qnn import qnn_table
+        for d in args.models:
+            if not Path(d).is_dir():
+                raise UsageError("--models expects a folder of .onnx files", d)
+        text = qnn_table(args.models, args.soc_model, args.python)
     elif args.source == "ep-table":  # tensorrt, qnn, xnnpack, webgpu (partsim/gen/ep_tables.py)
         from ..gen.ep_tables import build_table
         text = build_table(args.provider or "")

@@ -285,6 +285,13 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
     drop_const = table.option("drop_all_constant_input_groups", False)
     use_units = table.option("qdq_node_units", False)
 
+    if table.option("offload_graph_io_quantization"):
+        for i in _graph_io_quantization(model):
+            if i in matched:
+                excluded.add(i)
+                note_reason(i, ep, Rejection("group_rejected", "quantization of a graph input/output is left to "
+                                             "the CPU (offload_graph_io_quantization)"))
+
     def supported(i):
         return assigned[i] is None and i in matched and i not in excluded
 
@@ -351,6 +358,22 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                 rules[i] = matched[i]
             partitions.append((ep, tuple(g)))
     return refused
+
+
+def _graph_io_quantization(model):
+    """QuantizeLinear nodes reading a graph input and DequantizeLinear nodes writing a graph output
+    (onnxruntime/onnxruntime-qnn ``qnn_execution_provider.cc``: with ``offload_graph_io_quantization``,
+    the default, QNN leaves them to another EP)."""
+    inputs, outputs = set(model.graph_inputs), set(model.graph_outputs)
+    out = set()
+    for n in model.nodes:
+        if n.scope or n.domain not in ("", "com.microsoft"):
+            continue
+        if n.op_type == "QuantizeLinear" and n.inputs and n.inputs[0] in inputs:
+            out.add(n.index)
+        elif n.op_type == "DequantizeLinear" and n.outputs and n.outputs[0] in outputs:
+            out.add(n.index)
+    return out
 
 
 def _unit_wave_inputs(model, members, units):

@@ -1,0 +1,363 @@
+"""The QNN (HTP) table, measured: probe the real QNN EP with single-op models and write what it claims.
+
+``partsim rules import qnn -o rules/qnn.yaml`` (needs ``onnxruntime-qnn`` in the interpreter, see
+``partsim/qnn_session.py``):
+
+1. *Probes.*  For each op of :data:`PROBE_OPS` (element-wise, broadcasting, reductions, Cast,
+   Transpose, Where, ...), every input dtype its ONNX schema allows out of :data:`DTYPES` and every
+   rank of :data:`RANKS`, a one-node model with static shapes (``probe_specs``).  Extra evidence:
+   ``--models DIR`` (one-node ONNX models, e.g. ONNX's backend node tests) are run as well.
+2. *Sessions.*  All models go through one child process (``partsim/qnn_probe_child.py``) that
+   creates a QNN session per model and prints its assignment line by line; a model that crashes
+   or hangs the emulator is recorded as such and the child is restarted after it.
+3. *Table.*  The base is the source-read table (op builders of ``op_builder_factory.cc``,
+   ``partsim/gen/ep_tables.py``).  For every op with evidence, the rule keeps the builder's
+   predicates and gets the dtypes of input 0 QNN claimed and, per dtype set, the rank range it
+   claimed (``min_rank``/``max_rank`` only where a refused rank lies outside it); an op QNN never
+   claimed is dropped, an op it claimed without a builder in the list (e.g. ``Identity``) is
+   added.  Evidence is summarised in the table's ``source.probes``.
+
+Partition rules (``partitioning``) come from ``qnn_execution_provider.cc`` (onnxruntime/onnxruntime-qnn
+``QnnEp::GetCapabilityImpl``): single Q/DQ partitions dropped, graph I/O quantization offloaded.
+Same evidence -> same table, byte for byte (everything is sorted).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+__all__ = ["PROBE_OPS", "DTYPES", "RANKS", "probe_specs", "build_probe", "probe_models", "derive_rules",
+           "qnn_table"]
+
+DTYPES = ("float", "float16", "double", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "bool")
+RANKS = (0, 1, 2, 4, 5, 6)
+OPSET = 21
+_SHAPE = (2, 3, 4, 5, 3, 2)
+
+UNARY = ("Abs Acos Acosh Asin Asinh Atan Atanh Ceil Celu Cos Cosh Elu Erf Exp Floor Gelu HardSigmoid HardSwish "
+         "Identity IsInf IsNaN LeakyRelu Log LogSoftmax Mish Neg Not Reciprocal Relu Round Selu Sigmoid Sign Sin "
+         "Sinh Softmax Softplus Softsign Sqrt Tan Tanh ThresholdedRelu Flatten Shape Size Hardmax").split()
+BINARY = ("Add Sub Mul Div Pow Max Min Mean Sum Equal Greater GreaterOrEqual Less LessOrEqual And Or Xor PRelu "
+          "BitwiseAnd BitwiseOr BitwiseXor").split()
+REDUCE = "ReduceMean ReduceSum ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSumExp ReduceSumSquare".split()
+OTHER = ("Transpose", "Cast", "Where", "Clip", "ArgMax", "ArgMin", "CumSum", "Expand", "Tile", "Squeeze",
+         "Unsqueeze", "Reshape", "Concat", "Split", "Slice", "Pad")
+PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER))
+
+
+def _tp(dtype):
+    from onnx import TensorProto
+
+    return {"float": TensorProto.FLOAT, "float16": TensorProto.FLOAT16, "double": TensorProto.DOUBLE,
+            "int8": TensorProto.INT8, "uint8": TensorProto.UINT8, "int16": TensorProto.INT16,
+            "uint16": TensorProto.UINT16, "int32": TensorProto.INT32, "uint32": TensorProto.UINT32,
+            "int64": TensorProto.INT64, "bool": TensorProto.BOOL}[dtype]
+
+
+def _allowed(op):
+    """dtypes of :data:`DTYPES` the ONNX schema (at :data:`OPSET`) allows for input 0."""
+    import onnx
+
+    try:
+        schema = onnx.defs.get_schema(op, OPSET)
+    except Exception:
+        return ()
+    if not schema.inputs:
+        return ()
+    tc = schema.inputs[0].type_str
+    allowed = None
+    for c in schema.type_constraints:
+        if c.type_param_str == tc:
+            allowed = {t[len("tensor("):-1] for t in c.allowed_type_strs if t.startswith("tensor(")}
+    if allowed is None:
+        allowed = {tc[len("tensor("):-1]} if tc.startswith("tensor(") else set()
+    return tuple(d for d in DTYPES if d in allowed)
+
+
+def probe_specs(ops=PROBE_OPS, ranks=RANKS):
+    """Every (op, dtype, rank) probe, sorted."""
+    specs = []
+    for op in sorted(set(ops)):
+        for dtype in _allowed(op):
+            for rank in ranks:
+                if rank < _min_rank(op):
+                    continue
+                specs.append((op, dtype, rank))
+    return specs
+
+
+def _min_rank(op):
+    if op in ("Flatten", "Softmax", "LogSoftmax", "Hardmax", "Transpose", "Concat", "Split", "Slice", "Squeeze",
+              "CumSum", "Pad", "ArgMax", "ArgMin") or op in REDUCE:
+        return 1
+    return 0
+
+
+def build_probe(op, dtype, rank):
+    """A one-node ModelProto for ``op`` on a static ``rank``-D tensor of ``dtype`` (attributes at their
+    defaults, constant side inputs as initializers)."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    shape = list(_SHAPE[:rank])
+    x = helper.make_tensor_value_info("x", _tp(dtype), shape)
+    inputs, inits, attrs, out_dtype, out_shape = ["x"], [], {}, dtype, None
+    graph_inputs = [x]
+
+    def const(name, arr):
+        inits.append(numpy_helper.from_array(np.asarray(arr), name))
+        inputs.append(name)
+
+    if op in BINARY:
+        graph_inputs.append(helper.make_tensor_value_info("x2", _tp(dtype), shape))
+        inputs.append("x2")
+        if op in ("Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual"):
+            out_dtype = "bool"
+    elif op in ("IsInf", "IsNaN"):
+        out_dtype = "bool"
+    elif op in ("Shape", "Size"):
+        out_dtype = "int64"
+    elif op in ("ArgMax", "ArgMin"):
+        out_dtype = "int64"
+    elif op in REDUCE:
+        const("axes", np.array([rank - 1], dtype=np.int64))
+    elif op == "Cast":
+        attrs["to"] = TensorProto.FLOAT if dtype != "float" else TensorProto.FLOAT16
+        out_dtype = "float" if dtype != "float" else "float16"
+    elif op == "Where":
+        graph_inputs = [helper.make_tensor_value_info("c", TensorProto.BOOL, shape), x,
+                        helper.make_tensor_value_info("x2", _tp(dtype), shape)]
+        inputs = ["c", "x", "x2"]
+    elif op == "CumSum":
+        const("axis", np.array(0, dtype=np.int64))
+    elif op in ("Expand", "Tile"):
+        const("reps" if op == "Tile" else "shape", np.ones(rank, dtype=np.int64))
+    elif op in ("Squeeze", "Unsqueeze"):
+        if op == "Unsqueeze":
+            const("axes", np.array([0], dtype=np.int64))
+        else:
+            shape = [1] + shape[1:]
+            graph_inputs[0] = helper.make_tensor_value_info("x", _tp(dtype), shape)
+            const("axes", np.array([0], dtype=np.int64))
+    elif op == "Reshape":
+        const("shape", np.array([-1], dtype=np.int64))
+    elif op == "Concat":
+        graph_inputs.append(helper.make_tensor_value_info("x2", _tp(dtype), shape))
+        inputs.append("x2")
+        attrs["axis"] = 0
+    elif op == "Split":
+        attrs["axis"] = 0
+        attrs["num_outputs"] = 2
+    elif op == "Slice":
+        const("starts", np.array([0], dtype=np.int64))
+        const("ends", np.array([1], dtype=np.int64))
+    elif op == "Pad":
+        const("pads", np.array([0] * rank + [1] * rank, dtype=np.int64))
+    outputs = ["y"] if op != "Split" else ["y", "y2"]
+    node = helper.make_node(op, inputs, outputs, name=f"n0_{op}", **attrs)
+    outs = [helper.make_tensor_value_info(o, _tp(out_dtype), out_shape) for o in outputs]
+    g = helper.make_graph([node], f"probe_{op}", graph_inputs, outs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = 10
+    return m
+
+
+CHILD = Path(__file__).resolve().parents[1] / "qnn_probe_child.py"
+
+
+def probe_models(paths, ep_options=None, python=None, timeout=60.0, level="ORT_DISABLE_ALL"):
+    """Create a real QNN session for each model in ``paths`` (one child process, restarted after a model
+    that crashes or hangs it); return ``{path: record}`` with ``assignment`` or ``create_error``."""
+    from ..ortrun import DEFAULT_MEMORY_LIMIT, memory_ceiling
+
+    paths = [str(p) for p in paths]
+    results, todo = {}, list(paths)
+    while todo:
+        req = {"models": todo, "ep_options": dict(ep_options or {}), "level": level}
+        try:
+            proc = subprocess.run([python or sys.executable, str(CHILD)], input=json.dumps(req), capture_output=True,
+                                  text=True, timeout=timeout + 2.0 * len(todo),
+                                  preexec_fn=memory_ceiling(DEFAULT_MEMORY_LIMIT))
+            out, fate = proc.stdout, ("crashed" if proc.returncode else None)
+        except subprocess.TimeoutExpired as exc:
+            out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            fate = "timeout"
+        for line in out.splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and rec.get("model") in req["models"]:
+                results[rec["model"]] = rec
+        todo = [p for p in todo if p not in results]
+        if todo and fate:  # the first model without a record took the child down
+            results[todo[0]] = {"model": todo[0], "create_error": f"session child {fate}", "fate": fate}
+            todo = todo[1:]
+        elif todo:
+            for p in todo:
+                results[p] = {"model": p, "create_error": "no record from the session child"}
+            todo = []
+    return results
+
+
+def _claimed(rec, node_name):
+    for ep, members in rec.get("assignment") or []:
+        for m in members:
+            if m[0] == node_name or m[0].startswith(node_name + "_token_"):
+                return ep == "QNNExecutionProvider"
+    return None
+
+
+def _features(path):
+    """(op, domain, dtype of input 0, rank of input 0, node name) of a one-node model, or None."""
+    import onnx
+
+    try:
+        m = onnx.shape_inference.infer_shapes(onnx.load(path, load_external_data=False))
+    except Exception:
+        return None
+    nodes = [n for n in m.graph.node if n.op_type != "Constant"]
+    if len(nodes) != 1:
+        return None
+    n = nodes[0]
+    types = {}
+    for v in list(m.graph.input) + list(m.graph.value_info) + list(m.graph.output):
+        t = v.type.tensor_type
+        if v.type.HasField("tensor_type"):
+            types[v.name] = (t.elem_type, len(t.shape.dim) if t.HasField("shape") else None)
+    for i in m.graph.initializer:
+        types[i.name] = (i.data_type, len(i.dims))
+    first = n.input[0] if n.input else (n.output[0] if n.output else "")
+    elem, rank = types.get(first, (0, None))
+    names = {v: k for k, v in onnx.TensorProto.DataType.items()}
+    dtype = {"FLOAT": "float", "FLOAT16": "float16", "DOUBLE": "double", "BOOL": "bool"}.get(
+        names.get(elem, ""), names.get(elem, "").lower() or None)
+    return n.op_type, n.domain, dtype, rank, n.name
+
+
+def derive_rules(evidence):
+    """``[(op, domain, dtype, rank, claimed)]`` -> ``{(domain, op): [predicate dicts]}``.
+
+    Per op: the dtypes QNN claimed at least once; dtypes with the same claimed rank range share a
+    rule; the range is written only where a refused rank of that dtype lies outside it.  An op
+    never claimed maps to ``[]``.
+    """
+    by_op = {}
+    for op, domain, dtype, rank, claimed in evidence:
+        if claimed is None or dtype is None:
+            continue
+        by_op.setdefault((domain, op), {}).setdefault(dtype, {"yes": set(), "no": set()})[
+            "yes" if claimed else "no"].add(rank)
+    out = {}
+    for key in sorted(by_op):
+        groups = {}
+        for dtype, r in sorted(by_op[key].items()):
+            yes = {x for x in r["yes"] if x is not None}
+            if not r["yes"]:
+                continue
+            lo, hi = (min(yes), max(yes)) if yes else (None, None)
+            no = {x for x in r["no"] if x is not None}
+            lo_w = lo if lo is not None and any(x < lo for x in no) else None
+            hi_w = hi if hi is not None and any(x > hi for x in no) else None
+            groups.setdefault((lo_w, hi_w), []).append(dtype)
+        rules = []
+        for (lo, hi), dtypes in sorted(groups.items(), key=lambda kv: (kv[1][0], str(kv[0]))):
+            rule = {"types": {"i0": sorted(dtypes, key=DTYPES.index if all(d in DTYPES for d in dtypes) else str)}}
+            if lo is not None or hi is not None:
+                rule["rank_inputs"] = [0]
+                if lo is not None:
+                    rule["min_rank"] = lo
+                if hi is not None:
+                    rule["max_rank"] = hi
+            rules.append(rule)
+        out[key] = rules
+    return out
+
+
+def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS, work=None):
+    """YAML text of the measured QNN table (see the module docstring)."""
+    import onnx
+
+    from .ep_tables import TABLES
+    from .yamlout import dump_table
+
+    with tempfile.TemporaryDirectory(prefix="partsim-qnn-probes-") as tmp:
+        base_dir = Path(work or tmp)
+        paths, expect = [], {}
+        for op, dtype, rank in probe_specs(ops, ranks):
+            p = base_dir / f"{op}.{dtype}.r{rank}.onnx"
+            onnx.save(build_probe(op, dtype, rank), str(p))
+            paths.append(str(p))
+            expect[str(p)] = (op, "", dtype, rank, f"n0_{op}")
+        for d in models:
+            for p in sorted(Path(d).glob("*.onnx")):
+                f = _features(str(p))
+                if f is not None:
+                    paths.append(str(p))
+                    expect[str(p)] = f
+        recs = probe_models(paths, {"soc_model": str(soc_model)}, python=python)
+    evidence = []
+    for p in paths:
+        op, domain, dtype, rank, name = expect[p]
+        evidence.append((op, domain, dtype, rank, _claimed(recs[p], name) if "assignment" in recs[p] else None))
+    derived = derive_rules(evidence)
+    table = TABLES["qnn"]()
+    ops_out = []
+    seen = set()
+    for rule in table["ops"]:
+        key = (rule.get("domain", ""), rule["op"])
+        seen.add(key)
+        if key not in derived:
+            ops_out.append(rule)
+            continue
+        for d in derived[key]:
+            merged = {k: v for k, v in rule.items() if k not in ("min_rank", "max_rank", "rank_inputs")
+                      or not ("min_rank" in d or "max_rank" in d)}
+            merged.update(d)
+            ops_out.append(merged)
+    for key in sorted(set(derived) - seen):
+        for d in derived[key]:
+            ops_out.append({"op": key[1], **({"domain": key[0]} if key[0] else {}), **d})
+    claimed = sum(1 for e in evidence if e[4])
+    table["ops"] = ops_out
+    table["source"] = dict(table["source"])
+    table["source"]["description"] = ("QNN EP op builders (op_builder_factory.cc) narrowed and extended by real "
+                                      "onnxruntime-qnn sessions on single-op probes (partsim/gen/qnn.py)")
+    table["source"]["generated_by"] = "partsim rules import qnn" + "".join(f" --models {m}" for m in models)
+    refused = sum(1 for e in evidence if e[4] is False)
+    no_session = sum(1 for e in evidence if e[4] is None)
+    table["source"]["version"] = (f"onnxruntime {_ort_version(python)} + onnxruntime-qnn {_qnn_version(python)}, "
+                                  f"HTP emulator soc_model {soc_model}; builders {table['source']['version']}")
+    probe_note = (f"evidence: {len(paths)} one-node models ({claimed} claimed by QNN, {refused} left to the CPU, "
+                  f"{no_session} without a session or a node of that name)")
+    table["partitioning"] = dict(table["partitioning"])
+    table["partitioning"]["offload_graph_io_quantization"] = True
+    table["notes"] = list(table["notes"]) + [probe_note,
+        "dtypes and rank ranges per op measured on the x86-64 HTP emulator (soc_model "
+        f"{soc_model}); a phone's HTP may differ (fp16 and int16 support depend on the architecture).",
+        "Graph I/O quantization: a QuantizeLinear reading a graph input or a DequantizeLinear writing a graph "
+        "output is left to the CPU (QNN provider option offload_graph_io_quantization, default on).",
+    ]
+    header = "qnn: generated by partsim/gen/qnn.py from real QNN sessions (see 'source')."
+    return dump_table(table, header)
+
+
+def _ort_version(python):
+    try:
+        out = subprocess.run([python or sys.executable, "-c", "import onnxruntime as o; print(o.__version__)"],
+                             capture_output=True, text=True, timeout=60)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+
+
+def _qnn_version(python):
+    try:
+        out = subprocess.run([python or sys.executable, "-c", "import onnxruntime_qnn as q; print(q.__version__)"],
+                             capture_output=True, text=True, timeout=60, env=dict(os.environ))
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
