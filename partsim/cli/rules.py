@@ -42,6 +42,7 @@ def add_parser(sub):
                      help="qnn: also run the one-node models of DIR (e.g. ONNX backend node tests)")
     imp.add_argument("--soc-model", default="60", metavar="N", help="qnn: SoC model of the HTP emulator")
     imp.add_argument("--python", metavar="PATH", help="qnn: interpreter with onnxruntime-qnn (default: this one)")
+    imp.add_argument("--evidence", metavar="FILE.jsonl", help="qnn: also write what every probe session did")
     imp.set_defaults(run=run_import)
 
 
@@ -84,7 +85,7 @@ def run_import(args):
         for d in args.models:
             if not Path(d).is_dir():
                 raise UsageError("--models expects a folder of .onnx files", d)
-        text = qnn_table(args.models, args.soc_model, args.python)
+        text = qnn_table(args.models, args.soc_model, args.python, evidence_out=args.evidence)
     elif args.source == "ep-table":  # tensorrt, qnn, xnnpack, webgpu (partsim/gen/ep_tables.py)
         from ..gen.ep_tables import build_table
         text = build_table(args.provider or "")

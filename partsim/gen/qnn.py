@@ -43,9 +43,13 @@ UNARY = ("Abs Acos Acosh Asin Asinh Atan Atanh Ceil Celu Cos Cosh Elu Erf Exp Fl
 BINARY = ("Add Sub Mul Div Pow Max Min Mean Sum Equal Greater GreaterOrEqual Less LessOrEqual And Or Xor PRelu "
           "BitwiseAnd BitwiseOr BitwiseXor").split()
 REDUCE = "ReduceMean ReduceSum ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSumExp ReduceSumSquare".split()
-OTHER = ("Transpose", "Cast", "Where", "Clip", "ArgMax", "ArgMin", "CumSum", "Expand", "Tile", "Squeeze",
+OTHER = ("Transpose", "Cast", "CastLike", "Gather", "Where", "Clip", "ArgMax", "ArgMin", "CumSum", "Expand", "Tile", "Squeeze",
          "Unsqueeze", "Reshape", "Concat", "Split", "Slice", "Pad")
-PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER))
+SIDE_INPUT_OPS = ("CumSum", "Expand", "Tile", "Squeeze", "Unsqueeze", "Reshape", "Slice", "Pad", "Gather") + tuple(REDUCE)
+POOLS = ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool")
+PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER) + list(POOLS))
+#: the error ORT raises when an EP does not take a node it had converted to NHWC (layout_transformation.cc)
+LAYOUT_REFUSAL = "was inserted using the NHWC format"
 
 
 def _tp(dtype):
@@ -77,28 +81,49 @@ def _allowed(op):
     return tuple(d for d in DTYPES if d in allowed)
 
 
+# attribute variants probed besides the defaults (on float inputs of rank 4)
+VARIANTS = {op: ({"keepdims": 0},) for op in REDUCE}
+VARIANTS.update({"ArgMax": ({"keepdims": 0}, {"select_last_index": 1}),
+                 "ArgMin": ({"keepdims": 0}, {"select_last_index": 1}),
+                 "Softmax": ({"axis": 0},), "LogSoftmax": ({"axis": 0},), "Concat": ({"axis": -1},),
+                 "Gather": ({"axis": 1},), "CumSum": ({"exclusive": 1}, {"reverse": 1}),
+                 "LeakyRelu": ({"alpha": 0.2},), "Pad": ({"mode": "reflect"}, {"mode": "edge"}),
+                 "MaxPool": ({"ceil_mode": 1},), "AveragePool": ({"ceil_mode": 1}, {"count_include_pad": 1})})
+
+
+#: a variant whose constant side inputs (shape, axes, starts, pads, indices, ...) become graph inputs
+DYNAMIC_SIDE = "__dynamic_side_inputs__"
+
+
 def probe_specs(ops=PROBE_OPS, ranks=RANKS):
-    """Every (op, dtype, rank) probe, sorted."""
+    """Every (op, dtype, rank, attribute variant) probe, sorted; variant ``()`` = defaults."""
     specs = []
     for op in sorted(set(ops)):
         for dtype in _allowed(op):
             for rank in ranks:
                 if rank < _min_rank(op):
                     continue
-                specs.append((op, dtype, rank))
+                specs.append((op, dtype, rank, ()))
+        if "float" in _allowed(op):
+            for v in VARIANTS.get(op, ()):
+                specs.append((op, "float", 4, tuple(sorted(v.items()))))
+            if op in SIDE_INPUT_OPS:
+                specs.append((op, "float", 4, ((DYNAMIC_SIDE, 1),)))
     return specs
 
 
 def _min_rank(op):
     if op in ("Flatten", "Softmax", "LogSoftmax", "Hardmax", "Transpose", "Concat", "Split", "Slice", "Squeeze",
-              "CumSum", "Pad", "ArgMax", "ArgMin") or op in REDUCE:
+              "CumSum", "Pad", "ArgMax", "ArgMin", "Gather") or op in REDUCE:
         return 1
+    if op in POOLS:
+        return 3
     return 0
 
 
-def build_probe(op, dtype, rank):
+def build_probe(op, dtype, rank, variant=()):
     """A one-node ModelProto for ``op`` on a static ``rank``-D tensor of ``dtype`` (attributes at their
-    defaults, constant side inputs as initializers)."""
+    defaults but those of ``variant``, constant side inputs as initializers)."""
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
 
@@ -106,9 +131,17 @@ def build_probe(op, dtype, rank):
     x = helper.make_tensor_value_info("x", _tp(dtype), shape)
     inputs, inits, attrs, out_dtype, out_shape = ["x"], [], {}, dtype, None
     graph_inputs = [x]
+    variant = dict(variant)
+    dynamic_side = variant.pop(DYNAMIC_SIDE, False)
+    side = []
 
     def const(name, arr):
-        inits.append(numpy_helper.from_array(np.asarray(arr), name))
+        arr = np.asarray(arr)
+        if dynamic_side:  # the same tensor, fed at run time
+            side.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(arr.dtype),
+                                                      list(arr.shape)))
+        else:
+            inits.append(numpy_helper.from_array(arr, name))
         inputs.append(name)
 
     if op in BINARY:
@@ -124,6 +157,15 @@ def build_probe(op, dtype, rank):
         out_dtype = "int64"
     elif op in REDUCE:
         const("axes", np.array([rank - 1], dtype=np.int64))
+    elif op == "CastLike":
+        like = "float" if dtype != "float" else "float16"
+        graph_inputs.append(helper.make_tensor_value_info("like", _tp(like), [1]))
+        inputs.append("like")
+        out_dtype = like
+    elif op == "Gather":
+        const("indices", np.array([0], dtype=np.int64))
+    elif op in ("MaxPool", "AveragePool"):
+        attrs["kernel_shape"] = [2] * (rank - 2)
     elif op == "Cast":
         attrs["to"] = TensorProto.FLOAT if dtype != "float" else TensorProto.FLOAT16
         out_dtype = "float" if dtype != "float" else "float16"
@@ -156,6 +198,10 @@ def build_probe(op, dtype, rank):
         const("ends", np.array([1], dtype=np.int64))
     elif op == "Pad":
         const("pads", np.array([0] * rank + [1] * rank, dtype=np.int64))
+    attrs.update(variant)
+    if op == "Squeeze" and dynamic_side:
+        graph_inputs[0] = helper.make_tensor_value_info("x", _tp(dtype), shape)
+    graph_inputs += side
     outputs = ["y"] if op != "Split" else ["y", "y2"]
     node = helper.make_node(op, inputs, outputs, name=f"n0_{op}", **attrs)
     outs = [helper.make_tensor_value_info(o, _tp(out_dtype), out_shape) for o in outputs]
@@ -170,28 +216,42 @@ CHILD = Path(__file__).resolve().parents[1] / "qnn_probe_child.py"
 
 def probe_models(paths, ep_options=None, python=None, timeout=60.0, level="ORT_DISABLE_ALL"):
     """Create a real QNN session for each model in ``paths`` (one child process, restarted after a model
-    that crashes or hangs it); return ``{path: record}`` with ``assignment`` or ``create_error``."""
+    that crashes it or takes more than ``timeout`` seconds); return ``{path: record}`` with
+    ``assignment`` or ``create_error``."""
+    import selectors
+
     from ..ortrun import DEFAULT_MEMORY_LIMIT, memory_ceiling
 
     paths = [str(p) for p in paths]
     results, todo = {}, list(paths)
     while todo:
         req = {"models": todo, "ep_options": dict(ep_options or {}), "level": level}
-        try:
-            proc = subprocess.run([python or sys.executable, str(CHILD)], input=json.dumps(req), capture_output=True,
-                                  text=True, timeout=timeout + 2.0 * len(todo),
-                                  preexec_fn=memory_ceiling(DEFAULT_MEMORY_LIMIT))
-            out, fate = proc.stdout, ("crashed" if proc.returncode else None)
-        except subprocess.TimeoutExpired as exc:
-            out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-            fate = "timeout"
-        for line in out.splitlines():
+        proc = subprocess.Popen([python or sys.executable, str(CHILD)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                preexec_fn=memory_ceiling(DEFAULT_MEMORY_LIMIT))
+        proc.stdin.write(json.dumps(req))
+        proc.stdin.close()
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        fate = None
+        while True:
+            if not sel.select(timeout):
+                fate = "timeout"
+                proc.kill()
+                break
+            line = proc.stdout.readline()
+            if not line:
+                fate = "crashed" if proc.wait() else None
+                break
             try:
                 rec = json.loads(line)
             except ValueError:
                 continue
             if isinstance(rec, dict) and rec.get("model") in req["models"]:
                 results[rec["model"]] = rec
+        proc.wait()
+        sel.close()
+        proc.stdout.close()
         todo = [p for p in todo if p not in results]
         if todo and fate:  # the first model without a record took the child down
             results[todo[0]] = {"model": todo[0], "create_error": f"session child {fate}", "fate": fate}
@@ -204,6 +264,8 @@ def probe_models(paths, ep_options=None, python=None, timeout=60.0, level="ORT_D
 
 
 def _claimed(rec, node_name):
+    if LAYOUT_REFUSAL in rec.get("create_error", "") and f"'{node_name}_token_" in rec["create_error"]:
+        return "layout_refusal"  # claimed, converted to NHWC, then refused: ORT fails the session
     for ep, members in rec.get("assignment") or []:
         for m in members:
             if m[0] == node_name or m[0].startswith(node_name + "_token_"):
@@ -235,7 +297,14 @@ def _features(path):
     names = {v: k for k, v in onnx.TensorProto.DataType.items()}
     dtype = {"FLOAT": "float", "FLOAT16": "float16", "DOUBLE": "double", "BOOL": "bool"}.get(
         names.get(elem, ""), names.get(elem, "").lower() or None)
-    return n.op_type, n.domain, dtype, rank, n.name
+    attrs = {}
+    for a in n.attribute:
+        v = onnx.helper.get_attribute_value(a)
+        if isinstance(v, bytes):
+            v = v.decode(errors="replace")
+        if isinstance(v, (int, float, str)):
+            attrs[a.name] = v
+    return n.op_type, n.domain, dtype, rank, n.name, attrs
 
 
 def derive_rules(evidence):
@@ -245,12 +314,16 @@ def derive_rules(evidence):
     rule; the range is written only where a refused rank of that dtype lies outside it.  An op
     never claimed maps to ``[]``.
     """
-    by_op = {}
-    for op, domain, dtype, rank, claimed in evidence:
+    by_op, cases, refusals = {}, {}, {}
+    for op, domain, dtype, rank, claimed, *rest in evidence:
         if claimed is None or dtype is None:
+            continue
+        if claimed == "layout_refusal":
+            refusals.setdefault((domain, op), {}).setdefault(dtype, set()).add(rank)
             continue
         by_op.setdefault((domain, op), {}).setdefault(dtype, {"yes": set(), "no": set()})[
             "yes" if claimed else "no"].add(rank)
+        cases.setdefault((domain, op), []).append((dtype, rank, claimed, rest[0] if rest else {}))
     out = {}
     for key in sorted(by_op):
         groups = {}
@@ -273,11 +346,51 @@ def derive_rules(evidence):
                 if hi is not None:
                     rule["max_rank"] = hi
             rules.append(rule)
+        conds = _attr_conditions(rules, cases.get(key, ()))
+        if conds:
+            for rule in rules:
+                rule["attrs"] = conds
         out[key] = rules
+    for key in sorted(refusals):
+        # dtypes for which some node was claimed before the layout transformation and refused after it;
+        # those claimed whole are matched by the rules above first
+        for dtype, ranks in sorted(refusals[key].items()):
+            rule = {"types": {"i0": [dtype]}, "layout_refusal": True}
+            known = sorted(r for r in ranks if r is not None)
+            if known:
+                rule.update({"rank_inputs": [0], "min_rank": known[0], "max_rank": known[-1]})
+            out.setdefault(key, []).append(rule)
     return out
 
 
-def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS, work=None):
+def _covers(rule, dtype, rank):
+    if dtype not in rule["types"]["i0"]:
+        return False
+    if rank is None:
+        return True
+    return rule.get("min_rank", rank) <= rank <= rule.get("max_rank", rank)
+
+
+def _attr_conditions(rules, cases):
+    """``not_in`` conditions for attribute values seen only on nodes QNN refused although their dtype
+    and rank are covered by ``rules`` (and never on a node it claimed)."""
+    seen_yes, seen_no = {}, {}
+    for dtype, rank, claimed, attrs in cases:
+        if not claimed and not any(_covers(r, dtype, rank) for r in rules):
+            continue  # refused for its dtype or rank already
+        for name, value in attrs.items():
+            if isinstance(value, float):
+                value = round(value, 6)
+            (seen_yes if claimed else seen_no).setdefault(name, set()).add(value)
+    conds = []
+    for name in sorted(seen_no):
+        bad = sorted(v for v in seen_no[name] if v not in seen_yes.get(name, set()))
+        if bad and isinstance(bad[0], (int, str)) and all(type(v) is type(bad[0]) for v in bad):
+            conds.append({"name": name, "not_in": bad})
+    return conds
+
+
+def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS, work=None, evidence_out=None):
     """YAML text of the measured QNN table (see the module docstring)."""
     import onnx
 
@@ -287,11 +400,12 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     with tempfile.TemporaryDirectory(prefix="partsim-qnn-probes-") as tmp:
         base_dir = Path(work or tmp)
         paths, expect = [], {}
-        for op, dtype, rank in probe_specs(ops, ranks):
-            p = base_dir / f"{op}.{dtype}.r{rank}.onnx"
-            onnx.save(build_probe(op, dtype, rank), str(p))
+        for op, dtype, rank, variant in probe_specs(ops, ranks):
+            tag = "".join(f".{k}={v}" for k, v in variant)
+            p = base_dir / f"{op}.{dtype}.r{rank}{tag}.onnx"
+            onnx.save(build_probe(op, dtype, rank, variant), str(p))
             paths.append(str(p))
-            expect[str(p)] = (op, "", dtype, rank, f"n0_{op}")
+            expect[str(p)] = (op, "", dtype, rank, f"n0_{op}", dict(variant))
         for d in models:
             for p in sorted(Path(d).glob("*.onnx")):
                 f = _features(str(p))
@@ -301,9 +415,36 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
         recs = probe_models(paths, {"soc_model": str(soc_model)}, python=python)
     evidence = []
     for p in paths:
-        op, domain, dtype, rank, name = expect[p]
-        evidence.append((op, domain, dtype, rank, _claimed(recs[p], name) if "assignment" in recs[p] else None))
+        op, domain, dtype, rank, name, attrs = expect[p]
+        rec = recs[p]
+        fate = _claimed(rec, name) if "assignment" in rec or LAYOUT_REFUSAL in rec.get("create_error", "") else None
+        evidence.append((op, domain, dtype, rank, fate, attrs))
+    if evidence_out:  # the raw evidence, one JSON object per model (for review; not read back)
+        with open(evidence_out, "w") as f:
+            for p, e in zip(paths, evidence):
+                rec = recs[p]
+                f.write(json.dumps({"model": Path(p).name, "op": e[0], "domain": e[1], "dtype": e[2], "rank": e[3],
+                                    "fate": e[4], "attrs": e[5], "error": rec.get("create_error", "")[:300]},
+                                   sort_keys=True) + "\n")
+    dynamic = [e for e in evidence if DYNAMIC_SIDE in e[5]]
+    evidence = [e for e in evidence if DYNAMIC_SIDE not in e[5]]
     derived = derive_rules(evidence)
+    for op, domain, dtype, rank, fate, _ in dynamic:
+        # claimed with constant side inputs, refused when they come at run time: the builder wants constants
+        rules = derived.get((domain, op)) or []
+        if fate is False and any(_covers(r, dtype, rank) for r in rules if not r.get("layout_refusal")):
+            n_inputs = len(build_probe(op, dtype, rank, ((DYNAMIC_SIDE, 1),)).graph.node[0].input)
+            for r in rules:
+                r["const_inputs"] = list(range(1, n_inputs))
+    from ..sim.layout import LAYOUT_SENSITIVE_OPS
+
+    converted = set()
+    for rec in recs.values():
+        for _, members in rec.get("assignment") or []:
+            converted.update(m[1] for m in members if m[2] == "com.ms.internal.nhwc")
+        err = rec.get("create_error", "")
+        if LAYOUT_REFUSAL in err and "OpType:" in err:
+            converted.add(err.split("OpType:", 1)[1].split()[0])
     table = TABLES["qnn"]()
     ops_out = []
     seen = set()
@@ -335,6 +476,9 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
                   f"{no_session} without a session or a node of that name)")
     table["partitioning"] = dict(table["partitioning"])
     table["partitioning"]["offload_graph_io_quantization"] = True
+    extra = sorted(converted - LAYOUT_SENSITIVE_OPS)
+    if extra:  # QnnEp::ShouldConvertDataLayoutForOpImpl asks for these too
+        table["partitioning"]["layout_extra_ops"] = extra
     table["notes"] = list(table["notes"]) + [probe_note,
         "dtypes and rank ranges per op measured on the x86-64 HTP emulator (soc_model "
         f"{soc_model}); a phone's HTP may differ (fp16 and int16 support depend on the architecture).",
