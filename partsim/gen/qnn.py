@@ -429,13 +429,9 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     dynamic = [e for e in evidence if DYNAMIC_SIDE in e[5]]
     evidence = [e for e in evidence if DYNAMIC_SIDE not in e[5]]
     derived = derive_rules(evidence)
-    for op, domain, dtype, rank, fate, _ in dynamic:
-        # claimed with constant side inputs, refused when they come at run time: the builder wants constants
-        rules = derived.get((domain, op)) or []
-        if fate is False and any(_covers(r, dtype, rank) for r in rules if not r.get("layout_refusal")):
-            n_inputs = len(build_probe(op, dtype, rank, ((DYNAMIC_SIDE, 1),)).graph.node[0].input)
-            for r in rules:
-                r["const_inputs"] = list(range(1, n_inputs))
+    # ``dynamic`` (side inputs fed at run time) is kept as evidence only: QNN refuses those nodes because
+    # their *output* shape is then unknown, not because the input is not an initializer (a Reshape whose
+    # shape is computed from static shapes is claimed), and the tables have no output-shape predicate.
     from ..sim.layout import LAYOUT_SENSITIVE_OPS
 
     converted = set()
