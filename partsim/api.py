@@ -3,8 +3,9 @@
 from pathlib import Path
 
 from .errors import UsageError
-from .loader import load_model
-from .ruletable import adhoc_table, builtin_tables, load_table
+from .io.load import load_model
+from .rules.table import adhoc_table
+from .rules.load import builtin_tables, load_table
 from .sim import resolve_providers, simulate, summarize
 
 __all__ = ["load_tables", "predict", "load_for_prediction", "DEFAULT_PROVIDERS", "OPTIMIZE_LEVELS", "build_request"]
@@ -15,7 +16,7 @@ DEFAULT_PROVIDERS = ("CPUExecutionProvider",)
 def load_tables(rule_paths=()):
     """Shipped tables, overridden/extended by ``rule_paths`` (files or folders).
 
-    Returns a :class:`partsim.ruletable.TableSet`: provider -> variants, user tables
+    Returns a :class:`partsim.rules.load.TableSet`: provider -> variants, user tables
     first.  User tables are parsed and validated now; shipped ones when used.
     """
     tables = builtin_tables()
@@ -44,7 +45,7 @@ def load_for_prediction(path, optimize="none", seed=0):
         return load_model(path)
     import tempfile
 
-    from .compat import optimize_for_checker
+    from .runtime.optimizer import optimize_for_checker
 
     original = load_model(path, infer_shapes=False)  # validates the file, gives its digest
     with tempfile.TemporaryDirectory(prefix="partsim-optimize-") as tmp:
@@ -117,7 +118,7 @@ class _gc_paused:
 
 
 def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, optimize):
-    from .model import Model
+    from .ir.model import Model
     from .progress import stage
 
     if isinstance(model_or_path, Model):

@@ -16,9 +16,9 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from partsim.loader import load_model
-from partsim.model import topological_order
-from partsim.ruletable import builtin_tables
+from partsim.io.load import load_model
+from partsim.ir.order import topological_order
+from partsim.rules.load import builtin_tables
 from partsim.sim.match import Matcher
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,6 +1,7 @@
 """The validated-table cache: a hit gives the same table, a damaged entry is ignored."""
 
-from partsim import ruletable
+from partsim.errors import RuleTableError
+from partsim.rules import load as ruletable
 from tests.conftest import ROOT
 
 
@@ -25,7 +26,7 @@ def test_invalid_tables_are_never_cached(tmp_path, monkeypatch):
     bad = "provider: CPUExecutionProvider\nkind: kernel\nsource: {description: x, version: '1'}\nops: 3\n"
     try:
         ruletable.parse_table(bad, "bad.yaml")
-    except ruletable.RuleTableError as exc:
+    except RuleTableError as exc:
         assert exc.line == 4
     else:
         raise AssertionError("invalid table accepted")

@@ -4,12 +4,13 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from ..data import data_path
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
-from ..observation import normalize_level
-from ..ortrun import observation_from_run, run_session
-from ..outputs import to_json, write_output
+from ..runtime.observation import normalize_level
+from ..runtime.observe import observation_from_run, run_session
+from ..report.output import to_json, write_output
 from ..report.table import format_table
-from ..ruletable import KNOWN_PROVIDERS
+from ..rules.providers import KNOWN_PROVIDERS
 from .args import add_output_args, split_list
 
 OBSERVE_HELP = """\
@@ -79,7 +80,7 @@ def _dims(items):
 def _prepare(model, tmp, seed):
     """A runnable copy: weights materialized when the model is graph-only."""
     try:
-        from ..materialize import materialize_weights
+        from ..io.materialize import materialize_weights
     except ImportError:  # pragma: no cover - materialize ships with partsim
         return Path(model)
     return materialize_weights(model, tmp, seed=seed)
@@ -123,7 +124,7 @@ def run_providers(args):
     from ..sim.assign import _canonical
 
     requested = [_canonical(r) for r in split_list(args.request)]  # aliases in, real names out
-    model = args.model or str(Path(__file__).resolve().parents[1] / "data" / "one_relu.onnx")
+    model = args.model or str(data_path("one_relu.onnx"))
     rec, _ = _observe(model, requested, args)
     available = rec.get("available", [])
     granted = rec.get("granted", [])

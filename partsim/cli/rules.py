@@ -3,7 +3,7 @@
 import argparse
 
 from ..errors import EXIT_OK, UsageError
-from ..outputs import write_output
+from ..report.output import write_output
 
 HELP = """\
 Regenerate rule tables from machine-readable sources; output is deterministic.

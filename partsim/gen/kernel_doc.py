@@ -413,7 +413,7 @@ def build_table(rows, provider, source):
     for key, types in cfg.get("supplement", {}).items():
         if key not in merged:  # the doc wins where it has the row
             merged[key] = {name: sorted(v) for name, v in types.items()}
-    from ..schemas import _contrib
+    from ..ir.schemas import _contrib
 
     contrib = _contrib()
     ops = []

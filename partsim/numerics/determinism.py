@@ -9,7 +9,7 @@ provider list runs in its own child process (:mod:`partsim.numerics.sessions`).
 A cell whose session failed has ``state`` other than ``ok`` and null numbers.
 """
 
-from ..observation import normalize_level
+from ..runtime.observation import normalize_level
 
 __all__ = ["determinism_grid", "diff_outputs"]
 

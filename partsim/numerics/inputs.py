@@ -1,7 +1,7 @@
 """Seeded model inputs, ``.npz`` input files (no pickles) and the inputDigest.
 
 The one generator of seeded inputs: ``partsim observe``/``verify --observe`` (through
-:func:`partsim.ortrun.run_session`, which hands the arrays to its child as ``.npz``) and
+:func:`partsim.runtime.observe.run_session`, which hands the arrays to its child as ``.npz``) and
 the numeric commands feed a model the same arrays:
 ``numpy.random.default_rng(seed)``, the model's graph inputs in declaration order
 (initializers excluded), dynamic dimensions from ``dims`` (default 1); floats are

@@ -281,7 +281,7 @@ def _run_record(rec, tag):
 
 
 def _delegate(run, child_state, target):
-    from ..ruletable import KNOWN_PROVIDERS
+    from ..rules.providers import KNOWN_PROVIDERS
     from .sessions import fallback_reason
 
     reason = fallback_reason(run, child_state, known_provider=target in KNOWN_PROVIDERS)
@@ -340,7 +340,7 @@ def make_receipt(model, providers, abs_tol, rel_tol, *, python=None, sample=None
     import platform
 
     from .. import __version__
-    from ..loader import read_model_proto
+    from ..io.read import read_model_proto
     from .bundle import bundle_id
     from .inputs import graph_input_specs, input_digest, seeded_inputs
     from .sessions import prepare_feeds, run_configs

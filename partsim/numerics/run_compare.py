@@ -21,7 +21,7 @@ count), ``invoked`` means the CPU EP ran it: a real receipt for CPU-vs-CPU check
 """
 
 from ..errors import ObservationError
-from ..ruletable import ALIASES, KNOWN_PROVIDERS
+from ..rules.providers import ALIASES, KNOWN_PROVIDERS
 
 __all__ = ["run_compare", "resolve_providers", "DELEGATE_STATES"]
 

@@ -12,9 +12,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..ortrun import DEFAULT_MEMORY_LIMIT, memory_ceiling
+from ..runtime.observe import DEFAULT_MEMORY_LIMIT, memory_ceiling
 from ..errors import UsageError
-from ..observation import LEVELS, normalize_level
+from ..runtime.observation import LEVELS, normalize_level
 
 __all__ = ["run_configs", "prepare_feeds", "FALLBACK_REASONS", "fallback_reason"]
 
@@ -27,7 +27,7 @@ FALLBACK_REASONS = ("none", "ep_unknown", "ep_not_available", "session_create_fa
 
 def prepare_feeds(model_path, seed=0, inputs=None, dims=None):
     """Feeds for ``model_path``: the ``--inputs`` arrays, or seeded ones from its input specs."""
-    from ..loader import read_model_proto
+    from ..io.read import read_model_proto
     from .inputs import graph_input_specs, seeded_inputs
 
     proto, _ = read_model_proto(model_path)
@@ -56,7 +56,7 @@ def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0, 
     """
     import numpy as np
 
-    from ..materialize import materialize_weights
+    from ..io.materialize import materialize_weights
     from .inputs import load_npz, save_npz
 
     runs = [{"tag": c["tag"], "providers": list(c["providers"]), "level": LEVELS[normalize_level(c["level"])],

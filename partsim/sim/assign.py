@@ -11,8 +11,8 @@ and takes the rest.
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
-from ..model import topological_order
-from ..ruletable import ALIASES, KNOWN_PROVIDERS
+from ..ir.order import topological_order
+from ..rules.providers import ALIASES, KNOWN_PROVIDERS
 from .cpu_preferred import cpu_preferred_nodes
 from .match import Matcher, Rejection
 from .ov_clusters import openvino_clusters
@@ -98,7 +98,7 @@ def resolve_providers(requested, tables, extra=()):
 
     Examples
     --------
-    >>> from partsim.ruletable import adhoc_table
+    >>> from partsim.rules.table import adhoc_table
     >>> cpu = adhoc_table(["Relu"], name="CPUExecutionProvider")
     >>> r = resolve_providers(["cuda", "Foo", "cpu"], {"CPUExecutionProvider": [cpu]})
     >>> r.effective, r.dropped

@@ -8,7 +8,7 @@ except that an open-ended kernel (``end`` = INT_MAX, ``null`` here) matches only
 as ORT does, with the node's inferred dtypes (unknown dtypes do not veto).
 """
 
-from ..schemas import lookup_schema
+from ..ir.schemas import lookup_schema
 
 __all__ = ["Matcher", "Rejection"]
 

@@ -4,7 +4,7 @@ Counts fragments, partitions, transfers, feed transfers, Memcpy nodes and
 conversion findings.  Pure: returns a JSON-ready dict with a stable order.
 """
 
-from ..model import topological_order
+from ..ir.order import topological_order
 from .assign import CPU
 
 __all__ = ["summarize", "SCHEMA_VERSION", "fragments_of", "LAYOUT_SENSITIVE_OPS"]

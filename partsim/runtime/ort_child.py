@@ -1,6 +1,6 @@
 """Child process that runs one real ONNX Runtime session and prints a JSON record.
 
-Run by :mod:`partsim.ortrun` as ``python ort_child.py`` with a JSON request on stdin,
+Run by :mod:`partsim.runtime.observe` as ``python ort_child.py`` with a JSON request on stdin,
 possibly under another interpreter (another ORT build), so it imports nothing from
 partsim: only the standard library, numpy and onnxruntime.
 """

@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from .errors import ObservationError
+from ..errors import ObservationError
 
 __all__ = ["OBSERVATION_SCHEMA_VERSION", "LEVELS", "normalize_level", "import_observation",
            "observation_from_records", "MEMCPY_OPS"]
@@ -51,7 +51,7 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
     """One session record -> partsim observation.
 
     ``rec`` is a record of the shared ``observed.json`` format or one made by
-    :mod:`partsim.ort_child` (same keys).  Placement, best source first:
+    :mod:`partsim.runtime.ort_child` (same keys).  Placement, best source first:
     ``assignment`` (``get_provider_graph_assignment_info``), the VERBOSE
     ``placement`` log (ORT < 1.24), ``profile_nodes``.  Memcpy counts, best first:
     the complete MemcpyTransformer log (all graphs), the optimized model (main graph),

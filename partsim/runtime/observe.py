@@ -53,9 +53,9 @@ def run_session(model, providers, level="disable", python=None, timeout=120, see
                "threads": threads}
         if run and not inputs_npz:
             # seeded feeds made here, by the same code as every numeric command, and handed over as .npz
-            from .errors import PartsimError
-            from .numerics.inputs import save_npz
-            from .numerics.sessions import prepare_feeds
+            from ..errors import PartsimError
+            from ..numerics.inputs import save_npz
+            from ..numerics.sessions import prepare_feeds
 
             try:
                 feeds = prepare_feeds(model, seed, None, dims)
@@ -89,7 +89,7 @@ def _run_child(req, providers, python, timeout, memory_limit):
 
 
 def observation_from_run(rec, level):
-    """Turn a child record into a partsim observation (see :mod:`partsim.observation`).
+    """Turn a child record into a partsim observation (see :mod:`partsim.runtime.observation`).
 
     A session that failed gives an observation without nodes, with its ``state``.
     """
