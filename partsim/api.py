@@ -6,7 +6,8 @@ from .errors import UsageError
 from .io.load import load_model
 from .rules.table import adhoc_table
 from .rules.load import builtin_tables, load_table
-from .sim import resolve_providers, simulate, summarize
+from .rules.resolve import resolve_providers
+from .sim import simulate, summarize
 
 __all__ = ["load_tables", "predict", "load_for_prediction", "DEFAULT_PROVIDERS", "OPTIMIZE_LEVELS", "build_request"]
 
@@ -94,6 +95,10 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
     (dict, Assignment)
         The partitionSummary and the assignment it was computed from.
     """
+    from .sim.assign import POLICIES
+
+    if policy not in POLICIES:
+        raise UsageError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
     with _gc_paused():
         return _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy,
                         optimize)

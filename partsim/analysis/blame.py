@@ -5,7 +5,7 @@ from dataclasses import replace
 
 from ..errors import UsageError
 from ..ir.order import topological_order
-from ..sim.assign import CPU
+from ..rules.providers import CPU
 from .context import SCHEMA_VERSION
 from .cost import _saved, metrics
 from .lift import LIFTABLE_REASONS, lift_op_type, lift_reason

@@ -107,9 +107,9 @@ def _observe_now(args):
     from ..runtime.observation import normalize_level
     from ..runtime.observe import observation_from_run, run_session
     from ..rules.providers import KNOWN_PROVIDERS
-    from ..sim.assign import _canonical
+    from ..rules.providers import canonical_name
 
-    providers = [_canonical(p.partition(":")[0]) for p in split_list(args.providers)] or ["CPUExecutionProvider"]
+    providers = [canonical_name(p.partition(":")[0]) for p in split_list(args.providers)] or ["CPUExecutionProvider"]
     providers = [p for p in providers if p in KNOWN_PROVIDERS]
     level = normalize_level(args.level)
     with tempfile.TemporaryDirectory(prefix="partsim-verify-") as tmp:

@@ -127,6 +127,7 @@ class _Builder:
         self.scope_outputs = {}
         self.types = {}  # serialized TypeProto -> _parse_type of it: a model repeats a few hundred types
         self.schemas = {}  # (domain, op) -> since_version under this model's opsets
+        self.op_schemas = {}  # (domain, op) -> OpSchemaInfo or None, for the matcher's dtype ports
         self.in_order = True  # every node reads only what lower-indexed nodes make (the usual case)
         self._external_base = None
 
@@ -155,12 +156,13 @@ class _Builder:
         del g
         self.proto = None  # the IR is complete: let the proto go before edges are built
         nodes, self.nodes = self.nodes, None
+        # already topological: no sort, and no cycle
+        known = {"topological_order": list(range(len(nodes)))} if self.in_order else {}
         model = Model(self.path, self.sha256, self.opsets, nodes, self.values, self.producer,
                       self.consumers, [self._main_inputs[i] for i in range(len(self._main_inputs))],
-                      self._main_outputs, self.scope_outputs, self.warnings)
-        if self.in_order:
-            model._topo = list(range(len(nodes)))  # already topological: no sort, and no cycle
-        else:
+                      self._main_outputs, self.scope_outputs, self.warnings, op_schemas=self.op_schemas,
+                      _derived=known)
+        if not self.in_order:
             self._check_acyclic(model)
         return model
 
@@ -300,6 +302,7 @@ class _Builder:
             if since is schemas:
                 schema = lookup_schema(domain, op_type, opsets.get(domain))
                 since = schemas[schema_key] = schema.since_version if schema else None
+                self.op_schemas[schema_key] = schema
             name = node_name or f"{op_type}_{index}"
             if name in names:
                 name = f"{scope}/{name}" if scope and f"{scope}/{name}" not in names else f"{name}_{index}"

@@ -52,7 +52,8 @@ def determinism_grid(model, seed=0, providers_list=(("CPUExecutionProvider",),),
                      dims=None):
     """Run the grid; returns ``{seed, model, inputDigest, cells: […]}`` (SPEC §6a)."""
     from .inputs import input_digest
-    from .sessions import fallback_reason, prepare_feeds, run_configs
+    from .inputs import prepare_feeds
+    from .sessions import fallback_reason, run_configs
 
     levels = [normalize_level(v) for v in levels]
     feeds = prepare_feeds(model, seed, inputs, dims)

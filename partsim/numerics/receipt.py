@@ -343,7 +343,8 @@ def make_receipt(model, providers, abs_tol, rel_tol, *, python=None, sample=None
     from ..io.read import read_model_proto
     from .bundle import bundle_id
     from .inputs import graph_input_specs, input_digest, seeded_inputs
-    from .sessions import prepare_feeds, run_configs
+    from .inputs import prepare_feeds
+    from .sessions import run_configs
 
     if repeat < 2:
         raise UsageError(f"--repeat must be at least 2 (first invocation + repeats), got {repeat}")

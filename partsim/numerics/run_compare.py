@@ -66,7 +66,8 @@ def run_compare(model, providers, abs_tol, rel_tol, seed=0, inputs=None, python=
     """
     from .bundle import bundle_id
     from .compare import compare_receipt
-    from .sessions import fallback_reason, prepare_feeds, run_configs
+    from .inputs import prepare_feeds
+    from .sessions import fallback_reason, run_configs
 
     providers = resolve_providers(providers)
     bundle = bundle_id(model)["modelBundleId"]

@@ -2,7 +2,7 @@
 """
 
 
-__all__ = ["KNOWN_PROVIDERS", "ALIASES"]
+__all__ = ["CPU", "canonical_name", "KNOWN_PROVIDERS", "ALIASES"]
 
 
 # Every provider name ORT knows (onnxruntime/core/graph/constants.h and the plugin EPs).
@@ -31,3 +31,20 @@ ALIASES = {
     "webnn": "WebNNExecutionProvider", "migraphx": "MIGraphXExecutionProvider",
     "azure": "AzureExecutionProvider",
 }
+
+CPU = "CPUExecutionProvider"
+
+
+def canonical_name(name):
+    """ORT's name for a provider name or alias, any case (``cuda`` -> ``CUDAExecutionProvider``); else as given.
+
+    >>> canonical_name("nnapi"), canonical_name("cpuexecutionprovider"), canonical_name("Foo")
+    ('NnapiExecutionProvider', 'CPUExecutionProvider', 'Foo')
+    """
+    key = name.strip()
+    if key.lower() in ALIASES:
+        return ALIASES[key.lower()]
+    for known in KNOWN_PROVIDERS:
+        if known.lower() == key.lower():
+            return known
+    return key
