@@ -51,10 +51,8 @@ def load_for_prediction(path, optimize="none", seed=0):
     original = load_model(path, infer_shapes=False)  # validates the file, gives its digest
     with tempfile.TemporaryDirectory(prefix="partsim-optimize-") as tmp:
         optimized = optimize_for_checker(path, tmp, seed=seed)
-        m = load_model(optimized)
-    m.path, m.sha256 = original.path, original.sha256
-    m.warnings.append("predicted on ORT's ORT_ENABLE_BASIC rewrite of the model (--optimize basic)")
-    return m
+        return load_model(optimized, shown_as=(original.path, original.sha256),
+                          notes=["predicted on ORT's ORT_ENABLE_BASIC rewrite of the model (--optimize basic)"])
 
 
 def build_request(providers=None, support=None, support_name="EP", support_kind="kernel"):

@@ -110,7 +110,7 @@ def _attr_value(a):
 
 
 class _Builder:
-    def __init__(self, proto, path, sha256, opsets, warnings, file_order=None, resort=False):
+    def __init__(self, proto, path, sha256, opsets, warnings, file_order=None, resort=False, shown_as=None, notes=()):
         self.proto = proto
         self.file_order = file_order  # main-graph node positions in file order, when the proto was sorted
         self.resort = resort  # stop (build() -> None) at a main graph listed out of topological order
@@ -118,6 +118,8 @@ class _Builder:
         self.path = path
         self.sha256 = sha256
         self.opsets = opsets
+        self.shown_as = shown_as  # (path, sha256) the model reports, when it is a rewrite of another file
+        self.notes = list(notes)
         self.warnings = warnings
         self.values = {}
         self.producer = {}
@@ -158,9 +160,10 @@ class _Builder:
         nodes, self.nodes = self.nodes, None
         # already topological: no sort, and no cycle
         known = {"topological_order": list(range(len(nodes)))} if self.in_order else {}
-        model = Model(self.path, self.sha256, self.opsets, nodes, self.values, self.producer,
+        path, sha256 = self.shown_as or (self.path, self.sha256)
+        model = Model(path, sha256, self.opsets, nodes, self.values, self.producer,
                       self.consumers, [self._main_inputs[i] for i in range(len(self._main_inputs))],
-                      self._main_outputs, self.scope_outputs, self.warnings, op_schemas=self.op_schemas,
+                      self._main_outputs, self.scope_outputs, self.warnings + self.notes, op_schemas=self.op_schemas,
                       _derived=known)
         if not self.in_order:
             self._check_acyclic(model)
