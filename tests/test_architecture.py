@@ -132,3 +132,13 @@ def test_observation_child_removes_its_temp_folder(tmp_path, monkeypatch):
     rec = run_session(model, ["CPUExecutionProvider"], timeout=120)
     assert rec["state"] == "ok"
     assert not list(tmp_path.glob("partsim-ort-*")), "ort_child left its profile/log folder behind"
+
+
+def test_rules_differing_only_in_dtypes_are_different_rules():
+    from partsim.rules.table import OpRule
+
+    a = OpRule(op="Relu", types={"T": ("float",)})
+    b = OpRule(op="Relu", types={"T": ("int8",)})
+    assert a != b
+    assert a == OpRule(op="Relu", types={"T": ("float",)})
+    assert len({a, b}) == 2  # still hashable (dtypes left out of the hash, not of equality)

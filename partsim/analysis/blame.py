@@ -14,10 +14,6 @@ from ..io.variants import dim_params, load_variant
 __all__ = ["blame"]
 
 
-_MATCH_CATEGORIES = ("op_not_in_table", "opset_version", "dtype", "dynamic_shape", "rank", "attribute",
-                     "non_constant_input")
-
-
 def _head(ctx):
     return {"path": ctx.model.path, "sha256": ctx.model.sha256, "nodeCount": len(ctx.model.nodes)}
 

@@ -71,14 +71,11 @@ def resolve_providers(requested, tables, extra=()):
             dropped.append((name, "no_rules"))
             continue
         chosen.append(pick[0])
-    if CPU not in seen or all(t.provider != CPU for t in chosen):
+    if all(t.provider != CPU for t in chosen):
         cpu = tables.get(CPU, [])
         if not cpu:
             raise UsageError("no rule table for CPUExecutionProvider, which ORT always appends")
-        if CPU in seen:  # it was requested but dropped for lack of rules: impossible with cpu table
-            pass
-        else:
-            chosen.append(cpu[0])
+        chosen.append(cpu[0])
     # ORT keeps the CPU EP last whatever the request order said
     chosen = [t for t in chosen if t.provider != CPU] + [t for t in chosen if t.provider == CPU]
     return Resolution(tuple(requested), tuple(chosen), tuple(dropped))

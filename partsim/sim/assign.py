@@ -124,8 +124,7 @@ def simulate(model, resolution, policy="per-node"):
             else:
                 matched[i] = rule
         if table.is_compiling:
-            refused.extend(_claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason)
-                           or ())
+            refused.extend(_claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason))
         else:
             tentative = [i for i in order if i in matched]
             moved = set()
@@ -229,8 +228,7 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
             unit_supported = flags.__getitem__  # supported(i), looked up without a Python call
             unit_members = None
 
-        def closed(group):
-            real = [i for i in group]
+        def closed(real):
             if len(real) < min_nodes:
                 why = f"group of {len(real)} node(s) is below the minimum of {min_nodes}"
             elif len(real) == 1 and model.nodes[real[0]].op_type in reject_single:
