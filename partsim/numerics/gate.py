@@ -40,7 +40,7 @@ every required cell is ``verified`` or ``not_applicable``.
 from pathlib import Path
 
 from ..errors import UsageError
-from .receipt import CELLS, FALLBACK_POLICIES, STAGES, validate_receipt
+from .receipt_schema import CELLS, FALLBACK_POLICIES, STAGES, validate_receipt
 
 __all__ = ["GATE_STATES", "CHECKS", "load_receipts", "load_requirements", "run_gate", "render_table",
            "render_junit"]
