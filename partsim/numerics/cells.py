@@ -73,7 +73,7 @@ def run_record(rec, tag):
 
 def delegate_state(run, child_state, target):
     from ..rules.providers import KNOWN_PROVIDERS
-    from .sessions import fallback_reason
+    from ..runtime.sessions import fallback_reason
 
     reason = fallback_reason(run, child_state, known_provider=target in KNOWN_PROVIDERS)
     st = run.get("stages") or {}

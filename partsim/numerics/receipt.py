@@ -6,7 +6,7 @@ makes one on this machine; a device makes one in the same format and it is impor
 as it is.  It holds no user content: input digests, shapes, dtypes and quantization
 parameters only (outputs: digests plus the first :data:`HEAD` values).
 
-Everything runs in **one** child process (:mod:`partsim.numerics.sessions`, the
+Everything runs in **one** child process (:mod:`partsim.runtime.sessions`, the
 runner of ``run-compare``) under the candidate's interpreter (``python``), so the
 CPU baseline and the accelerator use the same runtime build, in this order:
 
@@ -78,7 +78,7 @@ def make_receipt(model, providers, abs_tol, rel_tol, *, python=None, sample=None
     :func:`partsim.numerics.bundle.bundle_id` result (else the model file's alone).
     """
     from .bundle import bundle_id
-    from .sessions import run_configs
+    from ..runtime.sessions import run_configs
 
     if repeat < 2:
         raise UsageError(f"--repeat must be at least 2 (first invocation + repeats), got {repeat}")

@@ -2,7 +2,7 @@
 """
 
 from ..errors import ObservationError
-from .sessions import FALLBACK_REASONS
+from ..runtime.sessions import FALLBACK_REASONS
 
 __all__ = ["RECEIPT_SCHEMA_VERSION", "CELLS", "CELL_STATES", "STAGE_STATES", "FALLBACK_POLICIES", "RECEIPT_FALLBACK_REASONS", "validate_receipt", "receipt_schema"]
 

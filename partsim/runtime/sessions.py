@@ -1,6 +1,6 @@
 """Run a model under several ORT session configurations in an isolated child process.
 
-The child is :mod:`partsim.numerics.ort_outputs_child` (numpy + onnxruntime only,
+The child is :mod:`partsim.runtime.ort_outputs_child` (numpy + onnxruntime only,
 so ``python`` may be another interpreter with another ORT build).  A crash, hang
 or missing interpreter becomes a record with ``state`` ``crashed``/``timeout``;
 partsim goes on.
@@ -9,8 +9,8 @@ partsim goes on.
 import tempfile
 from pathlib import Path
 
-from ..runtime.child import run_child
-from ..runtime.observation import LEVELS, normalize_level
+from .child import run_child
+from .observation import LEVELS, normalize_level
 
 __all__ = ["run_configs", "FALLBACK_REASONS", "fallback_reason"]
 
@@ -38,7 +38,7 @@ def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0, 
     import numpy as np
 
     from ..io.materialize import materialize_weights
-    from .inputs import load_npz, save_npz
+    from ..numerics.inputs import load_npz, save_npz
 
     runs = [{"tag": c["tag"], "providers": list(c["providers"]), "level": LEVELS[normalize_level(c["level"])],
              "threads": int(c.get("threads", 1))} for c in configs]
