@@ -22,7 +22,7 @@ SHARED = ROOT.parent / "shared"
 
 from partsim.api import predict  # noqa: E402
 from partsim.errors import PartsimError  # noqa: E402
-from partsim.verify import compare  # noqa: E402
+from partsim.analysis.verify import compare  # noqa: E402
 
 
 def nodes_agreement(path=None):
@@ -59,8 +59,8 @@ def nodes_agreement(path=None):
 
 
 def corpus_agreement(level="disable", timeout=300):
-    from partsim.materialize import materialize_weights
-    from partsim.ortrun import observation_from_run, run_session
+    from partsim.io.materialize import materialize_weights
+    from partsim.runtime.observe import observation_from_run, run_session
 
     rows = []
     for model in sorted((SHARED / "corpus").glob("*/*.onnx")):

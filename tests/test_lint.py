@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from partsim.cli import main
-from partsim.lint import RULES, lint_text
+from partsim.rules.lint import RULES, lint_text
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,7 +99,7 @@ def test_sarif_structure(tmp_path, capsys):
 
 
 def test_shipped_tables_pass_strict():
-    from partsim.lint import lint_paths
+    from partsim.rules.lint import lint_paths
 
     files, findings = lint_paths([ROOT / "rules"])
     assert {f.name for f in files} >= {"tensorrt.yaml", "qnn.yaml", "xnnpack.yaml", "webgpu.yaml"}
@@ -112,4 +112,6 @@ def test_generated_tables_are_reproducible():
     from partsim.gen.ep_tables import TABLES, build_table
 
     for name in TABLES:
+        if name == "qnn":  # rules/qnn.yaml is measured on real sessions (partsim/gen/qnn.py, tests/test_qnn.py)
+            continue
         assert build_table(name) == (ROOT / "rules" / f"{name}.yaml").read_text(), name

@@ -18,8 +18,8 @@ from onnx import helper as h
 from tests.conftest import shared_path
 from tests.modelbuild import const, model, save, vi
 from partsim.api import predict
-from partsim.ortrun import observation_from_run, run_session
-from partsim.verify import compare
+from partsim.runtime.observe import observation_from_run, run_session
+from partsim.analysis.verify import compare
 
 ROOT = Path(__file__).resolve().parents[1]
 QNN = "QNNExecutionProvider"
@@ -162,7 +162,7 @@ def test_single_op_probes_agree(tmp_path):
 @pytest.mark.parametrize("name", ["tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "q_tiny_resnet.ts.dyn",
                                   "tiny_transformer.ts", "tiny_transformer.dynamo", "q_tiny_resnet.ts.qdq"])
 def test_corpus_models_against_real_qnn(name, tmp_path):
-    from partsim.materialize import materialize_weights
+    from partsim.io.materialize import materialize_weights
 
     path = shared_path(f"corpus/full/{name}.onnx")
     runnable = materialize_weights(str(path), tmp_path)

@@ -4,12 +4,13 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from ..data import data_path
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
-from ..observation import normalize_level
-from ..ortrun import observation_from_run, run_session
-from ..outputs import to_json, write_output
+from ..runtime.observation import normalize_level
+from ..runtime.observe import observation_from_run, run_session
+from ..report.output import to_json, write_output
 from ..report.table import format_table
-from ..ruletable import KNOWN_PROVIDERS
+from ..rules.providers import KNOWN_PROVIDERS
 from .args import add_output_args, split_list
 
 OBSERVE_HELP = """\
@@ -68,7 +69,7 @@ def _session_args(p):
 
 
 def add_qnn_args(g):
-    """``--soc-model`` / ``--qnn-backend``: options of the QNN plugin EP (see partsim/qnn_session.py)."""
+    """``--soc-model`` / ``--qnn-backend``: options of the QNN plugin EP (see partsim/runtime/qnn_session.py)."""
     g.add_argument("--soc-model", default="60", metavar="N",
                    help="QNN: SoC model the HTP emulator builds for (default 60, Snapdragon 8 Gen 3)")
     g.add_argument("--qnn-backend", default="htp", choices=("htp", "cpu", "gpu"), help="QNN: backend library")
@@ -76,7 +77,7 @@ def add_qnn_args(g):
 
 def ep_options(args, providers):
     """Provider options for the session child: only QNN takes any."""
-    from ..qnn_session import QNN
+    from ..runtime.qnn_session import QNN
 
     if QNN not in providers:
         return None
@@ -98,7 +99,7 @@ def _dims(items):
 def _prepare(model, tmp, seed):
     """A runnable copy: weights materialized when the model is graph-only."""
     try:
-        from ..materialize import materialize_weights
+        from ..io.materialize import materialize_weights
     except ImportError:  # pragma: no cover - materialize ships with partsim
         return Path(model)
     return materialize_weights(model, tmp, seed=seed)
@@ -117,10 +118,10 @@ def _observe(model, providers, args):
 
 
 def run_observe(args):
-    from ..sim.assign import _canonical
+    from ..rules.providers import canonical_name
 
     # aliases (openvino, cuda, …) name the real ORT providers; ORT itself knows only the real names
-    providers = [_canonical(p.partition(":")[0]) for p in split_list(args.providers)] or ["CPUExecutionProvider"]
+    providers = [canonical_name(p.partition(":")[0]) for p in split_list(args.providers)] or ["CPUExecutionProvider"]
     rec, level = _observe(args.model, providers, args)
     obs = observation_from_run(rec, level)
     obs["model"] = args.model
@@ -144,10 +145,10 @@ def run_observe(args):
 
 
 def run_providers(args):
-    from ..sim.assign import _canonical
+    from ..rules.providers import canonical_name
 
-    requested = [_canonical(r) for r in split_list(args.request)]  # aliases in, real names out
-    model = args.model or str(Path(__file__).resolve().parents[1] / "data" / "one_relu.onnx")
+    requested = [canonical_name(r) for r in split_list(args.request)]  # aliases in, real names out
+    model = args.model or str(data_path("one_relu.onnx"))
     rec, _ = _observe(model, requested, args)
     available = rec.get("available", [])
     granted = rec.get("granted", [])

@@ -4,7 +4,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import EXIT_OK, UsageError
-from ..outputs import write_output
+from ..report.output import write_output
 
 HELP = """\
 Regenerate rule tables from machine-readable sources; output is deterministic.
@@ -21,10 +21,6 @@ Regenerate rule tables from machine-readable sources; output is deterministic.
 """
 
 SOURCES = {}
-
-
-def register(name, fn, help_text):
-    SOURCES[name] = (fn, help_text)
 
 
 def add_parser(sub):

@@ -1,13 +1,13 @@
 """The QNN (HTP) table, measured: probe the real QNN EP with single-op models and write what it claims.
 
 ``partsim rules import qnn -o rules/qnn.yaml`` (needs ``onnxruntime-qnn`` in the interpreter, see
-``partsim/qnn_session.py``):
+``partsim/runtime/qnn_session.py``):
 
 1. *Probes.*  For each op of :data:`PROBE_OPS` (element-wise, broadcasting, reductions, Cast,
    Transpose, Where, ...), every input dtype its ONNX schema allows out of :data:`DTYPES` and every
    rank of :data:`RANKS`, a one-node model with static shapes (``probe_specs``).  Extra evidence:
    ``--models DIR`` (one-node ONNX models, e.g. ONNX's backend node tests) are run as well.
-2. *Sessions.*  All models go through one child process (``partsim/qnn_probe_child.py``) that
+2. *Sessions.*  All models go through one child process (``partsim/runtime/qnn_probe_child.py``) that
    creates a QNN session per model and prints its assignment line by line; a model that crashes
    or hangs the emulator is recorded as such and the child is restarted after it.
 3. *Table.*  The base is the source-read table (op builders of ``op_builder_factory.cc``,
@@ -43,7 +43,8 @@ UNARY = ("Abs Acos Acosh Asin Asinh Atan Atanh Ceil Celu Cos Cosh Elu Erf Exp Fl
 BINARY = ("Add Sub Mul Div Pow Max Min Mean Sum Equal Greater GreaterOrEqual Less LessOrEqual And Or Xor PRelu "
           "BitwiseAnd BitwiseOr BitwiseXor").split()
 REDUCE = "ReduceMean ReduceSum ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSumExp ReduceSumSquare".split()
-OTHER = ("Transpose", "Cast", "CastLike", "Gather", "Where", "Clip", "ArgMax", "ArgMin", "CumSum", "Expand", "Tile", "Squeeze",
+OTHER = ("Transpose", "Cast", "CastLike", "Gather", "Where", "DynamicQuantizeLinear", "MatMulInteger", "MatMul",
+         "LayerNormalization", "Clip", "ArgMax", "ArgMin", "CumSum", "Expand", "Tile", "Squeeze",
          "Unsqueeze", "Reshape", "Concat", "Split", "Slice", "Pad")
 SIDE_INPUT_OPS = ("CumSum", "Expand", "Tile", "Squeeze", "Unsqueeze", "Reshape", "Slice", "Pad", "Gather") + tuple(REDUCE)
 POOLS = ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool")
@@ -114,7 +115,7 @@ def probe_specs(ops=PROBE_OPS, ranks=RANKS):
 
 def _min_rank(op):
     if op in ("Flatten", "Softmax", "LogSoftmax", "Hardmax", "Transpose", "Concat", "Split", "Slice", "Squeeze",
-              "CumSum", "Pad", "ArgMax", "ArgMin", "Gather") or op in REDUCE:
+              "CumSum", "Pad", "ArgMax", "ArgMin", "Gather", "MatMulInteger", "MatMul", "LayerNormalization") or op in REDUCE:
         return 1
     if op in POOLS:
         return 3
@@ -157,6 +158,16 @@ def build_probe(op, dtype, rank, variant=()):
         out_dtype = "int64"
     elif op in REDUCE:
         const("axes", np.array([rank - 1], dtype=np.int64))
+    elif op == "DynamicQuantizeLinear":
+        out_dtype = "uint8"
+    elif op in ("MatMulInteger", "MatMul"):
+        k = shape[-1] if shape else 1
+        const("B", np.ones((k, 3), dtype=_np(dtype)))
+        out_dtype = "int32" if op == "MatMulInteger" else dtype
+    elif op == "LayerNormalization":
+        c = shape[-1] if shape else 1
+        const("scale", np.ones((c,), dtype=_np(dtype)))
+        const("bias", np.zeros((c,), dtype=_np(dtype)))
     elif op == "CastLike":
         like = "float" if dtype != "float" else "float16"
         graph_inputs.append(helper.make_tensor_value_info("like", _tp(like), [1]))
@@ -202,16 +213,24 @@ def build_probe(op, dtype, rank, variant=()):
     if op == "Squeeze" and dynamic_side:
         graph_inputs[0] = helper.make_tensor_value_info("x", _tp(dtype), shape)
     graph_inputs += side
-    outputs = ["y"] if op != "Split" else ["y", "y2"]
+    outputs = {"Split": ["y", "y2"], "DynamicQuantizeLinear": ["y", "y_scale", "y_zp"]}.get(op, ["y"])
     node = helper.make_node(op, inputs, outputs, name=f"n0_{op}", **attrs)
-    outs = [helper.make_tensor_value_info(o, _tp(out_dtype), out_shape) for o in outputs]
+    out_types = {"y_scale": "float", "y_zp": "uint8"}
+    outs = [helper.make_tensor_value_info(o, _tp(out_types.get(o, out_dtype)), out_shape) for o in outputs]
     g = helper.make_graph([node], f"probe_{op}", graph_inputs, outs, inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
     m.ir_version = 10
     return m
 
 
-CHILD = Path(__file__).resolve().parents[1] / "qnn_probe_child.py"
+def _np(dtype):
+    import numpy as np
+
+    return {"float": np.float32, "float16": np.float16, "double": np.float64, "bool": np.bool_}.get(
+        dtype, getattr(np, dtype, np.float32))
+
+
+CHILD = Path(__file__).resolve().parents[1] / "runtime" / "qnn_probe_child.py"
 
 
 def probe_models(paths, ep_options=None, python=None, timeout=60.0, level="ORT_DISABLE_ALL"):
@@ -220,7 +239,7 @@ def probe_models(paths, ep_options=None, python=None, timeout=60.0, level="ORT_D
     ``assignment`` or ``create_error``."""
     import selectors
 
-    from ..ortrun import DEFAULT_MEMORY_LIMIT, memory_ceiling
+    from ..runtime.child import DEFAULT_MEMORY_LIMIT, memory_ceiling
 
     paths = [str(p) for p in paths]
     results, todo = {}, list(paths)
@@ -447,7 +466,9 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     for rule in table["ops"]:
         key = (rule.get("domain", ""), rule["op"])
         seen.add(key)
-        if key not in derived:
+        if key not in derived or (not derived[key] and key[1] not in PROBE_OPS):
+            # no evidence, or only refusals among the --models cases (their side inputs and attributes
+            # are not the defaults): the builder's rule stands
             ops_out.append(rule)
             continue
         for d in derived[key]:
@@ -472,6 +493,9 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
                   f"{no_session} without a session or a node of that name)")
     table["partitioning"] = dict(table["partitioning"])
     table["partitioning"]["offload_graph_io_quantization"] = True
+    # probes whose side inputs come at run time (output shape unknown) were all refused, while a Reshape
+    # whose shape input is computed from static shapes is claimed: the outputs must be static too
+    table["defaults"] = {**table["defaults"], "static_outputs": True}
     extra = sorted(converted - LAYOUT_SENSITIVE_OPS)
     if extra:  # QnnEp::ShouldConvertDataLayoutForOpImpl asks for these too
         table["partitioning"]["layout_extra_ops"] = extra

@@ -2,7 +2,7 @@
 
 import re
 
-from .sim.summary import fragments_of
+from ..sim.summary import fragments_of
 
 _TOKEN = re.compile(r"^(.*)_token_\d+$")
 _INSERTED_TRANSPOSE = re.compile(r"^Transpose(_token_\d+)?$")

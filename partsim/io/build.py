@@ -1,20 +1,14 @@
-"""Load an ONNX file into a :class:`partsim.model.Model`.
-
-Weights are not read (``load_external_data=False``), so graph-only models whose
-weight file is absent load fine.  External-data locations are still checked: one
-that points outside the model's folder is refused, and never opened.
+"""Build partsim's IR (:class:`partsim.ir.model.Model`) from an inferred ModelProto.
 """
 
-import hashlib
 from functools import lru_cache
-import os
 from pathlib import Path
 
-from .errors import ModelError
-from .model import Model, Node, Value, stable_topological_order
-from .schemas import lookup_schema, normalize_domain
+from ..errors import ModelError
+from ..ir.model import Model, Node, Value
+from ..ir.schemas import lookup_schema
+from .external import check_external_location
 
-__all__ = ["load_model", "model_from_proto", "read_model_proto"]
 
 MAX_DIM = 2**40  # a dimension above this is not a real tensor
 
@@ -115,388 +109,8 @@ def _attr_value(a):
     return None  # graphs and the rest: not used by predicates
 
 
-def read_model_proto(path, check_node_text=True):
-    """Read and parse ``path`` (no external data), with one-line errors.
-
-    ``check_node_text=False`` leaves the UTF-8 check of node fields to the caller
-    (:func:`load_model` does it while it builds the IR, at no extra cost).
-
-    Returns
-    -------
-    (onnx.ModelProto, bytes)
-        The parsed model and the raw file bytes (for hashing).
-    """
-    import onnx
-    from google.protobuf.message import DecodeError
-
-    p = Path(path)
-    if not p.exists():
-        raise ModelError("no such file", path)
-    if not p.is_file():
-        raise ModelError("not a regular file", path)
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise ModelError(f"cannot read: {exc.strerror}", path) from None
-    if not data:
-        raise ModelError("empty file, not an ONNX model", path)
-    try:
-        proto = onnx.ModelProto()
-        proto.ParseFromString(data)
-    except (DecodeError, RuntimeError, ValueError) as exc:
-        raise ModelError(f"not a valid ONNX protobuf (truncated or corrupt): {exc}", path) from None
-    if not proto.HasField("graph"):
-        raise ModelError("not an ONNX model: no graph", path)
-    _check_strings(proto, path, nodes=check_node_text)
-    if not any(normalize_domain(o.domain) == "" for o in proto.opset_import):
-        raise ModelError("model has no opset import for the default ONNX domain", path)
-    return proto, data
-
-
-def _check_strings(msg, path, where="model", nodes=True):
-    """Every string field must be UTF-8: ONNX's proto2 schema lets protobuf hand back ``bytes``
-    for one that is not, and names, op types and locations are used as text everywhere."""
-    from google.protobuf.descriptor import FieldDescriptor as F
-
-    STRING, MESSAGE = F.TYPE_STRING, F.TYPE_MESSAGE
-    repeated_of = {}
-
-    def is_repeated(field):
-        r = repeated_of.get(field)
-        if r is None:
-            r = field.is_repeated if hasattr(field, "is_repeated") else field.label == F.LABEL_REPEATED
-            repeated_of[field] = r
-        return r
-
-    def describe(trail):  # the dotted path, built only for the error message
-        parts = []
-        while trail is not None:
-            trail, name = trail
-            parts.append(name)
-        return ".".join([where] + parts[::-1])
-
-    stack = [(msg, None)]
-    while stack:
-        m, trail = stack.pop()
-        for field, value in m.ListFields():
-            ftype = field.type
-            if ftype == STRING:
-                for v in (value if is_repeated(field) else (value,)):
-                    if not isinstance(v, str):
-                        raise ModelError(f"{describe((trail, field.name))} is not valid UTF-8 text: {v[:60]!r}",
-                                         path)
-            elif ftype == MESSAGE:
-                mname = field.message_type.name
-                if mname == "NodeProto":  # the bulk of a model: its text fields read directly (fast path)
-                    if not nodes:
-                        continue  # the IR builder checks node text (and their subgraphs) as it reads them
-                    for k, node in enumerate(value):
-                        _check_node_text(node, lambda k=k: describe((trail, f"{field.name}[{k}]")), path,
-                                         stack, (trail, f"{field.name}[{k}]"))
-                    continue
-                if mname == "TypeProto":
-                    continue  # its only text, dim_param, is checked where it is read (_parse_type)
-                if mname == "TensorProto":  # weights: only the name and external-data entries are text we use
-                    for t in (value if is_repeated(field) else (value,)):
-                        texts = [t.name] + [x for e in t.external_data for x in (e.key, e.value)]
-                        if not all(isinstance(x, str) for x in texts):
-                            raise ModelError(f"{describe((trail, field.name))}: a tensor name or external-data "
-                                             "entry is not valid UTF-8 text", path)
-                    continue
-                if is_repeated(field):
-                    stack.extend((x, (trail, f"{field.name}[{k}]")) for k, x in enumerate(value))
-                else:
-                    stack.append((value, (trail, field.name)))
-
-
-def _check_node_text(node, where, path, stack, trail):
-    """UTF-8 check of one NodeProto's text; subgraphs go back on the generic ``stack``."""
-    texts = [node.name, node.op_type, node.domain, node.doc_string, node.overload]
-    texts.extend(node.input)
-    texts.extend(node.output)
-    for a in node.attribute:
-        texts.append(a.name)
-        texts.append(a.ref_attr_name)
-        texts.append(a.doc_string)
-        if a.HasField("g"):
-            stack.append((a.g, (trail, f"attribute[{a.name}].g")))
-        for k, g in enumerate(a.graphs):
-            stack.append((g, (trail, f"attribute[{a.name}].graphs[{k}]")))
-        if a.HasField("t"):
-            texts.append(a.t.name)
-            texts.extend(x for e in a.t.external_data for x in (e.key, e.value))
-        for t in a.tensors:
-            texts.append(t.name)
-            texts.extend(x for e in t.external_data for x in (e.key, e.value))
-    for x in node.metadata_props:
-        texts.append(x.key)
-        texts.append(x.value)
-    for x in texts:
-        if x.__class__ is not str:
-            raise ModelError(f"{where()}: a name, op type, domain or attribute is not valid UTF-8 text: "
-                             f"{x[:60]!r}", path)
-
-
-def check_external_location(t, what, base, path, resolved=None):
-    """Where tensor ``t``'s external data lives, refused unless it is a file inside ``base``.
-
-    Returns ``(target path, external_data entries as a dict)``; never opens anything.
-    Raises ModelError (naming ``path``) for absolute paths, NUL bytes, unresolvable
-    names and locations that leave the model's folder (after resolving links).
-    ``resolved``, a dict, remembers locations already found inside ``base`` (most
-    tensors of a model share one weight file).
-    """
-    info = {e.key: e.value for e in t.external_data}
-    if not all(isinstance(x, str) for kv in info.items() for x in kv):
-        raise ModelError(f"{what}: an external-data entry is not valid UTF-8 text", path)
-    loc = info.get("location", "")
-    if not loc or os.path.isabs(loc) or loc.startswith(("/", "\\")):
-        raise ModelError(f"{what}: external data location {loc!r} is not a relative path", path)
-    if resolved is not None and loc in resolved:
-        return resolved[loc], info
-    if "\0" in loc:
-        raise ModelError(f"{what}: external data location {loc!r} contains a NUL byte", path)
-    try:
-        target = (base / loc).resolve()
-    except (OSError, RuntimeError, ValueError) as exc:  # a link loop, a name too long
-        raise ModelError(f"{what}: external data location {loc!r} cannot be resolved: {exc}", path) from None
-    if target == base or base not in target.parents:
-        raise ModelError(f"{what}: external data location {loc!r} escapes the model's folder", path)
-    if resolved is not None:
-        resolved[loc] = target
-    return target, info
-
-
-def load_model(path, infer_shapes=True):
-    """Load an ONNX model file into partsim's IR.
-
-    Parameters
-    ----------
-    path : str or Path
-    infer_shapes : bool, optional
-        Run ONNX shape inference (default True).  Failures are kept as warnings.
-
-    Returns
-    -------
-    Model
-
-    Raises
-    ------
-    ModelError
-        Unreadable, truncated or invalid file, cyclic graph, tensors consumed but
-        never produced, duplicate producers, unsafe external-data paths.
-    """
-    proto, data = read_model_proto(path, check_node_text=False)
-    sha256 = hashlib.sha256(data).hexdigest()
-    del data
-    # hand the only reference over, so the parsed proto can be freed once shapes are inferred
-    box = [proto]
-    del proto
-    return _build_from_box(box, str(path), sha256, infer_shapes)
-
-
-def model_from_proto(proto, path="<memory>", sha256="", infer_shapes=True):
-    """Build the IR from an in-memory ``onnx.ModelProto`` (the proto is not modified).
-
-    External-data locations are checked against ``path``'s folder unless ``path`` is
-    ``"<memory>"``.
-    """
-    return _build_from_box([proto], path, sha256, infer_shapes)
-
-
-def _build_from_box(box, path, sha256, infer_shapes):
-    """Build from ``box = [proto]``; when the box held the only reference, each proto is
-    freed as soon as it is no longer needed (a million-node model is ~0.5 GB per copy).
-
-    Shape inference runs on the graph as listed.  ``onnx.shape_inference`` visits nodes in
-    file order, so when the builder meets a node reading a tensor that a later node makes
-    (a graph not listed in topological order), the inference is redone on a sorted copy,
-    as ORT sorts before it infers; sorted files (nearly all) pay nothing for the check.
-    """
-    proto = box.pop()
-    if infer_shapes:
-        _check_declared_dims(proto, path)
-        warnings = []
-        inferred = _infer_shapes_as_listed(proto, warnings)
-        del proto
-        proto = inferred
-        del inferred
-        model, builder = _try_build(proto, path, sha256, warnings, None, resort=True)
-        if model is not None:
-            return model
-        proto = builder.proto  # listed out of order: infer again on a sorted copy
-        del builder
-        warnings = []
-        proto, file_order = _infer_shapes_sorted(proto, warnings)
-        return _try_build(proto, path, sha256, warnings, file_order, resort=False)[0]
-    return _try_build(proto, path, sha256, [], None, resort=False)[0]
-
-
-def _try_build(proto, path, sha256, warnings, file_order, resort):
-    opsets = {}
-    for o in proto.opset_import:
-        if o.domain.__class__ is not str:
-            raise ModelError(f"an opset import domain is not valid UTF-8 text: {o.domain[:60]!r}", path)
-        opsets[normalize_domain(o.domain)] = int(o.version)
-    builder = _Builder(proto, path, sha256, opsets, warnings, file_order, resort)
-    del proto
-    try:
-        return builder.build(), builder
-    except ModelError as exc:
-        if exc.path is None:
-            exc.path = path
-        raise
-
-
-def _check_declared_dims(proto, path):
-    """Impossible declared dimensions are refused before ONNX shape inference sees them."""
-    import onnx
-
-    A = onnx.AttributeProto
-    graphs = [proto.graph]
-    while graphs:
-        g = graphs.pop()
-        for vi in list(g.input) + list(g.output) + list(g.value_info):
-            tt = vi.type.tensor_type if vi.type.WhichOneof("value") == "tensor_type" else None
-            if tt is None or not tt.HasField("shape"):
-                continue
-            for d in tt.shape.dim:
-                if d.WhichOneof("value") == "dim_value" and not 0 <= d.dim_value <= MAX_DIM:
-                    raise ModelError(f"tensor {vi.name!r} has an impossible dimension {d.dim_value}", path)
-        for t in g.initializer:
-            for d in t.dims:
-                if not 0 <= d <= MAX_DIM:
-                    raise ModelError(f"tensor {t.name!r} has an impossible dimension {d}", path)
-        for n in g.node:
-            if n.op_type not in _INFERRED_BODY_OPS:
-                continue  # ONNX shape inference enters no other node's graphs (the IR builder checks those)
-            for a in n.attribute:
-                if a.type == A.GRAPH:
-                    graphs.append(a.g)
-                elif a.type == A.GRAPHS:
-                    graphs.extend(a.graphs)
-
-
-# ops whose graph attributes ONNX shape inference enters (onnx/defs: If, Loop, Scan, SequenceMap)
-_INFERRED_BODY_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
-
-
-# Memory ONNX shape inference may use beyond the model's own size.  Its data propagation
-# (seen with onnx 1.23.2) builds one shape entry per element of every 1-D tensor fed to
-# Add/Sub/Mul/Concat, so a 1-D tensor of 2**31 elements (declared, or made by a Reshape whose
-# target is propagated) asks for hundreds of GiB.  Under a cap, that fails as MemoryError.
-SHAPE_INFERENCE_MEMORY = 2 * 1024**3
-
-
-def _topological_permutation(graph):
-    """Node positions of ``graph`` in a topological order (file order kept where it can be),
-    or ``None`` when the graph has a cycle."""
-    producer = {}
-    for k, n in enumerate(graph.node):
-        for o in n.output:
-            if o:
-                producer.setdefault(o, k)
-    deps = [sorted({producer[t] for t in n.input if t in producer and producer[t] != k})
-            for k, n in enumerate(graph.node)]
-    users = [[] for _ in deps]
-    for k, ds in enumerate(deps):
-        for d in ds:
-            users[d].append(k)
-    order = stable_topological_order([len(ds) for ds in deps], users.__getitem__)
-    return order if len(order) == len(deps) else None
-
-
-def _infer_shapes_sorted(proto, warnings):
-    """ONNX shape inference on the main graph in topological order, as ORT does it.
-
-    ORT sorts the graph before it infers (seen with onnxruntime 1.31.1: a model listed as
-    Tanh(b), Relu(a)->b, Sigmoid(x)->a gets its output shape, which ONNX's file-order
-    inference leaves unknown), so the inference runs on a sorted copy.  Returns the
-    inferred (sorted) proto and, per file position, the node's position in it.
-    """
-    import onnx
-
-    order = _topological_permutation(proto.graph)
-    if order is None:  # a cycle: the builder reports it
-        return proto, None
-    sorted_proto = onnx.ModelProto()
-    sorted_proto.CopyFrom(proto)
-    del sorted_proto.graph.node[:]
-    sorted_proto.graph.node.extend(proto.graph.node[k] for k in order)
-    del proto
-    inferred = _infer_shapes_as_listed(sorted_proto, warnings)
-    del sorted_proto
-    file_order = [0] * len(order)
-    for pos, k in enumerate(order):
-        file_order[k] = pos
-    return inferred, file_order
-
-
-def _infer_shapes_as_listed(proto, warnings):
-    """ONNX shape inference with data propagation, then without; never fatal, memory-capped."""
-    import onnx
-
-    last = None
-    for data_prop in (True, False):
-        try:
-            with _memory_cap(SHAPE_INFERENCE_MEMORY + 4 * proto.ByteSize()):
-                inferred = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False,
-                                                             data_prop=data_prop)
-        except MemoryError:
-            last = "out of memory"
-            continue
-        except Exception as exc:  # onnx raises many types; a failed inference is not fatal
-            last = " ".join(str(exc).split())[:200]
-            continue
-        if not data_prop:
-            warnings.append(f"shape inference ran without data propagation ({last})")
-        return inferred
-    warnings.append(f"shape inference failed: {last}")
-    return proto
-
-
-class _memory_cap:
-    """Lower the address-space limit to current use + ``extra`` bytes for a block (Linux only).
-
-    A C++ allocation beyond it raises ``std::bad_alloc``, which the ONNX bindings turn
-    into MemoryError, instead of the whole machine paging or the process being killed.
-    Elsewhere (no ``resource`` module or no ``/proc``), it does nothing.
-    """
-
-    def __init__(self, extra):
-        self.extra = extra
-        self.saved = None
-
-    def __enter__(self):
-        try:
-            import resource
-
-            with open("/proc/self/statm") as f:
-                used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        except (ImportError, OSError, ValueError, AttributeError):
-            return self
-        cap = used + self.extra
-        if hard != resource.RLIM_INFINITY:
-            cap = min(cap, hard)
-        if soft != resource.RLIM_INFINITY and soft <= cap:
-            return self  # already as tight
-        try:
-            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-        except (ValueError, OSError):
-            return self
-        self.saved = (resource, soft, hard)
-        return self
-
-    def __exit__(self, *exc):
-        if self.saved is not None:
-            resource, soft, hard = self.saved
-            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-        return False
-
-
 class _Builder:
-    def __init__(self, proto, path, sha256, opsets, warnings, file_order=None, resort=False):
+    def __init__(self, proto, path, sha256, opsets, warnings, file_order=None, resort=False, shown_as=None, notes=()):
         self.proto = proto
         self.file_order = file_order  # main-graph node positions in file order, when the proto was sorted
         self.resort = resort  # stop (build() -> None) at a main graph listed out of topological order
@@ -504,6 +118,8 @@ class _Builder:
         self.path = path
         self.sha256 = sha256
         self.opsets = opsets
+        self.shown_as = shown_as  # (path, sha256) the model reports, when it is a rewrite of another file
+        self.notes = list(notes)
         self.warnings = warnings
         self.values = {}
         self.producer = {}
@@ -513,6 +129,7 @@ class _Builder:
         self.scope_outputs = {}
         self.types = {}  # serialized TypeProto -> _parse_type of it: a model repeats a few hundred types
         self.schemas = {}  # (domain, op) -> since_version under this model's opsets
+        self.op_schemas = {}  # (domain, op) -> OpSchemaInfo or None, for the matcher's dtype ports
         self.in_order = True  # every node reads only what lower-indexed nodes make (the usual case)
         self._external_base = None
 
@@ -541,12 +158,14 @@ class _Builder:
         del g
         self.proto = None  # the IR is complete: let the proto go before edges are built
         nodes, self.nodes = self.nodes, None
-        model = Model(self.path, self.sha256, self.opsets, nodes, self.values, self.producer,
+        # already topological: no sort, and no cycle
+        known = {"topological_order": list(range(len(nodes)))} if self.in_order else {}
+        path, sha256 = self.shown_as or (self.path, self.sha256)
+        model = Model(path, sha256, self.opsets, nodes, self.values, self.producer,
                       self.consumers, [self._main_inputs[i] for i in range(len(self._main_inputs))],
-                      self._main_outputs, self.scope_outputs, self.warnings)
-        if self.in_order:
-            model._topo = list(range(len(nodes)))  # already topological: no sort, and no cycle
-        else:
+                      self._main_outputs, self.scope_outputs, self.warnings + self.notes, op_schemas=self.op_schemas,
+                      _derived=known)
+        if not self.in_order:
             self._check_acyclic(model)
         return model
 
@@ -686,6 +305,7 @@ class _Builder:
             if since is schemas:
                 schema = lookup_schema(domain, op_type, opsets.get(domain))
                 since = schemas[schema_key] = schema.since_version if schema else None
+                self.op_schemas[schema_key] = schema
             name = node_name or f"{op_type}_{index}"
             if name in names:
                 name = f"{scope}/{name}" if scope and f"{scope}/{name}" not in names else f"{name}_{index}"
@@ -765,7 +385,7 @@ class _Builder:
         return reads_outer
 
     def _check_acyclic(self, model):
-        from .model import topological_order
+        from ..ir.order import topological_order
 
         order = topological_order(model)  # computed once here, reused by the simulation
         if len(order) != len(model.nodes):
