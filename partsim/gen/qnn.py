@@ -46,9 +46,10 @@ REDUCE = "ReduceMean ReduceSum ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 
 OTHER = ("Transpose", "Cast", "CastLike", "Gather", "Where", "DynamicQuantizeLinear", "MatMulInteger", "MatMul",
          "LayerNormalization", "Clip", "ArgMax", "ArgMin", "CumSum", "Expand", "Tile", "Squeeze",
          "Unsqueeze", "Reshape", "Concat", "Split", "Slice", "Pad")
-SIDE_INPUT_OPS = ("CumSum", "Expand", "Tile", "Squeeze", "Unsqueeze", "Reshape", "Slice", "Pad", "Gather") + tuple(REDUCE)
+SIDE_INPUT_OPS = ("CumSum", "Expand", "Tile", "Squeeze", "Unsqueeze", "Reshape", "Slice", "Pad", "Gather",
+                  "LayerNormalization", "MatMul", "Resize", "PRelu") + tuple(REDUCE)
 POOLS = ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool")
-PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER) + list(POOLS))
+PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER) + list(POOLS) + ["Resize"])
 #: the error ORT raises when an EP does not take a node it had converted to NHWC (layout_transformation.cc)
 LAYOUT_REFUSAL = "was inserted using the NHWC format"
 
@@ -89,6 +90,8 @@ VARIANTS.update({"ArgMax": ({"keepdims": 0}, {"select_last_index": 1}),
                  "Softmax": ({"axis": 0},), "LogSoftmax": ({"axis": 0},), "Concat": ({"axis": -1},),
                  "Gather": ({"axis": 1},), "CumSum": ({"exclusive": 1}, {"reverse": 1}),
                  "LeakyRelu": ({"alpha": 0.2},), "Pad": ({"mode": "reflect"}, {"mode": "edge"}),
+                 "Resize": ({"mode": "linear"}, {"mode": "cubic"}, {"coordinate_transformation_mode": "asymmetric"},
+                            {"mode": "linear", "coordinate_transformation_mode": "align_corners"}),
                  "MaxPool": ({"ceil_mode": 1},), "AveragePool": ({"ceil_mode": 1}, {"count_include_pad": 1})})
 
 
@@ -117,7 +120,7 @@ def _min_rank(op):
     if op in ("Flatten", "Softmax", "LogSoftmax", "Hardmax", "Transpose", "Concat", "Split", "Slice", "Squeeze",
               "CumSum", "Pad", "ArgMax", "ArgMin", "Gather", "MatMulInteger", "MatMul", "LayerNormalization") or op in REDUCE:
         return 1
-    if op in POOLS:
+    if op in POOLS or op == "Resize":
         return 3
     return 0
 
@@ -175,6 +178,9 @@ def build_probe(op, dtype, rank, variant=()):
         out_dtype = like
     elif op == "Gather":
         const("indices", np.array([0], dtype=np.int64))
+    elif op == "Resize":
+        inputs.append("")
+        const("scales", np.array([1.0, 1.0] + [2.0] * (rank - 2), dtype=np.float32))
     elif op in ("MaxPool", "AveragePool"):
         attrs["kernel_shape"] = [2] * (rank - 2)
     elif op == "Cast":
@@ -216,7 +222,16 @@ def build_probe(op, dtype, rank, variant=()):
     outputs = {"Split": ["y", "y2"], "DynamicQuantizeLinear": ["y", "y_scale", "y_zp"]}.get(op, ["y"])
     node = helper.make_node(op, inputs, outputs, name=f"n0_{op}", **attrs)
     out_types = {"y_scale": "float", "y_zp": "uint8"}
-    outs = [helper.make_tensor_value_info(o, _tp(out_types.get(o, out_dtype)), out_shape) for o in outputs]
+    if dynamic_side:  # the outputs keep the shapes of the constant variant: only the inputs' constness differs
+        import onnx
+
+        ref = onnx.shape_inference.infer_shapes(build_probe(op, dtype, rank, tuple(sorted(variant.items()))))
+        known = {o.name: [d.dim_value for d in o.type.tensor_type.shape.dim] for o in ref.graph.output
+                 if o.type.tensor_type.HasField("shape")}
+        out_shape = None
+        outs = [helper.make_tensor_value_info(o, _tp(out_types.get(o, out_dtype)), known.get(o)) for o in outputs]
+    else:
+        outs = [helper.make_tensor_value_info(o, _tp(out_types.get(o, out_dtype)), out_shape) for o in outputs]
     g = helper.make_graph([node], f"probe_{op}", graph_inputs, outs, inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
     m.ir_version = 10
@@ -312,6 +327,9 @@ def _features(path):
     for i in m.graph.initializer:
         types[i.name] = (i.data_type, len(i.dims))
     first = n.input[0] if n.input else (n.output[0] if n.output else "")
+    inits = {i.name for i in m.graph.initializer}
+    # a side input fed at run time (ONNX node tests feed every input so) is a reason of its own
+    dyn_side = any(t and t not in inits for t in n.input[1:])
     elem, rank = types.get(first, (0, None))
     names = {v: k for k, v in onnx.TensorProto.DataType.items()}
     dtype = {"FLOAT": "float", "FLOAT16": "float16", "DOUBLE": "double", "BOOL": "bool"}.get(
@@ -323,6 +341,8 @@ def _features(path):
             v = v.decode(errors="replace")
         if isinstance(v, (int, float, str)):
             attrs[a.name] = v
+    if dyn_side:
+        attrs[DYNAMIC_SIDE] = "models"
     return n.op_type, n.domain, dtype, rank, n.name, attrs
 
 
@@ -365,7 +385,7 @@ def derive_rules(evidence):
                 if hi is not None:
                     rule["max_rank"] = hi
             rules.append(rule)
-        conds = _attr_conditions(rules, cases.get(key, ()))
+        conds = _attr_conditions(rules, cases.get(key, ()), _attr_defaults(key[1], key[0]))
         if conds:
             for rule in rules:
                 rule["attrs"] = conds
@@ -382,6 +402,36 @@ def derive_rules(evidence):
     return out
 
 
+def _static_output(model):
+    import onnx
+
+    try:
+        m = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except Exception:
+        return False
+    out = m.graph.output[0].type.tensor_type
+    return out.HasField("shape") and all(d.HasField("dim_value") for d in out.shape.dim)
+
+
+def _attr_defaults(op, domain):
+    """Scalar attribute defaults of the op's schema (newest version)."""
+    import onnx
+
+    try:
+        schema = onnx.defs.get_schema(op, domain=domain or "")
+    except Exception:
+        return {}
+    out = {}
+    for name, a in schema.attributes.items():
+        if a.default_value is not None and a.default_value.name:
+            v = onnx.helper.get_attribute_value(a.default_value)
+            if isinstance(v, bytes):
+                v = v.decode(errors="replace")
+            if isinstance(v, (int, str)):
+                out[name] = v
+    return out
+
+
 def _covers(rule, dtype, rank):
     if dtype not in rule["types"]["i0"]:
         return False
@@ -390,13 +440,19 @@ def _covers(rule, dtype, rank):
     return rule.get("min_rank", rank) <= rank <= rule.get("max_rank", rank)
 
 
-def _attr_conditions(rules, cases):
+def _attr_conditions(rules, cases, defaults=None):
     """``not_in`` conditions for attribute values seen only on nodes QNN refused although their dtype
-    and rank are covered by ``rules`` (and never on a node it claimed)."""
+    and rank are covered by ``rules`` (and never on a node it claimed; an attribute a claimed node
+    leaves out counts with its schema default, ``defaults``)."""
     seen_yes, seen_no = {}, {}
+    defaults = defaults or {}
     for dtype, rank, claimed, attrs in cases:
         if not claimed and not any(_covers(r, dtype, rank) for r in rules):
             continue  # refused for its dtype or rank already
+        if claimed:
+            for name, value in defaults.items():
+                if name not in attrs:
+                    seen_yes.setdefault(name, set()).add(value)
         for name, value in attrs.items():
             if isinstance(value, float):
                 value = round(value, 6)
@@ -445,12 +501,20 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
                 f.write(json.dumps({"model": Path(p).name, "op": e[0], "domain": e[1], "dtype": e[2], "rank": e[3],
                                     "fate": e[4], "attrs": e[5], "error": rec.get("create_error", "")[:300]},
                                    sort_keys=True) + "\n")
-    dynamic = [e for e in evidence if DYNAMIC_SIDE in e[5]]
-    evidence = [e for e in evidence if DYNAMIC_SIDE not in e[5]]
+    # nodes whose side inputs come at run time: a claim is evidence, a refusal may be for that reason alone
+    dynamic = [e for e in evidence if e[5].get(DYNAMIC_SIDE) == 1]  # the probes (a --models case says "models")
+    evidence = [e for e in evidence if DYNAMIC_SIDE not in e[5] or e[4] is True]
+    evidence = [e[:5] + ({k: v for k, v in e[5].items() if k != DYNAMIC_SIDE},) for e in evidence]
     derived = derive_rules(evidence)
-    # ``dynamic`` (side inputs fed at run time) is kept as evidence only: QNN refuses those nodes because
-    # their *output* shape is then unknown, not because the input is not an initializer (a Reshape whose
-    # shape is computed from static shapes is claimed), and the tables have no output-shape predicate.
+    for op, domain, dtype, rank, fate, attrs in dynamic:
+        # claimed with constant side inputs, refused when they come at run time (the output shapes declared
+        # as before): the builder wants those inputs constant
+        rules = [r for r in derived.get((domain, op)) or [] if not r.get("layout_refusal")]
+        probe = build_probe(op, dtype, rank, ((DYNAMIC_SIDE, 1),))
+        if fate is False and any(_covers(r, dtype, rank) for r in rules):
+            side = [k for k, t in enumerate(probe.graph.node[0].input) if k and t]
+            for r in derived[(domain, op)]:
+                r["const_inputs"] = side
     from ..sim.layout import LAYOUT_SENSITIVE_OPS
 
     converted = set()
