@@ -198,3 +198,14 @@ def test_layout_conversions_ort_inserts_are_not_missing(tmp_path):
     assert [(n["name"], n["input"], n["provider"]) for n in inserted] == [
         ("Transpose", "x", QNN), ("Transpose_token_3", "acos", QNN)]
     assert not [c for c in summary["conversions"] if c["kind"] == "layout"]
+
+
+@needs_qnn
+@pytest.mark.parametrize("name", ["tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "tiny_transformer.ts"])
+def test_corpus_models_at_enable_all(name):
+    """ORT_ENABLE_ALL: Level 1 runs before partitioning (predicted on ORT's own BASIC rewrite), Level 2/3
+    never touch QNN's fused partitions, the NHWC conversion happens inside partitioning."""
+    r = _cli("verify", shared_path(f"corpus/full/{name}.onnx"), "-p", "qnn", "--observe", "--level", "all",
+             "--optimize", "basic", "--format", "json")
+    v = json.loads(r.stdout)["verify"]
+    assert r.returncode == 0 and v["agreement"] == 1.0, v["disagreements"][:5]

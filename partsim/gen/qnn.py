@@ -47,9 +47,11 @@ OTHER = ("Transpose", "Cast", "CastLike", "Gather", "Where", "DynamicQuantizeLin
          "LayerNormalization", "Clip", "ArgMax", "ArgMin", "CumSum", "Expand", "Tile", "Squeeze",
          "Unsqueeze", "Reshape", "Concat", "Split", "Slice", "Pad")
 SIDE_INPUT_OPS = ("CumSum", "Expand", "Tile", "Squeeze", "Unsqueeze", "Reshape", "Slice", "Pad", "Gather",
-                  "LayerNormalization", "MatMul", "Resize", "PRelu") + tuple(REDUCE)
+                  "LayerNormalization", "MatMul", "Resize", "PRelu", "BatchNormalization", "InstanceNormalization",
+                  "Conv", "ConvTranspose") + tuple(REDUCE)
 POOLS = ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool")
-PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER) + list(POOLS) + ["Resize"])
+NORMS = ("BatchNormalization", "InstanceNormalization", "Conv", "ConvTranspose", "LRN", "DepthToSpace", "SpaceToDepth")
+PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER) + list(POOLS) + ["Resize"] + list(NORMS))
 #: the error ORT raises when an EP does not take a node it had converted to NHWC (layout_transformation.cc)
 LAYOUT_REFUSAL = "was inserted using the NHWC format"
 
@@ -92,7 +94,7 @@ VARIANTS.update({"ArgMax": ({"keepdims": 0}, {"select_last_index": 1}),
                  "LeakyRelu": ({"alpha": 0.2},), "Pad": ({"mode": "reflect"}, {"mode": "edge"}),
                  "Resize": ({"mode": "linear"}, {"mode": "cubic"}, {"coordinate_transformation_mode": "asymmetric"},
                             {"mode": "linear", "coordinate_transformation_mode": "align_corners"}),
-                 "MaxPool": ({"ceil_mode": 1},), "AveragePool": ({"ceil_mode": 1}, {"count_include_pad": 1})})
+                 "MaxPool": ({"ceil_mode": 1},), "BatchNormalization": ({"epsilon": 0.001},), "AveragePool": ({"ceil_mode": 1}, {"count_include_pad": 1})})
 
 
 #: a variant whose constant side inputs (shape, axes, starts, pads, indices, ...) become graph inputs
@@ -120,7 +122,7 @@ def _min_rank(op):
     if op in ("Flatten", "Softmax", "LogSoftmax", "Hardmax", "Transpose", "Concat", "Split", "Slice", "Squeeze",
               "CumSum", "Pad", "ArgMax", "ArgMin", "Gather", "MatMulInteger", "MatMul", "LayerNormalization") or op in REDUCE:
         return 1
-    if op in POOLS or op == "Resize":
+    if op in POOLS or op in NORMS or op == "Resize":
         return 3
     return 0
 
@@ -178,6 +180,21 @@ def build_probe(op, dtype, rank, variant=()):
         out_dtype = like
     elif op == "Gather":
         const("indices", np.array([0], dtype=np.int64))
+    elif op in ("BatchNormalization", "InstanceNormalization"):
+        c = shape[1]
+        const("scale", np.ones((c,), dtype=_np(dtype)))
+        const("B", np.zeros((c,), dtype=_np(dtype)))
+        if op == "BatchNormalization":
+            const("mean", np.zeros((c,), dtype=_np(dtype)))
+            const("var", np.ones((c,), dtype=_np(dtype)))
+    elif op in ("Conv", "ConvTranspose"):
+        c = shape[1]
+        w = (c, c) + (1,) * (rank - 2)
+        const("W", np.ones(w, dtype=_np(dtype)))
+    elif op == "LRN":
+        attrs["size"] = 3
+    elif op in ("DepthToSpace", "SpaceToDepth"):
+        attrs["blocksize"] = 1
     elif op == "Resize":
         inputs.append("")
         const("scales", np.array([1.0, 1.0] + [2.0] * (rank - 2), dtype=np.float32))
