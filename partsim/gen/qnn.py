@@ -518,9 +518,10 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
                 f.write(json.dumps({"model": Path(p).name, "op": e[0], "domain": e[1], "dtype": e[2], "rank": e[3],
                                     "fate": e[4], "attrs": e[5], "error": rec.get("create_error", "")[:300]},
                                    sort_keys=True) + "\n")
-    # nodes whose side inputs come at run time: a claim is evidence, a refusal may be for that reason alone
+    # nodes whose side inputs come at run time: a claim (also one refused after the NHWC conversion) is
+    # evidence, a refusal may be for that reason alone
     dynamic = [e for e in evidence if e[5].get(DYNAMIC_SIDE) == 1]  # the probes (a --models case says "models")
-    evidence = [e for e in evidence if DYNAMIC_SIDE not in e[5] or e[4] is True]
+    evidence = [e for e in evidence if DYNAMIC_SIDE not in e[5] or e[4] in (True, "layout_refusal")]
     evidence = [e[:5] + ({k: v for k, v in e[5].items() if k != DYNAMIC_SIDE},) for e in evidence]
     derived = derive_rules(evidence)
     for op, domain, dtype, rank, fate, attrs in dynamic:
