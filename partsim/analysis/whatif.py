@@ -31,7 +31,8 @@ and the latency but not towards bytes; ``unsizedCopies`` says how many.
 from dataclasses import replace
 
 from ..errors import UsageError
-from ..sim.assign import CPU, _canonical
+from ..rules.providers import canonical_provider
+from ..sim.assign import CPU
 from .blame import _head
 from .context import SCHEMA_VERSION
 from .cost import _saved
@@ -43,9 +44,9 @@ __all__ = ["whatif"]
 
 def _apply_provider_changes(requested, drop=(), reorder=()):
     req = list(requested)
-    canon = [_canonical(r.partition(":")[0]) for r in req]
+    canon = [canonical_provider(r.partition(":")[0]) for r in req]
     for d in drop:
-        c = _canonical(d.partition(":")[0])
+        c = canonical_provider(d.partition(":")[0])
         if c not in canon:
             raise UsageError(f"--drop-provider {d}: not among the requested providers ({', '.join(canon)})")
         k = canon.index(c)
@@ -53,7 +54,7 @@ def _apply_provider_changes(requested, drop=(), reorder=()):
     if reorder:
         picked = []
         for r in reorder:
-            c = _canonical(r.partition(":")[0])
+            c = canonical_provider(r.partition(":")[0])
             if c not in canon:
                 raise UsageError(f"--reorder {r}: not among the requested providers ({', '.join(canon)})")
             k = canon.index(c)
@@ -100,9 +101,9 @@ def whatif(ctx, add=(), fix_dims=None, opset=None, drop=(), reorder=(), optimize
         model = load_variant(ctx.path, after_opt, fix_dims, opset, seed=ctx.seed)
     requested = _apply_provider_changes(ctx.requested, drop, reorder)
     for d in drop:
-        changes.append({"change": "drop-provider", "value": _canonical(d.partition(":")[0])})
+        changes.append({"change": "drop-provider", "value": canonical_provider(d.partition(":")[0])})
     if reorder:
-        changes.append({"change": "reorder", "value": ",".join(_canonical(r.partition(":")[0]) for r in reorder)})
+        changes.append({"change": "reorder", "value": ",".join(canonical_provider(r.partition(":")[0]) for r in reorder)})
     res = ctx.resolution(requested)
     if add:
         if not res.tables or res.tables[0].provider == CPU:

@@ -2,7 +2,8 @@
 
 from ..sim.assign import POLICIES
 
-__all__ = ["add_model_args", "add_provider_args", "add_output_args", "split_list", "add_tolerance_run_args"]
+__all__ = ["add_model_args", "add_provider_args", "add_output_args", "split_list", "add_tolerance_run_args",
+           "provider_request"]
 
 
 def split_list(values):
@@ -10,6 +11,12 @@ def split_list(values):
     for v in values or ():
         out.extend(x.strip() for x in v.split(",") if x.strip())
     return out
+
+
+def provider_request(values):
+    """``-p`` values as a request: ``None`` when the option was not given (CPU only), else the
+    names (possibly none: ``-p ""`` is then refused as an empty list by the API)."""
+    return None if values is None else split_list(values)
 
 
 def add_model_args(p, optimize=True):

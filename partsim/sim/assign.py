@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..errors import UsageError
 from ..ir.order import topological_order
-from ..rules.providers import ALIASES, KNOWN_PROVIDERS
+from ..rules.providers import KNOWN_PROVIDERS, canonical_provider
 from .cpu_preferred import cpu_preferred_nodes
 from .match import Matcher, Rejection
 from .ov_clusters import openvino_clusters
@@ -74,16 +74,6 @@ class Assignment:
     failure_nodes: tuple = ()
 
 
-def _canonical(name):
-    key = name.strip()
-    if key.lower() in ALIASES:
-        return ALIASES[key.lower()]
-    for known in KNOWN_PROVIDERS:
-        if known.lower() == key.lower():
-            return known
-    return key
-
-
 def resolve_providers(requested, tables, extra=()):
     """Resolve a requested list as ORT does: aliases, duplicates, unknown names, CPU last.
 
@@ -108,7 +98,7 @@ def resolve_providers(requested, tables, extra=()):
     chosen, dropped, seen = [], [], set()
     for raw in requested:
         base, _, variant = raw.partition(":")
-        name = extra_by_name and base in extra_by_name and base or _canonical(base)
+        name = extra_by_name and base in extra_by_name and base or canonical_provider(base)
         if name in seen:
             continue
         seen.add(name)
