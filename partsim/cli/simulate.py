@@ -52,13 +52,19 @@ def add_parser(sub):
 def run(args):
     if getattr(args, "compat", None):
         return _run_compat(args)
-    summary, _ = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
-                         args.support_name, args.support_kind, args.policy, optimize=args.optimize)
+    summary, assignment = predict(args.model, provider_request(args.providers), args.rules,
+                                  split_list(args.support), args.support_name, args.support_kind, args.policy,
+                                  optimize=args.optimize)
+    del assignment  # the summary is self-contained: the IR behind it can go before the output is made
     from ..progress import stage
 
     with stage(f"writing the {args.format}", f"wrote the {args.format}"):
-        text = to_json(summary) if args.format == "json" else render_summary_table(summary)
-        write_output(text, args.output)
+        if args.format == "json":
+            from ..report.stream import write_json
+
+            write_json(summary, args.output)  # encoded piece by piece, never one big string
+        else:
+            write_output(render_summary_table(summary), args.output)
     return EXIT_OK
 
 
