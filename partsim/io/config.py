@@ -118,7 +118,10 @@ def find_config(start=None):
 
 def load_config(path):
     """Read and validate a config file; returns a :class:`Config`."""
-    import tomllib
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: the same parser as a package
+        import tomli as tomllib
 
     path = Path(path)
     try:
