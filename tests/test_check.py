@@ -254,3 +254,13 @@ def test_progress_bar_only_when_asked_or_on_a_terminal(zoo, run_cli):
     code, out, err = run_cli("--progress", "always", "check", "--config", config, "-f", "json")
     assert code == 0 and err.rstrip().endswith("3/3 models") and "█" in err
     json.loads(out)  # the payload stays clean
+
+
+def test_a_broken_model_exits_2_naming_it_and_writes_nothing(zoo, run_cli):
+    (zoo / "models" / "broken.onnx").write_bytes(b"\x08\x07garbage")
+    config = write(zoo, '[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\n')
+    for extra in ((), ("--jobs", "1")):
+        code, out, err = run_cli("check", "--config", config, "--update", "-o", zoo / "report.xml", "-f", "junit",
+                                 *extra)
+        assert code == 2 and out == "" and "broken.onnx" in err and len(err.strip().splitlines()) == 1
+        assert not (zoo / "report.xml").exists() and not (zoo / "partsim.lock.json").exists()

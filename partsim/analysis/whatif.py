@@ -103,7 +103,8 @@ def whatif(ctx, add=(), fix_dims=None, opset=None, drop=(), reorder=(), optimize
     for d in drop:
         changes.append({"change": "drop-provider", "value": canonical_provider(d.partition(":")[0])})
     if reorder:
-        changes.append({"change": "reorder", "value": ",".join(canonical_provider(r.partition(":")[0]) for r in reorder)})
+        names = (canonical_provider(r.partition(":")[0]) for r in reorder)
+        changes.append({"change": "reorder", "value": ",".join(names)})
     res = ctx.resolution(requested)
     if add:
         if not res.tables or res.tables[0].provider == CPU:

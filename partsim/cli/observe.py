@@ -101,7 +101,8 @@ def run_observe(args):
     from ..rules.providers import canonical_provider
 
     # aliases (openvino, cuda, …) name the real ORT providers; ORT itself knows only the real names
-    providers = [canonical_provider(p.partition(":")[0]) for p in split_list(args.providers)] or ["CPUExecutionProvider"]
+    providers = ([canonical_provider(p.partition(":")[0]) for p in split_list(args.providers)]
+                 or ["CPUExecutionProvider"])
     rec, level = _observe(args.model, providers, args)
     obs = observation_from_run(rec, level)
     obs["model"] = args.model

@@ -139,7 +139,8 @@ def _observe_now(args):
     from ..rules.providers import KNOWN_PROVIDERS
     from ..rules.providers import canonical_provider
 
-    providers = [canonical_provider(p.partition(":")[0]) for p in split_list(args.providers)] or ["CPUExecutionProvider"]
+    providers = ([canonical_provider(p.partition(":")[0]) for p in split_list(args.providers)]
+                 or ["CPUExecutionProvider"])
     providers = [p for p in providers if p in KNOWN_PROVIDERS]
     level = normalize_level(args.level)
     with tempfile.TemporaryDirectory(prefix="partsim-verify-") as tmp:

@@ -28,7 +28,8 @@ def render_check_markdown(doc):
     for r in failed:
         for b in r["budgets"]:
             if not b["passed"]:
-                out.append(f"- **{_cell(r['check'])}** `{_cell(r['model'])}` — `{b['budget']}`: {_cell(b['message'])}")
+                out.append(f"- **{_cell(r['check'])}** `{_cell(r['model'])}` — `{b['budget']}`: "
+                           f"{_cell(b['message'])}")
         for f in r["lock"]["failures"]:
             out.append(f"- **{_cell(r['check'])}** `{_cell(r['model'])}` — lock `{f['rule']}`: {_cell(f['message'])}")
         nodes = {}
