@@ -87,7 +87,8 @@ def partsim_stages(runs):
 
     from partsim.io import load, read, shape_inference
     from partsim.api import build_request, load_tables
-    from partsim.sim import resolve_providers, simulate, summarize
+    from partsim.rules.resolve import resolve_providers
+    from partsim.sim import simulate, summarize
 
     requested, extra = build_request(["nnapi", "coreml"])
     resolution = resolve_providers(requested, load_tables(()), extra)

@@ -39,7 +39,8 @@ from partsim.ir.model import Model
 from partsim.report.output import to_json
 from partsim.rules.table import RuleTable, adhoc_table
 from partsim.rules.load import builtin_tables, parse_table
-from partsim.sim import resolve_providers, simulate, summarize
+from partsim.rules.resolve import resolve_providers
+from partsim.sim import simulate, summarize
 
 __all__ = ["SEED_MODELS", "model_bytes_inputs", "model_proto_inputs", "rules_yaml_inputs", "run_model_bytes",
            "run_rules_text", "TARGETS"]

@@ -26,7 +26,8 @@ from partsim.io.load import model_from_proto
 from partsim.report.output import to_json
 from partsim.rules.table import adhoc_table
 from partsim.rules.load import builtin_tables
-from partsim.sim import resolve_providers, simulate, summarize
+from partsim.rules.resolve import resolve_providers
+from partsim.sim import simulate, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU = "CPUExecutionProvider"

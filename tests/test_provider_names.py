@@ -6,30 +6,30 @@ import pytest
 
 from partsim import predict
 from partsim.errors import UsageError
-from partsim.rules.providers import ALIASES, KNOWN_PROVIDERS, canonical_provider, suggest_provider
+from partsim.rules.providers import ALIASES, KNOWN_PROVIDERS, canonical_name, suggest_provider
 from tests.conftest import ROOT, run_subprocess, shared_path
 
 CHAIN = ROOT / "fixtures" / "chain.onnx"
 
 
-def test_canonical_provider_is_case_insensitive_for_aliases_and_ort_names():
+def test_canonical_name_is_case_insensitive_for_aliases_and_ort_names():
     for alias, real in ALIASES.items():
-        assert canonical_provider(alias.upper()) == real
+        assert canonical_name(alias.upper()) == real
     for real in KNOWN_PROVIDERS:
-        assert canonical_provider(real.lower()) == real and canonical_provider(f"  {real.upper()} ") == real
-    assert canonical_provider("Foo") == "Foo"
+        assert canonical_name(real.lower()) == real and canonical_name(f"  {real.upper()} ") == real
+    assert canonical_name("Foo") == "Foo"
 
 
 def test_every_normaliser_is_the_same_function():
     """run-compare's resolver was case-sensitive for full names (`cudaexecutionprovider` stayed
     unknown); the simulator's accepted it.  Both now give the same answer."""
     from partsim.numerics.run_compare import resolve_providers as numerics_resolve
-    from partsim.sim.assign import resolve_providers as sim_resolve
+    from partsim.rules.resolve import resolve_providers as sim_resolve
     from partsim.api import load_tables
 
     for name in ("cudaexecutionprovider", "OPENVINO", "Nnapi", "coremlexecutionprovider"):
         sim = sim_resolve([name], load_tables()).effective[0]
-        assert numerics_resolve([name])[0] == sim == canonical_provider(name)
+        assert numerics_resolve([name])[0] == sim == canonical_name(name)
 
 
 @pytest.mark.parametrize("typo, hint", [("nnpai", "nnapi"), ("coremll", "coreml"), ("openvno", "openvino"),

@@ -199,7 +199,7 @@ def test_unknown_and_duplicate_provider_names(run_cli):
     assert code == 2 and out == "" and "'FooExecutionProvider'" in err
     # ORT's own silent drop is still what the resolution models (partsim providers reports it)
     from partsim.api import load_tables
-    from partsim.sim import resolve_providers
+    from partsim.rules.resolve import resolve_providers
     r = resolve_providers(["FooExecutionProvider", "cpu"], load_tables())
     assert r.dropped == (("FooExecutionProvider", "unknown_provider"),)
 

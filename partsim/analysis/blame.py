@@ -4,8 +4,8 @@
 from dataclasses import replace
 
 from ..errors import UsageError
-from ..ir.order import topological_order
-from ..sim.assign import CPU
+from ..ir.graph import weakly_connected_groups
+from ..rules.providers import CPU
 from .context import SCHEMA_VERSION
 from .cost import _saved, metrics
 from .lift import LIFTABLE_REASONS, lift_op_type, lift_reason
@@ -14,36 +14,8 @@ from ..io.variants import dim_params, load_variant
 __all__ = ["blame"]
 
 
-_MATCH_CATEGORIES = ("op_not_in_table", "opset_version", "dtype", "dynamic_shape", "rank", "attribute",
-                     "non_constant_input")
-
-
 def _head(ctx):
     return {"path": ctx.model.path, "sha256": ctx.model.sha256, "nodeCount": len(ctx.model.nodes)}
-
-
-def _groups(model, members):
-    """Weakly-connected groups of ``members`` (node indices), each in topological order."""
-    member_set = set(members)
-    parent = {i: i for i in members}
-
-    def find(a):
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    for i in members:
-        for p, _ in model.in_edges(i):
-            if p in member_set:
-                ra, rb = find(p), find(i)
-                if ra != rb:
-                    parent[max(ra, rb)] = min(ra, rb)
-    groups = {}
-    for i in topological_order(model):
-        if i in member_set:
-            groups.setdefault(find(i), []).append(i)
-    return list(groups.values())
 
 
 def _row(kind, name, concerned_names, before_m, before_s, after_s, after_model, link, device, lifted=""):
@@ -81,7 +53,7 @@ def _shape_subgraphs(model, cpu_preferred):
 
     seeds = set(cpu_preferred)
     members = seeds | {n.index for n in model.nodes if integer_only(n)}
-    return [g for g in _groups(model, sorted(members)) if seeds.intersection(g)]
+    return [g for g in weakly_connected_groups(model, members) if seeds.intersection(g)]
 
 
 def _memcpy_at(model, summary, members):
@@ -179,7 +151,7 @@ def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True):
             row["groups"] = [[names[i] for i in g] for g in region]
             row["memcpyAtNodes"] = _memcpy_at(model, before_s, [i for g in region for i in g])
         else:
-            row["groups"] = [[names[i] for i in g] for g in _groups(model, idx)]
+            row["groups"] = [[names[i] for i in g] for g in weakly_connected_groups(model, idx)]
             row["memcpyAtNodes"] = _memcpy_at(model, before_s, idx)
         rows.append(row)
     dim_rows = []

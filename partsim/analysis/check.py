@@ -17,6 +17,7 @@ from .verify import baseline_record, check_baseline_context, compare_baseline, n
 __all__ = ["run_checks", "evaluate_budgets", "read_lock", "lock_document", "LOCK_VERSION"]
 
 LOCK_VERSION = "1"
+MAX_LOCK_BYTES = 1 << 30
 
 
 def _first_share(summary):
@@ -95,12 +96,14 @@ def _relative(path, root):
 
 def read_lock(path):
     """The lock's entries (``{key: record}``), ``None`` when there is no lock file."""
+    from ..io.files import read_text
+
     path = Path(path)
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data = json.loads(read_text(path, MAX_LOCK_BYTES, what="lock file"))
+    except ValueError as exc:
         raise UsageError(f"cannot read lock file: {exc}", path) from None
     if not isinstance(data, dict) or data.get("lockVersion") != LOCK_VERSION \
             or not isinstance(data.get("entries"), dict):
@@ -131,7 +134,7 @@ def _tables(rules):
 
 def _resolution(check):
     from ..api import build_request
-    from ..sim import resolve_providers
+    from ..rules.resolve import resolve_providers
 
     requested, extra = build_request(list(check.providers))
     return resolve_providers(requested, _tables(check.rules), extra)

@@ -3,7 +3,8 @@
 
 from dataclasses import dataclass
 
-from ..sim import resolve_providers, simulate, summarize
+from ..rules.resolve import resolve_providers
+from ..sim import simulate, summarize
 from .cost import metrics
 
 __all__ = ["Context", "prepare"]

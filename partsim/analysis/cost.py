@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from ..sim.assign import CPU
+from ..rules.providers import CPU
 
 __all__ = ["Link", "LINK_PRESETS", "parse_link", "metrics", "copy_time_us", "METRIC_KEYS"]
 

@@ -31,8 +31,7 @@ and the latency but not towards bytes; ``unsizedCopies`` says how many.
 from dataclasses import replace
 
 from ..errors import UsageError
-from ..rules.providers import canonical_provider
-from ..sim.assign import CPU
+from ..rules.providers import CPU, canonical_name
 from .blame import _head
 from .context import SCHEMA_VERSION
 from .cost import _saved
@@ -44,9 +43,9 @@ __all__ = ["whatif"]
 
 def _apply_provider_changes(requested, drop=(), reorder=()):
     req = list(requested)
-    canon = [canonical_provider(r.partition(":")[0]) for r in req]
+    canon = [canonical_name(r.partition(":")[0]) for r in req]
     for d in drop:
-        c = canonical_provider(d.partition(":")[0])
+        c = canonical_name(d.partition(":")[0])
         if c not in canon:
             raise UsageError(f"--drop-provider {d}: not among the requested providers ({', '.join(canon)})")
         k = canon.index(c)
@@ -54,7 +53,7 @@ def _apply_provider_changes(requested, drop=(), reorder=()):
     if reorder:
         picked = []
         for r in reorder:
-            c = canonical_provider(r.partition(":")[0])
+            c = canonical_name(r.partition(":")[0])
             if c not in canon:
                 raise UsageError(f"--reorder {r}: not among the requested providers ({', '.join(canon)})")
             k = canon.index(c)
@@ -101,10 +100,9 @@ def whatif(ctx, add=(), fix_dims=None, opset=None, drop=(), reorder=(), optimize
         model = load_variant(ctx.path, after_opt, fix_dims, opset, seed=ctx.seed)
     requested = _apply_provider_changes(ctx.requested, drop, reorder)
     for d in drop:
-        changes.append({"change": "drop-provider", "value": canonical_provider(d.partition(":")[0])})
+        changes.append({"change": "drop-provider", "value": canonical_name(d.partition(":")[0])})
     if reorder:
-        names = (canonical_provider(r.partition(":")[0]) for r in reorder)
-        changes.append({"change": "reorder", "value": ",".join(names)})
+        changes.append({"change": "reorder", "value": ",".join(canonical_name(r.partition(":")[0]) for r in reorder)})
     res = ctx.resolution(requested)
     if add:
         if not res.tables or res.tables[0].provider == CPU:

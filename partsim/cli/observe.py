@@ -98,11 +98,10 @@ def _observe(model, providers, args):
 
 
 def run_observe(args):
-    from ..rules.providers import canonical_provider
+    from ..rules.providers import canonical_name
 
     # aliases (openvino, cuda, …) name the real ORT providers; ORT itself knows only the real names
-    providers = ([canonical_provider(p.partition(":")[0]) for p in split_list(args.providers)]
-                 or ["CPUExecutionProvider"])
+    providers = [canonical_name(p.partition(":")[0]) for p in split_list(args.providers)] or ["CPUExecutionProvider"]
     rec, level = _observe(args.model, providers, args)
     obs = observation_from_run(rec, level)
     obs["model"] = args.model
@@ -122,9 +121,9 @@ def run_observe(args):
 
 
 def run_providers(args):
-    from ..rules.providers import canonical_provider
+    from ..rules.providers import canonical_name
 
-    requested = [canonical_provider(r) for r in split_list(args.request)]  # aliases in, real names out
+    requested = [canonical_name(r) for r in split_list(args.request)]  # aliases in, real names out
     model = args.model or str(data_path("one_relu.onnx"))
     rec, _ = _observe(model, requested, args)
     available = rec.get("available", [])

@@ -58,7 +58,8 @@ def add_parser(sub):
 def run(args):
     from ..numerics.bundle import bundle_id
     from ..numerics.inputs import load_npz
-    from ..numerics.receipt import make_receipt, summarize, validate_receipt
+    from ..numerics.receipt import make_receipt, summarize
+    from ..numerics.receipt_schema import validate_receipt
     from .observe import _dims
     from .run_compare import _tol
 

@@ -19,10 +19,6 @@ Regenerate rule tables from machine-readable sources; output is deterministic.
 SOURCES = {}
 
 
-def register(name, fn, help_text):
-    SOURCES[name] = (fn, help_text)
-
-
 def add_parser(sub):
     p = sub.add_parser("rules", help="regenerate rule tables from their sources", description=HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -98,12 +98,13 @@ def _baseline_gate(args, receipt, res):
     """CPU baseline vs authoritative outputs before any accelerator comparison counts."""
     import numpy as np
 
-    from ..numerics.receipt import _baseline_check, load_expected
+    from ..numerics.cells import baseline_check
+    from ..numerics.expected import load_expected
 
     cpu = {c["output"]: np.asarray(c["cpu"]["values"], dtype=c["cpu"]["dtype"]).reshape(c["cpu"]["shape"])
            for c in receipt["cases"]}
     expected, source, _ = load_expected(args.expected, list(cpu))
-    check = _baseline_check(cpu, expected, source, receipt["projectAbsTolerance"], receipt["projectRelTolerance"])
+    check = baseline_check(cpu, expected, source, receipt["projectAbsTolerance"], receipt["projectRelTolerance"])
     receipt["baselineCheck"] = res["baselineCheck"] = check
     if check["result"] != "pass":
         res.update(rawTensorResult="blocked", businessResult="blocked", passed=False)

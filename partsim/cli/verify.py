@@ -115,9 +115,11 @@ def read_baseline(path):
     """The JSON object in a baseline file, or a one-line UsageError."""
     if not path.exists():
         raise UsageError("baseline file does not exist (create it with --update-baseline)", path)
+    from ..io.files import read_text
+
     try:
-        base = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        base = json.loads(read_text(path, 1 << 30, what="baseline"))
+    except ValueError as exc:
         raise UsageError(f"cannot read baseline: {exc}", path) from None
     if not isinstance(base, dict):
         raise UsageError("baseline must be a JSON object", path)
@@ -137,9 +139,9 @@ def _observe_now(args):
     from ..runtime.observation import normalize_level
     from ..runtime.observe import observation_from_run, run_session
     from ..rules.providers import KNOWN_PROVIDERS
-    from ..rules.providers import canonical_provider
+    from ..rules.providers import canonical_name
 
-    providers = ([canonical_provider(p.partition(":")[0]) for p in split_list(args.providers)]
+    providers = ([canonical_name(p.partition(":")[0]) for p in split_list(args.providers)]
                  or ["CPUExecutionProvider"])
     providers = [p for p in providers if p in KNOWN_PROVIDERS]
     level = normalize_level(args.level)

@@ -470,16 +470,10 @@ def import_kernel_doc(inputs, provider):
                          f"(known: {', '.join(sorted(PROVIDERS))})")
     if not inputs or len(inputs) != 1:
         raise UsageError("kernel-doc needs exactly one file: ORT's docs/OperatorKernels.md")
+    from ..io.files import read_text
+
     path = Path(inputs[0])
-    try:
-        size = path.stat().st_size
-        if size > MAX_DOC_BYTES:
-            raise UsageError(f"{path}: {size} bytes, more than the {MAX_DOC_BYTES} allowed")
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not UTF-8 text") from None
+    text = read_text(path, MAX_DOC_BYTES)
     rows = parse_kernel_doc(text, provider, str(path))
     if not rows:
         raise UsageError(f"{path}: the {provider} section has no kernels")

@@ -110,7 +110,7 @@ def _attr_value(a):
 
 
 class _Builder:
-    def __init__(self, proto, path, sha256, opsets, warnings, file_order=None, resort=False):
+    def __init__(self, proto, path, sha256, opsets, warnings, file_order=None, resort=False, shown_as=None, notes=()):
         self.proto = proto
         self.file_order = file_order  # main-graph node positions in file order, when the proto was sorted
         self.resort = resort  # stop (build() -> None) at a main graph listed out of topological order
@@ -118,6 +118,8 @@ class _Builder:
         self.path = path
         self.sha256 = sha256
         self.opsets = opsets
+        self.shown_as = shown_as  # (path, sha256) the model reports, when it is a rewrite of another file
+        self.notes = list(notes)
         self.warnings = warnings
         self.values = {}
         self.producer = {}
@@ -127,6 +129,7 @@ class _Builder:
         self.scope_outputs = {}
         self.types = {}  # serialized TypeProto -> _parse_type of it: a model repeats a few hundred types
         self.schemas = {}  # (domain, op) -> since_version under this model's opsets
+        self.op_schemas = {}  # (domain, op) -> OpSchemaInfo or None, for the matcher's dtype ports
         self.in_order = True  # every node reads only what lower-indexed nodes make (the usual case)
         self._external_base = None
 
@@ -155,12 +158,14 @@ class _Builder:
         del g
         self.proto = None  # the IR is complete: let the proto go before edges are built
         nodes, self.nodes = self.nodes, None
-        model = Model(self.path, self.sha256, self.opsets, nodes, self.values, self.producer,
+        # already topological: no sort, and no cycle
+        known = {"topological_order": list(range(len(nodes)))} if self.in_order else {}
+        path, sha256 = self.shown_as or (self.path, self.sha256)
+        model = Model(path, sha256, self.opsets, nodes, self.values, self.producer,
                       self.consumers, [self._main_inputs[i] for i in range(len(self._main_inputs))],
-                      self._main_outputs, self.scope_outputs, self.warnings)
-        if self.in_order:
-            model._topo = list(range(len(nodes)))  # already topological: no sort, and no cycle
-        else:
+                      self._main_outputs, self.scope_outputs, self.warnings + self.notes, op_schemas=self.op_schemas,
+                      _derived=known)
+        if not self.in_order:
             self._check_acyclic(model)
         return model
 
@@ -300,6 +305,7 @@ class _Builder:
             if since is schemas:
                 schema = lookup_schema(domain, op_type, opsets.get(domain))
                 since = schemas[schema_key] = schema.since_version if schema else None
+                self.op_schemas[schema_key] = schema
             name = node_name or f"{op_type}_{index}"
             if name in names:
                 name = f"{scope}/{name}" if scope and f"{scope}/{name}" not in names else f"{name}_{index}"

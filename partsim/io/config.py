@@ -37,6 +37,7 @@ BUDGET_KEYS = ("max_partitions", "min_delegated_share", "max_transfers", "max_me
 _CHECK_KEYS = ("name", "models", "providers", "level", "policy", "rules") + BUDGET_KEYS
 _TOP_KEYS = ("check", "lock", "rules")
 _STATUSES = ("ok", "session_would_fail")
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -123,18 +124,10 @@ def load_config(path):
     except ImportError:  # Python 3.10: the same parser as a package
         import tomli as tomllib
 
+    from .files import read_text
+
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-        text = raw.decode("utf-8")
-    except FileNotFoundError:
-        raise UsageError("config file does not exist", path) from None
-    except IsADirectoryError:
-        raise UsageError("config path is a folder, not a file", path) from None
-    except OSError as exc:
-        raise UsageError(f"cannot read config: {exc.strerror or exc}", path) from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"config is not UTF-8 text (byte {exc.start})", path) from None
+    text = read_text(path, MAX_CONFIG_BYTES, what="config")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

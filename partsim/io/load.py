@@ -16,7 +16,7 @@ from .shape_inference import _infer_shapes_as_listed, _infer_shapes_sorted
 __all__ = ["load_model", "model_from_proto"]
 
 
-def load_model(path, infer_shapes=True):
+def load_model(path, infer_shapes=True, shown_as=None, notes=()):
     """Load an ONNX model file into partsim's IR.
 
     Parameters
@@ -24,6 +24,11 @@ def load_model(path, infer_shapes=True):
     path : str or Path
     infer_shapes : bool, optional
         Run ONNX shape inference (default True).  Failures are kept as warnings.
+    shown_as : (str, str), optional
+        ``(path, sha256)`` the model reports instead of its own: a rewritten copy of
+        the user's file (ORT's optimizer output, a what-if variant) names the original.
+    notes : sequence of str, optional
+        Warnings the model carries from the start (what was done to it).
 
     Returns
     -------
@@ -41,19 +46,19 @@ def load_model(path, infer_shapes=True):
     # hand the only reference over, so the parsed proto can be freed once shapes are inferred
     box = [proto]
     del proto
-    return _build_from_box(box, str(path), sha256, infer_shapes)
+    return _build_from_box(box, str(path), sha256, infer_shapes, shown_as, notes)
 
 
-def model_from_proto(proto, path="<memory>", sha256="", infer_shapes=True):
+def model_from_proto(proto, path="<memory>", sha256="", infer_shapes=True, shown_as=None, notes=()):
     """Build the IR from an in-memory ``onnx.ModelProto`` (the proto is not modified).
 
     External-data locations are checked against ``path``'s folder unless ``path`` is
     ``"<memory>"``.
     """
-    return _build_from_box([proto], path, sha256, infer_shapes)
+    return _build_from_box([proto], path, sha256, infer_shapes, shown_as, notes)
 
 
-def _build_from_box(box, path, sha256, infer_shapes):
+def _build_from_box(box, path, sha256, infer_shapes, shown_as=None, notes=()):
     """Build from ``box = [proto]``; when the box held the only reference, each proto is
     freed as soon as it is no longer needed (a million-node model is ~0.5 GB per copy).
 
@@ -70,24 +75,24 @@ def _build_from_box(box, path, sha256, infer_shapes):
         del proto
         proto = inferred
         del inferred
-        model, builder = _try_build(proto, path, sha256, warnings, None, resort=True)
+        model, builder = _try_build(proto, path, sha256, warnings, None, True, shown_as, notes)
         if model is not None:
             return model
         proto = builder.proto  # listed out of order: infer again on a sorted copy
         del builder
         warnings = []
         proto, file_order = _infer_shapes_sorted(proto, warnings)
-        return _try_build(proto, path, sha256, warnings, file_order, resort=False)[0]
-    return _try_build(proto, path, sha256, [], None, resort=False)[0]
+        return _try_build(proto, path, sha256, warnings, file_order, False, shown_as, notes)[0]
+    return _try_build(proto, path, sha256, [], None, False, shown_as, notes)[0]
 
 
-def _try_build(proto, path, sha256, warnings, file_order, resort):
+def _try_build(proto, path, sha256, warnings, file_order, resort, shown_as=None, notes=()):
     opsets = {}
     for o in proto.opset_import:
         if o.domain.__class__ is not str:
             raise ModelError(f"an opset import domain is not valid UTF-8 text: {o.domain[:60]!r}", path)
         opsets[normalize_domain(o.domain)] = int(o.version)
-    builder = _Builder(proto, path, sha256, opsets, warnings, file_order, resort)
+    builder = _Builder(proto, path, sha256, opsets, warnings, file_order, resort, shown_as, notes)
     del proto
     try:
         return builder.build(), builder

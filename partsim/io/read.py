@@ -1,12 +1,14 @@
 """Read an ONNX file into a ModelProto, refusing truncated, oversized or malformed files with one line.
 """
 
-from pathlib import Path
-
 from ..errors import ModelError
 from ..ir.schemas import normalize_domain
+from .files import read_bytes
 
-__all__ = ["read_model_proto"]
+__all__ = ["read_model_proto", "MAX_MODEL_BYTES"]
+
+# protobuf cannot parse a message of 2 GiB or more: ORT and onnx keep larger weights as external data
+MAX_MODEL_BYTES = 2**31 - 1
 
 
 def read_model_proto(path, check_node_text=True):
@@ -23,15 +25,7 @@ def read_model_proto(path, check_node_text=True):
     import onnx
     from google.protobuf.message import DecodeError
 
-    p = Path(path)
-    if not p.exists():
-        raise ModelError("no such file", path)
-    if not p.is_file():
-        raise ModelError("not a regular file", path)
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise ModelError(f"cannot read: {exc.strerror}", path) from None
+    data = read_bytes(path, MAX_MODEL_BYTES, ModelError, "the model")
     if not data:
         raise ModelError("empty file, not an ONNX model", path)
     try:

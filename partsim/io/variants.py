@@ -93,9 +93,8 @@ def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0):
 
         proto, data = read_model_proto(path)
         proto = _modify(proto, fix_dims, opset, path)
-        m = model_from_proto(proto, path=str(path), sha256=hashlib.sha256(data).hexdigest())
-        m.warnings.append(f"what-if variant of the model ({changes})")
-        return m
+        return model_from_proto(proto, path=str(path), sha256=hashlib.sha256(data).hexdigest(),
+                                notes=[f"what-if variant of the model ({changes})"])
     import tempfile
     from pathlib import Path
 
@@ -112,7 +111,5 @@ def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0):
         changed = copy.with_name(copy.stem + ".whatif.onnx")
         onnx.save(proto, str(changed))  # external-data references stay relative to the same folder
         optimized = optimize_for_checker(changed, Path(tmp) / "opt", seed=seed)
-        m = load_model(optimized)
-    m.path, m.sha256 = original.path, original.sha256
-    m.warnings.append(f"what-if variant of the model ({changes}), predicted on ORT's ORT_ENABLE_BASIC rewrite")
-    return m
+        return load_model(optimized, shown_as=(original.path, original.sha256),
+                          notes=[f"what-if variant of the model ({changes}), predicted on ORT's ORT_ENABLE_BASIC rewrite"])

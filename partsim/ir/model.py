@@ -192,6 +192,9 @@ class Model:
     scope_outputs : dict of str -> set of str
         Per scope, the tensors that leave it (graph outputs / subgraph outputs).
     warnings : list of str
+    op_schemas : dict
+        ``(domain, op_type) -> OpSchemaInfo`` (or ``None``) of every op in the model, under
+        its opsets: resolved once when the IR is built, so the matcher reads no schema library.
     """
 
     path: str
@@ -205,6 +208,7 @@ class Model:
     graph_outputs: list
     scope_outputs: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
+    op_schemas: dict = field(default_factory=dict, repr=False, compare=False)
     _in_edges: list = field(default=None, repr=False)
     _out_edges: list = field(default=None, repr=False)
     _derived: dict = field(default_factory=dict, repr=False, compare=False)

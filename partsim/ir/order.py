@@ -44,13 +44,12 @@ def topological_order(model):
     """Node indices in a topological order that keeps file order where it can.
 
     :func:`stable_topological_order` over :meth:`Model.in_edges`, so a model that is
-    already sorted keeps its order.  Cached on the model.
+    already sorted keeps its order.  Derived once per model (the builder hands over
+    the file order when it found the file already sorted).
     """
-    cached = getattr(model, "_topo", None)
-    if cached is not None:
-        return cached
+    return model.derived("topological_order", lambda: _kahn(model))
+
+
+def _kahn(model):
     indeg = [len(model.in_edges(i)) for i in range(len(model.nodes))]
-    order = stable_topological_order(indeg, lambda i: [c for c, _ in model.out_edges(i)])
-    if len(order) == len(model.nodes):  # a cyclic graph gets no cached order (the loader refuses it)
-        model._topo = order
-    return order
+    return stable_topological_order(indeg, lambda i: [c for c, _ in model.out_edges(i)])

@@ -12,7 +12,6 @@ import os
 import re
 from collections.abc import Mapping
 import math
-import stat
 from functools import lru_cache
 from pathlib import Path
 
@@ -240,28 +239,9 @@ def read_table_text(path):
     """The text of a rule-table file, read safely: a regular file, at most
     :data:`MAX_RULE_FILE_BYTES` (bounded even if it grows while read), UTF-8.
     :class:`RuleTableError` (one line, naming the file) otherwise."""
-    p = Path(path)
-    try:
-        st = p.stat()
-    except OSError as exc:
-        raise RuleTableError(f"cannot read: {exc.strerror}", path) from None
-    except ValueError as exc:  # a NUL byte in the name
-        raise RuleTableError(f"cannot read: {exc}", path) from None
-    if not stat.S_ISREG(st.st_mode):  # a folder, a FIFO, /dev/zero: never read from those
-        raise RuleTableError("not a regular file", path)
-    if st.st_size > MAX_RULE_FILE_BYTES:
-        raise RuleTableError(f"file is {st.st_size} bytes, more than the {MAX_RULE_FILE_BYTES} allowed", path)
-    try:
-        with open(p, "rb") as f:
-            data = f.read(MAX_RULE_FILE_BYTES + 1)  # bounded even if the file grows meanwhile
-    except OSError as exc:
-        raise RuleTableError(f"cannot read: {exc.strerror}", path) from None
-    if len(data) > MAX_RULE_FILE_BYTES:
-        raise RuleTableError(f"file is more than the {MAX_RULE_FILE_BYTES} bytes allowed", path)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise RuleTableError(f"not UTF-8 text (byte {exc.start})", path) from None
+    from ..io.files import read_text
+
+    return read_text(path, MAX_RULE_FILE_BYTES, RuleTableError)
 
 
 def load_table(path):

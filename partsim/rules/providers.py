@@ -2,7 +2,7 @@
 """
 
 
-__all__ = ["KNOWN_PROVIDERS", "ALIASES", "canonical_provider", "suggest_provider", "check_provider_request"]
+__all__ = ["CPU", "canonical_name", "KNOWN_PROVIDERS", "ALIASES", "suggest_provider", "check_provider_request"]
 
 
 # Every provider name ORT knows (onnxruntime/core/graph/constants.h and the plugin EPs).
@@ -32,24 +32,22 @@ ALIASES = {
     "azure": "AzureExecutionProvider",
 }
 
+CPU = "CPUExecutionProvider"
 
-def canonical_provider(name):
-    """The ORT name behind ``name``: an alias (``nnapi``) or an ORT name in any case
-    (``cudaexecutionprovider``); any other name comes back stripped, unchanged.
 
-    This is the one place partsim turns a user's provider name into ORT's.
+def canonical_name(name):
+    """ORT's name for a provider name or alias, any case (``cuda`` -> ``CUDAExecutionProvider``); else as given.
 
-    >>> canonical_provider("NNAPI"), canonical_provider("cudaexecutionprovider"), canonical_provider("Foo")
-    ('NnapiExecutionProvider', 'CUDAExecutionProvider', 'Foo')
+    >>> canonical_name("nnapi"), canonical_name("cpuexecutionprovider"), canonical_name("Foo")
+    ('NnapiExecutionProvider', 'CPUExecutionProvider', 'Foo')
     """
     key = name.strip()
-    low = key.lower()
-    if low in ALIASES:
-        return ALIASES[low]
-    return _KNOWN_BY_LOWER.get(low, key)
-
-
-_KNOWN_BY_LOWER = {p.lower(): p for p in KNOWN_PROVIDERS}
+    if key.lower() in ALIASES:
+        return ALIASES[key.lower()]
+    for known in KNOWN_PROVIDERS:
+        if known.lower() == key.lower():
+            return known
+    return key
 
 
 def suggest_provider(name, extra=()):
@@ -103,7 +101,7 @@ def check_provider_request(providers, extra=()):
         if not isinstance(raw, str) or not raw.strip():
             raise UsageError(f"empty provider name in {providers!r}")
         base = raw.partition(":")[0].strip()
-        if base in extra or canonical_provider(base) in KNOWN_PROVIDERS:
+        if base in extra or canonical_name(base) in KNOWN_PROVIDERS:
             continue
         hint = suggest_provider(base, extra)
         raise UsageError(f"unknown provider {base!r}: neither ORT nor a capability table knows it"

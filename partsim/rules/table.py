@@ -25,7 +25,7 @@ class OpRule:
     op: str
     domain: str = ""
     versions: object = None
-    types: dict = field(default_factory=dict, hash=False, compare=False)
+    types: dict = field(default_factory=dict, hash=False)  # compared: rules differing only in dtypes differ
     static_shape: bool = False
     min_rank: object = None
     max_rank: object = None
@@ -86,13 +86,12 @@ def _norm_type(t):
 
 def adhoc_table(ops, name="EP", kind="kernel"):
     """The ``--support OP,OP`` provider: takes those op types for every dtype and shape."""
-    provider = name if name.endswith("ExecutionProvider") else name
     rules = {}
     for op in ops:
         domain, _, op_type = op.rpartition(":")
         domain = normalize_domain(domain)
         rules[(domain, op_type)] = (OpRule(op=op_type, domain=domain),)
-    return RuleTable(provider=provider, kind=kind,
+    return RuleTable(provider=name, kind=kind,
                      source={"description": "--support on the command line", "version": "adhoc"},
                      rules=rules, partitioning={"qdq_node_units": kind == "compiling"},
                      path="<--support>")

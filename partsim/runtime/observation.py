@@ -9,7 +9,6 @@ with ``args.provider``).
 
 import json
 import re
-from pathlib import Path
 
 from ..errors import ObservationError
 
@@ -192,15 +191,10 @@ def import_observation(path, level=None):
     dict
         partsim observation (see :data:`OBSERVATION_SCHEMA_VERSION`).
     """
-    p = Path(path)
+    from ..io.files import read_text
+
     try:
-        if p.stat().st_size > MAX_OBSERVATION_BYTES:
-            raise ObservationError("file is too large for an observation", path)
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ObservationError("no such file", path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ObservationError(f"cannot read: {exc}", path) from None
+        data = json.loads(read_text(path, MAX_OBSERVATION_BYTES, ObservationError, "the observation"))
     except json.JSONDecodeError as exc:
         raise ObservationError(f"not valid JSON: {exc.msg} at line {exc.lineno}", path) from None
     want = normalize_level(level) if level else None
