@@ -52,10 +52,8 @@ def add_parser(sub):
 def run(args):
     if getattr(args, "compat", None):
         return _run_compat(args)
-    summary, assignment = predict(args.model, provider_request(args.providers), args.rules,
-                                  split_list(args.support), args.support_name, args.support_kind, args.policy,
-                                  optimize=args.optimize)
-    del assignment  # the summary is self-contained: the IR behind it can go before the output is made
+    summary, _ = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
+                         args.support_name, args.support_kind, args.policy, optimize=args.optimize)
     from ..progress import stage
 
     with stage(f"writing the {args.format}", f"wrote the {args.format}"):
