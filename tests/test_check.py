@@ -229,6 +229,9 @@ def test_pyproject_tool_partsim(zoo, run_cli, monkeypatch):
     ('[[check]]\nmodels = ["models/*.onnx"\nproviders = ["nnapi"]\n', 3, "invalid TOML"),
     ('jobs = 3\n[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\n', 1, "unknown key 'jobs'"),
     ('title = "no checks"\n', 1, "unknown key"),
+    ('[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\nrules = ["my-rules/nnapi.yaml"]\n', 4,
+     "does not exist"),
+    ('rules = ["gone/"]\n[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\n', 1, "does not exist"),
     ('[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\n[[check]]\nmodels = ["models/*.onnx"]\n'
      'providers = ["nnapi"]\n', 4, "two checks are named"),
 ])
@@ -264,3 +267,17 @@ def test_a_broken_model_exits_2_naming_it_and_writes_nothing(zoo, run_cli):
                                  *extra)
         assert code == 2 and out == "" and "broken.onnx" in err and len(err.strip().splitlines()) == 1
         assert not (zoo / "report.xml").exists() and not (zoo / "partsim.lock.json").exists()
+
+
+def test_user_tables_and_a_table_change_against_the_lock(zoo, run_cli):
+    from tests.conftest import ROOT
+
+    (zoo / "my-rules").mkdir()
+    table = zoo / "my-rules" / "nnapi.yaml"
+    table.write_text((ROOT / "rules" / "nnapi.yaml").read_text())
+    config = write(zoo, 'rules = ["my-rules/nnapi.yaml"]\n[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\n')
+    code, doc, _ = run_check(run_cli, config, "--update")
+    assert code == 0 and doc["summary"]["results"] == 3
+    table.write_text(table.read_text() + "\n# a local edit\n")
+    code, doc, err = run_check(run_cli, config)
+    assert code == 2 and doc is None and "other capability tables (NnapiExecutionProvider differ)" in err
