@@ -21,7 +21,8 @@ from .errors import RuleTableError
 from .schemas import normalize_domain
 
 __all__ = ["OpRule", "RuleTable", "load_table", "parse_table", "builtin_rules_dir",
-           "builtin_tables", "TableSet", "KNOWN_PROVIDERS", "ALIASES", "table_schema", "adhoc_table"]
+           "builtin_tables", "TableSet", "KNOWN_PROVIDERS", "ALIASES", "table_schema", "adhoc_table",
+           "layer_table"]
 
 MAX_RULE_FILE_BYTES = 16 * 1024 * 1024
 MAX_YAML_DEPTH = 64  # the deepest real table nests 5 levels
@@ -102,6 +103,7 @@ class RuleTable:
     path: str = ""
     variant: str = ""
     default_variant: bool = False
+    overlay: object = None  # None, or (removed (domain, op) keys,): layered over the base table (layer_table)
 
     @property
     def is_compiling(self):
@@ -322,7 +324,21 @@ def _build_table(data, lines, path):
         compute_precision=data.get("compute_precision", "fp32"),
         partitioning=dict(data.get("partitioning", {})), notes=tuple(data.get("notes", ())),
         path=str(path), variant=data.get("variant", ""),
-        default_variant=bool(data.get("default_variant", False)))
+        default_variant=bool(data.get("default_variant", False)),
+        overlay=None if "overlay" not in data else tuple(
+            (normalize_domain(r.get("domain", "")), r["op"]) for r in data["overlay"].get("remove", ())))
+
+
+def layer_table(base, overlay):
+    """``overlay`` (a table with ``overlay:``) layered over ``base``: each (domain, op) the
+    overlay names gets the overlay's rules instead of the base's; ``remove`` drops ops.
+    Everything else (kind, partitioning hooks, notes) stays the base's."""
+    import dataclasses
+
+    rules = {k: v for k, v in base.rules.items() if k not in overlay.overlay}
+    rules.update(overlay.rules)
+    return dataclasses.replace(base, rules=rules, path=f"{base.path} + {overlay.path}",
+                               source=dict(base.source, overlay=overlay.source.get("version", "")))
 
 
 def _freeze(v):
@@ -416,6 +432,18 @@ class TableSet(Mapping):
         self._insert(provider, entry, front)
 
     def add_table(self, table, front=True):
+        if table.overlay is not None:  # layered over the table it overlays, not in place of it
+            entries = self._entries.get(table.provider, [])
+            for e in entries:
+                if e[1] == table.variant:
+                    if e[2] is None:
+                        e[2] = _cached_load(e[0])
+                    e[2] = layer_table(e[2], table)
+                    e[0] = e[2].path
+                    return
+            raise RuleTableError(f"overlay for {table.provider}"
+                                 f"{':' + table.variant if table.variant else ''} has no table to layer over",
+                                 table.path, 1)
         self._insert(table.provider, [table.path, table.variant, table], front)
 
     def _insert(self, provider, entry, front):
