@@ -17,6 +17,10 @@ from .schemas import lookup_schema, normalize_domain
 __all__ = ["load_model", "model_from_proto", "read_model_proto"]
 
 MAX_DIM = 2**40  # a dimension above this is not a real tensor
+# The ai.onnx opset ORT gives a model that imports none (onnxruntime 1.31.1 writes ai.onnx 26 into
+# such a model; "Current official support for domain ai.onnx is till opset 26").
+ORT_DEFAULT_ONNX_OPSET = 26
+DYNAMIC_DIM = -1  # a declared dimension of -1 is a dynamic one (paddle2onnx), not an error
 
 
 def _dtype_name(code):
@@ -52,6 +56,9 @@ def _parse_type(tp):
                 w = d.WhichOneof("value")
                 if w == "dim_value":
                     v = int(d.dim_value)
+                    if v == DYNAMIC_DIM:  # paddle2onnx writes -1 for a dynamic dimension; ORT reads it so
+                        dims.append(None)
+                        continue
                     if bad is None and not 0 <= v <= MAX_DIM:
                         bad = v
                     dims.append(v)
@@ -148,8 +155,6 @@ def read_model_proto(path, check_node_text=True):
     if not proto.HasField("graph"):
         raise ModelError("not an ONNX model: no graph", path)
     _check_strings(proto, path, nodes=check_node_text)
-    if not any(normalize_domain(o.domain) == "" for o in proto.opset_import):
-        raise ModelError("model has no opset import for the default ONNX domain", path)
     return proto, data
 
 
@@ -338,6 +343,10 @@ def _try_build(proto, path, sha256, warnings, file_order, resort):
         if o.domain.__class__ is not str:
             raise ModelError(f"an opset import domain is not valid UTF-8 text: {o.domain[:60]!r}", path)
         opsets[normalize_domain(o.domain)] = int(o.version)
+    if "" not in opsets:  # ORT adds the import itself (onnxruntime/core/graph/model.cc: missing domains get
+        opsets[""] = ORT_DEFAULT_ONNX_OPSET  # their newest opset), e.g. for an ai.onnx.ml-only model
+        warnings.append(f"no opset import for the default ONNX domain: ai.onnx {ORT_DEFAULT_ONNX_OPSET} "
+                        "assumed, as onnxruntime 1.31.1 does")
     builder = _Builder(proto, path, sha256, opsets, warnings, file_order, resort)
     del proto
     try:
@@ -361,7 +370,9 @@ def _check_declared_dims(proto, path):
             if tt is None or not tt.HasField("shape"):
                 continue
             for d in tt.shape.dim:
-                if d.WhichOneof("value") == "dim_value" and not 0 <= d.dim_value <= MAX_DIM:
+                if d.WhichOneof("value") == "dim_value" and d.dim_value == DYNAMIC_DIM:
+                    d.Clear()  # in memory only: shape inference sees an unknown dimension
+                elif d.WhichOneof("value") == "dim_value" and not 0 <= d.dim_value <= MAX_DIM:
                     raise ModelError(f"tensor {vi.name!r} has an impossible dimension {d.dim_value}", path)
         for t in g.initializer:
             for d in t.dims:
