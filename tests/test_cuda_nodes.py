@@ -62,3 +62,76 @@ def test_tensorrt_type_names_are_all_known():
             ep_tables.build_table("tensorrt")
     finally:
         ep_tables.TRT_OPERATORS = saved
+
+
+def test_cpu_preferred_placements_of_the_expanded_tests(cuda_cases):
+    """The `*_expanded` tests (functions inlined: attention, affine_grid, …) are where ORT's
+    fallback_cpu_capability.cc moves Shape-fed computations (Cast, Div, Sqrt, Concat, Equal fed by
+    graph inputs, …) to the CPU: every node agrees, and the CPU-preferred ones are many."""
+    from partsim.calibrate import predict_case
+
+    tables = load_tables()
+    nodes = preferred = 0
+    for case in cuda_cases:
+        if not case.name.endswith("_expanded") or case.refused:
+            continue
+        summary, _ = predict_case(case, ["cuda", "cpu"], tables)
+        for n in summary["nodes"]:
+            if n["name"] not in case.nodes:
+                continue
+            nodes += 1
+            assert n["provider"] == case.nodes[n["name"]], (case.name, n["name"], n["reason"])
+            preferred += n["reason"] == "cpu_preferred"
+    assert nodes > 1500 and preferred > 300
+
+
+def _cuda(nodes, inputs, outputs, inits=()):
+    from onnx import TensorProto as T  # noqa: F401
+    from onnx import helper
+
+    from partsim.loader import model_from_proto
+
+    m = helper.make_model(helper.make_graph(nodes, "g", inputs, outputs, list(inits)),
+                          opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+    from partsim.api import predict
+
+    summary, _ = predict(model_from_proto(m), providers=["cuda", "cpu"])
+    return {n["name"]: (n["provider"][:4], n["reason"]) for n in summary["nodes"]}
+
+
+def test_cpu_preferred_inputs_graph_input_small_and_large_initializer_chain():
+    """GetCpuPreferredNodes' input rule, case by case: a Shape output (CPU tensor) combined with a
+    graph input or a small initializer moves to the CPU and so does what it feeds; a large
+    initializer, a float16 input, or a GPU tensor keeps the node on CUDA."""
+    import numpy as np
+    from onnx import TensorProto as T
+    from onnx import helper, numpy_helper
+
+    vi = helper.make_tensor_value_info
+    small = numpy_helper.from_array(np.ones(4, np.int64), "small")
+    large = numpy_helper.from_array(np.ones(101, np.int64), "large")
+    nodes = [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+             helper.make_node("Add", ["s", "gi"], ["a1"], name="add_graph_input"),
+             helper.make_node("Add", ["a1", "small"], ["a2"], name="add_small_init"),
+             helper.make_node("Mul", ["a2", "a2"], ["a3"], name="fed_by_cpu_preferred"),
+             helper.make_node("Concat", ["a3", "large"], ["c"], name="concat_large_init", axis=0),
+             helper.make_node("Relu", ["x"], ["r"], name="relu_gpu"),
+             helper.make_node("Shape", ["r"], ["s2"], name="shape2"),
+             helper.make_node("Cast", ["s2"], ["f"], name="cast_gpu_out", to=T.FLOAT),
+             helper.make_node("Add", ["f", "xf"], ["y"], name="add_gpu_tensor")]
+    got = _cuda(nodes, [vi("x", T.FLOAT, [2, 3, 4, 5]), vi("gi", T.INT64, [4]), vi("xf", T.FLOAT, [4])],
+                [vi("c", T.INT64, None), vi("y", T.FLOAT, None)], [small, large])
+    assert got["shape"] == ("CUDA", None)
+    assert got["add_graph_input"] == ("CPUE", "cpu_preferred")
+    assert got["add_small_init"] == ("CPUE", "cpu_preferred")
+    assert got["fed_by_cpu_preferred"] == ("CPUE", "cpu_preferred")
+    assert got["concat_large_init"][0] == "CUDA"
+    assert got["cast_gpu_out"] == ("CPUE", "cpu_preferred")
+    assert got["add_gpu_tensor"][0] == "CPUE"  # xf is a graph input: accepted, like the CPU tensor f
+    # a float16 input keeps a node on the GPU whatever its other inputs are
+    nodes16 = [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+               helper.make_node("Cast", ["s"], ["h"], name="cast16", to=T.FLOAT16),
+               helper.make_node("Add", ["h", "h16"], ["y"], name="add16")]
+    got = _cuda(nodes16, [vi("x", T.FLOAT, [2, 3]), vi("h16", T.FLOAT16, [2])], [vi("y", T.FLOAT16, None)])
+    assert got["cast16"] == ("CPUE", "cpu_preferred")
+    assert got["add16"][0] == "CUDA"
