@@ -24,7 +24,7 @@ from pathlib import Path
 from .errors import ModelError, ObservationError, PartsimError
 from .observation import import_observation, observation_from_records
 
-__all__ = ["Case", "read_cases", "read_node_records", "agreement", "predict_case"]
+__all__ = ["Case", "read_cases", "read_node_records", "agreement", "predict_case", "calibrate", "split_cases"]
 
 MAX_JSONL_BYTES = 256 * 1024 * 1024
 _VERSION_IN_NAME = re.compile(r"ort(\d+(?:\.\d+)+)")
@@ -115,6 +115,14 @@ def read_cases(paths, model=None, level=None):
                           device=str(obs.get("device") or ""), requested=list(obs.get("requested") or []),
                           op_types=dict(obs.get("opTypes") or {})))
     return cases
+
+
+def split_cases(cases, part):
+    """Half ``part`` (0 or 1) of ``cases``, split by the parity of the sha256 of each case's
+    name: deterministic, and independent of file order."""
+    import hashlib
+
+    return [c for c in cases if hashlib.sha256(c.name.encode("utf-8")).digest()[0] % 2 == part]
 
 
 def predict_case(case, providers, tables, models=None):
@@ -399,6 +407,14 @@ def _narrow(bad, good, rules):
             cond = {"name": n, "not_in": sorted(bad_v, key=str)}
         rule.setdefault("attrs", []).append(cond)
         return _without(rules, target, rule), f"attribute {n} {'absent' if 'absent' in cond else 'not in ' + str(cond['not_in'])}"
+    # an input that must be a constant initializer
+    for k in range(min(len(s.node.inputs) for s in bad + good) if bad + good else 0):
+        def const(s):
+            t = s.node.inputs[k]
+            return bool(t) and s.model.value(t).is_constant
+        if all(s.node.inputs[k] and not const(s) for s in bad) and good and all(const(s) for s in good):
+            rule["const_inputs"] = sorted(set(rule.get("const_inputs", [])) | {k})
+            return _without(rules, target, rule), f"input {k} must be a constant initializer"
     # a rank limit
     ranks_bad = {_rank(s) for s in bad}
     ranks_good = {_rank(s) for s in good}
@@ -502,7 +518,7 @@ def _overlay_table(base, overlay_ops, meta):
     return doc, text, layer_table(base, table)
 
 
-def calibrate(cases, provider, tables, models=None, command=""):
+def calibrate(cases, provider, tables, models=None, command="", device=""):
     """Explain every disagreement between ``tables`` and ``cases`` on ``provider`` as the
     smallest change of one op's rules, and return the overlay and a report.
 
@@ -531,29 +547,17 @@ def calibrate(cases, provider, tables, models=None, command=""):
     base = tables[provider][0]
     models = {} if models is None else models
     seen, conflicts = _observe_all(cases, providers, tables, models)
-    by_key = {}
-    for s in seen:
-        by_key.setdefault(s.key, []).append(s)
-    widen, narrow, other = {}, {}, []
-    for s in seen:
-        if s.observed == s.predicted:
-            continue
-        if s.observed == provider and s.reason in TABLE_FACTS:
-            widen.setdefault(s.key, []).append(s)
-        elif s.predicted == provider and s.observed != provider:
-            narrow.setdefault(s.key, []).append(s)
-        else:
-            other.append(s)
     runtimes = sorted({c.runtime for c in cases if c.runtime})
-    devices = sorted({c.device for c in cases if c.device})
-    files = sorted({c.source.rsplit(":", 1)[0] if c.source.endswith(tuple("0123456789")) and ".jsonl:" in c.source
-                    else c.source for c in cases})
+    files = sorted({_file_of(c) for c in cases})
     meta = {"description": f"calibrated on {len(files)} observation file(s) ({len(cases)} sessions) by partsim "
                            f"rules calibrate; layered over {Path(base.path).name}",
             "version": ", ".join(runtimes) or "observations of unknown runtime version",
             "generated_by": command or "partsim rules calibrate"}
     overlay_ops, changes, contradictions = {}, [], []
-    base_dicts = {}
+    cases_of_op = {}
+    for s in seen:
+        cases_of_op.setdefault(s.key[:2], set()).add(id(s.case))
+    accepted = _verdicts(seen, providers, tables, models)  # node -> agrees, under the changes kept so far
 
     def current(dk):
         if dk in overlay_ops:
@@ -561,81 +565,130 @@ def calibrate(cases, provider, tables, models=None, command=""):
             return list(t.rules_for(*dk))
         return list(base.rules_for(*dk))
 
-    def record(dk, new_rules, why, group, kind):
-        before = {repr(sorted(_rule_dict(r).items(), key=str)) for r in base.rules_for(*dk)}
-        prov = {"observations": sorted({g.case.source.split(".jsonl:")[0] + ".jsonl" if ".jsonl:" in g.case.source
-                                        else g.case.source for g in group}),
+    def attempt(dk, new_rules, why, group, kind, since):
+        before = {_key_of(_rule_dict(r)) for r in base.rules_for(*dk)}
+        prov = {"observations": sorted({_file_of(g.case) for g in group}),
                 "runtime": ", ".join(sorted({g.case.runtime for g in group if g.case.runtime})) or "unknown",
-                "device": ", ".join(sorted({g.case.device for g in group if g.case.device})) or "unknown",
+                "device": ", ".join(sorted({g.case.device for g in group if g.case.device})) or device or "unknown",
                 "change": why,
                 "evidence": sorted({g.where() for g in group})[:3]}
         for r in new_rules:
-            if "provenance" not in r and repr(sorted(r.items(), key=str)) not in before:
+            if "provenance" not in r and _key_of(r) not in before:
                 r["provenance"] = prov
         overlay_ops[dk] = new_rules
-        base_dicts.setdefault(dk, before)
-        changes.append({"domain": dk[0], "op": dk[1], "since": group[0].node.since_version, "kind": kind,
-                        "change": why, "nodes": len(group), "evidence": prov["evidence"]})
+        changes.append({"domain": dk[0], "op": dk[1], "since": since, "kind": kind, "change": why,
+                        "nodes": len(group), "evidence": prov["evidence"]})
 
+    def verify():
+        """Withdraw, one op at a time, the changes without which fewer agreeing nodes break."""
+        while overlay_ops:
+            lay = _overlay_table(base, overlay_ops, meta)[2]
+            now = _verdicts(seen, providers, _with(tables, base, lay), models)
+            broken = sorted(k for k, ok in now.items() if accepted[k] and not ok)
+            if not broken:
+                break
+            hit = {k[0] for k in broken}
+            best = None
+            for dk in sorted(overlay_ops):
+                ids = cases_of_op.get(dk, set())
+                if not any(id(x.case) in ids for x in seen if x.case.source in hit):
+                    continue
+                rest = {k: v for k, v in overlay_ops.items() if k != dk}
+                lay2 = _overlay_table(base, rest, meta)[2] if rest else None
+                affected = [x for x in seen if id(x.case) in ids]
+                v = _verdicts(affected, providers, _with(tables, base, lay2), models)
+                still = sum(1 for k in broken if k in v and accepted[k] and not v[k]) + \
+                    sum(1 for k in broken if k not in v)
+                lost = sum(1 for k, ok in v.items() if now[k] and not ok)  # what the change had fixed
+                score = (still, lost)
+                if best is None or score < best[0]:
+                    best = (score, dk)
+            if best is None or best[0][0] >= len(broken):
+                for k in broken:
+                    contradictions.append({"domain": "", "op": "", "since": None, "nodes": 1,
+                                           "why": f"{k[1]} ({k[0]}) agreed before the changes and does not "
+                                                  "after; no single change is to blame"})
+                break
+            dk = best[1]
+            overlay_ops.pop(dk)
+            for c in changes:
+                if (c["domain"], c["op"]) == dk and not c.get("withdrawn"):
+                    c["withdrawn"] = True
+                    contradictions.append({"domain": dk[0], "op": dk[1], "since": c["since"], "nodes": c["nodes"],
+                                           "why": f"{c['change']}: withdrawn, it moves nodes that agree "
+                                                  f"without it (e.g. {broken[0][1]}, {broken[0][0]})"})
+
+    # 1. nodes the device ran that the table refuses: widen, one (domain, op, version) at a time
+    widen = {}
+    for s in seen:
+        if s.observed != s.predicted and s.observed == provider and s.reason in TABLE_FACTS:
+            widen.setdefault(s.key, []).append(s)
     for key in sorted(widen, key=lambda k: (k[0], k[1], k[2] or 0)):
-        group = widen[key]
-        dk = key[:2]
+        group, dk = widen[key], key[:2]
         rules = current(dk)
         rule, why = _widen(group, rules)
         cov = _covering(rules, key[2])
         new = _keep_provenance([_rule_dict(r) for r in rules if not (cov and r is cov[0])],
                                overlay_ops.get(dk, []))
-        new.append(rule)
-        record(dk, new, why, group, "widen")
+        attempt(dk, new + [rule], why, group, "widen", key[2])
+    verify()
+    # 2. on the widened table (CPU-preferred placements follow the kernels): nodes the table
+    #    takes that ran elsewhere: narrow
+    layered = _overlay_table(base, overlay_ops, meta)[2] if overlay_ops else None
+    seen1, _ = _observe_all(cases, providers, _with(tables, base, layered), models)
+    by_key, narrow = {}, {}
+    for s in seen1:
+        by_key.setdefault(s.key, []).append(s)
+        if s.observed != s.predicted and s.predicted == provider:
+            narrow.setdefault(s.key, []).append(s)
     for key in sorted(narrow, key=lambda k: (k[0], k[1], k[2] or 0)):
-        bad = narrow[key]
+        bad, dk = narrow[key], key[:2]
         good = [s for s in by_key[key] if s.observed == provider]
-        dk = key[:2]
         new, why = _narrow(bad, good, current(dk))
         if new is None:
-            contradictions.append({"domain": dk[0], "op": dk[1], "since": key[2], "nodes": len(bad),
-                                   "why": why})
+            contradictions.append({"domain": dk[0], "op": dk[1], "since": key[2], "nodes": len(bad), "why": why})
             continue
-        record(dk, _keep_provenance(new, overlay_ops.get(dk, [])), why, bad, "narrow")
-    # check each op's change against every observation; withdraw those that break agreement
-    before = _node_verdicts(seen, providers, tables, base, None, meta, models)
-    while overlay_ops:
-        _, _, layered = _overlay_table(base, overlay_ops, meta)
-        after = _node_verdicts(seen, providers, tables, base, layered, meta, models)
-        broken = {}
-        for k, ok in before.items():
-            if ok and not after[k]:
-                broken.setdefault((k[2], k[3]), []).append(k)
-        if not broken:
-            break
-        for dk, nodes in sorted(broken.items()):
-            overlay_ops.pop(dk, None)
-            for c in changes:
-                if (c["domain"], c["op"]) == dk and c.get("withdrawn") is None:
-                    c["withdrawn"] = True
-            contradictions.append({"domain": dk[0], "op": dk[1], "since": None, "nodes": len(nodes),
-                                   "why": f"the change would move {nodes[0][1]} in {nodes[0][0]}, which agrees "
-                                          f"now ({len(nodes)} node(s) in all)"})
-    changes = [c for c in changes if not c.get("withdrawn")]
+        attempt(dk, _keep_provenance(new, overlay_ops.get(dk, [])), why, bad, "narrow", key[2])
+    verify()
+    changes[:] = [c for c in changes if not c.get("withdrawn")]
     doc, text, layered = _overlay_table(base, overlay_ops, meta) if overlay_ops else (None, "", None)
     per_file = _per_file(cases, providers, tables, base, layered, meta, models)
+    final, _ = _observe_all(cases, providers, _with(tables, base, layered), models)
     unexplained = {}
-    for s in other:
-        unexplained.setdefault(s.reason or "none", []).append(s.where())
+    for s in final:
+        if s.observed != s.predicted:
+            unexplained.setdefault(s.reason or "claimed by the provider", []).append(s.where())
     report = {"provider": provider, "base": base.path, "observations": per_file, "changes": changes,
               "contradictions": contradictions, "conflictingObservations": conflicts,
               "unexplained": {k: {"nodes": len(v), "examples": v[:3]} for k, v in sorted(unexplained.items())}}
     return {"overlay": doc, "text": text, "report": report}
 
 
+def _file_of(case):
+    return case.source.split(".jsonl:")[0] + ".jsonl" if ".jsonl:" in case.source else case.source
+
+
+def _key_of(rule):
+    return json.dumps({k: v for k, v in rule.items() if k != "provenance"}, sort_keys=True, default=str)
+
+
+def _verdicts(seen, providers, tables, models):
+    """``{(case source, node): predicted == observed}`` for the nodes of ``seen``."""
+    out, of_case = {}, {}
+    for s in seen:
+        of_case.setdefault(id(s.case), (s.case, []))[1].append(s)
+    for case, group in of_case.values():
+        summary, _ = predict_case(case, providers, tables, models)
+        pred = {n["name"]: n["provider"] for n in summary["nodes"]}
+        for s in group:
+            out[(case.source, s.name)] = pred.get(s.name) == s.observed
+    return out
+
+
 def _keep_provenance(new, old):
     """Rules carried over from an earlier change of this run keep their provenance."""
-    olds = {repr(sorted(((k, v) for k, v in r.items() if k != "provenance"), key=str)): r for r in old}
-    out = []
-    for r in new:
-        k = repr(sorted(((k, v) for k, v in r.items() if k != "provenance"), key=str))
-        out.append(olds.get(k, r) if "provenance" not in r else r)
-    return out
+    olds = {_key_of(r): r for r in old}
+    return [olds.get(_key_of(r), r) if "provenance" not in r else r for r in new]
 
 
 def _with(tables, base, layered):
@@ -647,20 +700,6 @@ def _with(tables, base, layered):
     for name in tables:
         for t in tables[name]:
             out.add_table(layered if t is base else t, front=False)
-    return out
-
-
-def _node_verdicts(seen, providers, tables, base, layered, meta, models):
-    """``{(case source, node, domain, op): predicted == observed}`` under the layered table."""
-    ts = _with(tables, base, layered)
-    out, of_case = {}, {}
-    for s in seen:
-        of_case.setdefault(id(s.case), (s.case, []))[1].append(s)
-    for case, group in of_case.values():
-        summary, _ = predict_case(case, providers, ts, models)
-        pred = {n["name"]: n["provider"] for n in summary["nodes"]}
-        for s in group:
-            out[(case.source, s.name, s.node.domain, s.node.op_type)] = pred.get(s.name) == s.observed
     return out
 
 
