@@ -289,6 +289,9 @@ def _rule_dict(rule):
         d["host_outputs"] = list(rule.host_outputs)
     if rule.layout_sensitive:
         d["layout_sensitive"] = True
+    if rule.kernel_requires:
+        d["kernel_requires"] = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in a}
+                                for a in rule.kernel_requires]
     if rule.notes:
         d["notes"] = rule.notes
     return d

@@ -550,11 +550,12 @@ class _Builder:
         if self.walk(g, "", None, {}) is None:
             return None  # listed out of order: the caller infers shapes again on a sorted copy
         del g
+        ir_version = int(self.proto.ir_version)
         self.proto = None  # the IR is complete: let the proto go before edges are built
         nodes, self.nodes = self.nodes, None
         model = Model(self.path, self.sha256, self.opsets, nodes, self.values, self.producer,
                       self.consumers, [self._main_inputs[i] for i in range(len(self._main_inputs))],
-                      self._main_outputs, self.scope_outputs, self.warnings)
+                      self._main_outputs, self.scope_outputs, self.warnings, ir_version)
         if self.in_order:
             model._topo = list(range(len(nodes)))  # already topological: no sort, and no cycle
         else:

@@ -83,6 +83,7 @@ class OpRule:
     layout_sensitive: bool = False
     notes: str = ""
     line: int = 0
+    kernel_requires: tuple = ()  # attr conditions the kernel's constructor enforces (else ORT refuses the session)
 
 
 @dataclass(frozen=True)
@@ -314,7 +315,9 @@ def _build_table(data, lines, path):
             dtype_pairs=frozenset(tuple(_norm_type(x) for x in p) for p in merged["dtype_pairs"])
             if merged["dtype_pairs"] else None,
             host_inputs=tuple(r.get("host_inputs", ())), host_outputs=tuple(r.get("host_outputs", ())),
-            layout_sensitive=bool(r.get("layout_sensitive", False)), notes=r.get("notes", ""), line=line)
+            layout_sensitive=bool(r.get("layout_sensitive", False)), notes=r.get("notes", ""), line=line,
+            kernel_requires=tuple(tuple(sorted((k, _freeze(v)) for k, v in a.items()))
+                                  for a in r.get("kernel_requires", ())))
         rules.setdefault((rule.domain, rule.op), []).append(rule)
     return RuleTable(
         provider=data["provider"], kind=data["kind"], source=dict(data["source"]),

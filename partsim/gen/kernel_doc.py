@@ -40,7 +40,7 @@ from ..errors import UsageError
 from .yamlout import dump_table
 
 __all__ = ["import_kernel_doc", "parse_kernel_doc", "KernelRow", "PROVIDERS", "CUDA_HOST_MEMORY",
-           "CUDA_ATTR_VETOES", "CUDA_CONST_INPUTS", "DOC_SOURCE", "KNOWN_DOCS", "OBSERVED_KERNELS",
+           "CUDA_ATTR_VETOES", "CUDA_CONST_INPUTS", "DOC_SOURCE", "KNOWN_DOCS", "OBSERVED_KERNELS", "CUDA_KERNEL_REQUIRES",
            "DOC_SUPPLEMENT"]
 
 MAX_DOC_BYTES = 8 * 1024 * 1024
@@ -320,6 +320,34 @@ def _observed_rows(merged, observed):
     return rows
 
 
+# What CUDA kernel constructors enforce (ORT_ENFORCE): GetCapability claims such a node, creating
+# its kernel throws, and ORT refuses the whole session (partsim: session_would_fail).
+# (domain, op, first, last) -> conditions; a doc row [lo, hi] inside [first, last] gets them.
+_BATCHWISE = "Batchwise recurrent operations (layout == 1) are not supported"
+CUDA_KERNEL_REQUIRES = {
+    # cudnn_rnn_base.h (CudnnRnnBase: ORT_ENFORCE(layout_ == 0)); seen with onnxruntime-gpu 1.31.1:
+    # node__test_lstm_batchwise, node__test_simple_rnn_batchwise ("Exception during initialization")
+    ("", "RNN", 14, None): [{"name": "layout", "in": [0], "why": _BATCHWISE + " (rnn/cudnn_rnn_base.h)"}],
+    ("", "GRU", 14, None): [{"name": "layout", "in": [0], "why": _BATCHWISE + " (rnn/cudnn_rnn_base.h)"}],
+    ("", "LSTM", 14, None): [{"name": "layout", "in": [0], "why": _BATCHWISE + " (rnn/cudnn_rnn_base.h)"}],
+    # nn/batch_norm.h: ORT_ENFORCE(!(is_training_mode_ && opset == 14), "Training mode does not support
+    # BN opset 14 yet.")
+    ("", "BatchNormalization", 14, 14): [{"name": "training_mode", "in": [0],
+                                          "why": "Training mode does not support BN opset 14 yet (nn/batch_norm.h)"}],
+    # contrib_ops/cuda/fused_conv.cc: MapMode knows only "Relu" (cuDNN's fused activation); issue 20
+    # reports onnxruntime-gpu 1.31.1 refusing a session with FusedConv(activation=HardSigmoid)
+    ("com.microsoft", "FusedConv", 1, None): [{"name": "activation", "in": ["Relu"],
+                                               "why": "cuDNN fuses only Relu (contrib_ops/cuda/fused_conv.cc)"}],
+}
+
+
+def _ranged(spec, domain, op, lo, hi):
+    for (d, o, first, last), value in spec.items():
+        if d == domain and o == op and _contains(first, last, lo, hi):
+            return value
+    return None
+
+
 # Checks GetCapability makes that a rule table cannot express: reported as unchecked caveats.
 CUDA_NOTES = {
     ("", "LSTM", 1): "falls back to CPU when the peephole input (7) is given (cuDNN has no peephole)",
@@ -331,6 +359,7 @@ PROVIDERS = {
         precisions=["fp32", "fp16", "bf16", "fp64", "int8", "int32", "int64"], compute_precision="fp32",
         partitioning={"cpu_preferred_shape_nodes": True},
         host_memory=CUDA_HOST_MEMORY, vetoes=CUDA_ATTR_VETOES, const_inputs=CUDA_CONST_INPUTS, notes=CUDA_NOTES,
+        kernel_requires=CUDA_KERNEL_REQUIRES,
         table_notes=[
             "Kernels (op, versions, dtypes) from docs/OperatorKernels.md; host-memory ports and attribute "
             "vetoes from the CUDA EP sources (see partsim/gen/kernel_doc.py for the file of each fact).",
@@ -522,6 +551,9 @@ def build_table(rows, provider, source):
             rule["host_inputs"] = list(ins)
         if outs:
             rule["host_outputs"] = list(outs)
+        requires = _ranged(cfg.get("kernel_requires", {}), domain, op, lo, hi)
+        if requires:
+            rule["kernel_requires"] = [dict(c) for c in requires]
         note = _per_version(cfg["notes"], domain, op, lo)
         if note:
             rule["notes"] = note
