@@ -127,7 +127,7 @@ def field(models, repeat):
     import onnxruntime as ort
     from onnxruntime.tools.mobile_helpers import usability_checker as uc
 
-    from partsim.materialize import materialize_weights
+    from partsim.io.materialize import materialize_weights
 
     logger = logging.getLogger("bench-scale-checker")
     logger.handlers[:] = [logging.NullHandler()]

@@ -3,7 +3,7 @@
     PYTHONPATH=. .venv/bin/python benchmarks/calibrate_split.py \
         ../shared/observed/nodes/cuda-ort1.31.1.jsonl -p cuda -r fixtures/cuda-1.25-735e69a.yaml
 
-The cases are split by the parity of sha256(case name) (partsim.calibrate.split_cases); each
+The cases are split by the parity of sha256(case name) (partsim.analysis.calibrate.split_cases); each
 half calibrates the table given with -r (default: the shipped one) and the other half, which
 the calibration has not seen, is predicted before and after.  Results are in README.md.
 """
@@ -15,9 +15,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from partsim.api import load_tables  # noqa: E402
-from partsim.calibrate import _with, agreement, calibrate, read_cases, split_cases  # noqa: E402
-from partsim.ruletable import layer_table, parse_table  # noqa: E402
-from partsim.sim.assign import _canonical  # noqa: E402
+from partsim.analysis.calibrate import _with, agreement, calibrate, read_cases, split_cases  # noqa: E402
+from partsim.rules.load import layer_table, parse_table  # noqa: E402
+from partsim.rules.providers import canonical_name  # noqa: E402
 
 
 def main(argv=None):
@@ -28,7 +28,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     cases = read_cases(args.observations)
     tables = load_tables(args.rules)
-    base = tables[_canonical(args.provider)][0]
+    base = tables[canonical_name(args.provider)][0]
     print("learnt on  judged on   nodes  before              after               changes  contradictions")
     for part in (0, 1):
         train, held = split_cases(cases, part), split_cases(cases, 1 - part)

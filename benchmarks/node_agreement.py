@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from partsim.api import load_tables  # noqa: E402
-from partsim.calibrate import agreement, read_cases  # noqa: E402
+from partsim.analysis.calibrate import agreement, read_cases  # noqa: E402
 
 
 def main(argv=None):

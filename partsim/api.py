@@ -3,9 +3,11 @@
 from pathlib import Path
 
 from .errors import UsageError
-from .loader import load_model
-from .ruletable import adhoc_table, builtin_tables, load_table
-from .sim import resolve_providers, simulate, summarize
+from .io.load import load_model
+from .rules.table import adhoc_table
+from .rules.load import builtin_tables, load_table
+from .rules.resolve import resolve_providers
+from .sim import simulate, summarize
 
 __all__ = ["load_tables", "predict", "load_for_prediction", "DEFAULT_PROVIDERS", "OPTIMIZE_LEVELS", "build_request"]
 
@@ -15,7 +17,7 @@ DEFAULT_PROVIDERS = ("CPUExecutionProvider",)
 def load_tables(rule_paths=()):
     """Shipped tables, overridden/extended by ``rule_paths`` (files or folders).
 
-    Returns a :class:`partsim.ruletable.TableSet`: provider -> variants, user tables
+    Returns a :class:`partsim.rules.load.TableSet`: provider -> variants, user tables
     first.  User tables are parsed and validated now; shipped ones when used.
     """
     tables = builtin_tables()
@@ -44,15 +46,13 @@ def load_for_prediction(path, optimize="none", seed=0):
         return load_model(path)
     import tempfile
 
-    from .compat import optimize_for_checker
+    from .runtime.optimizer import optimize_for_checker
 
     original = load_model(path, infer_shapes=False)  # validates the file, gives its digest
     with tempfile.TemporaryDirectory(prefix="partsim-optimize-") as tmp:
         optimized = optimize_for_checker(path, tmp, seed=seed)
-        m = load_model(optimized)
-    m.path, m.sha256 = original.path, original.sha256
-    m.warnings.append("predicted on ORT's ORT_ENABLE_BASIC rewrite of the model (--optimize basic)")
-    return m
+        return load_model(optimized, shown_as=(original.path, original.sha256),
+                          notes=["predicted on ORT's ORT_ENABLE_BASIC rewrite of the model (--optimize basic)"])
 
 
 def build_request(providers=None, support=None, support_name="EP", support_kind="kernel"):
@@ -93,6 +93,10 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
     (dict, Assignment)
         The partitionSummary and the assignment it was computed from.
     """
+    from .sim.assign import POLICIES
+
+    if policy not in POLICIES:
+        raise UsageError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
     with _gc_paused():
         return _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy,
                         optimize)
@@ -117,7 +121,7 @@ class _gc_paused:
 
 
 def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, optimize):
-    from .model import Model
+    from .ir.model import Model
     from .progress import stage
 
     if isinstance(model_or_path, Model):

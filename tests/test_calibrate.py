@@ -17,8 +17,8 @@ from onnx import helper
 
 from conftest import ROOT, shared_path
 from partsim.api import load_tables
-from partsim.calibrate import agreement, calibrate, read_cases, read_node_records, split_cases
-from partsim.ruletable import layer_table, parse_table
+from partsim.analysis.calibrate import agreement, calibrate, read_cases, read_node_records, split_cases
+from partsim.rules.load import layer_table, parse_table
 
 OLD = ROOT / "fixtures" / "cuda-1.25-735e69a.yaml"
 
@@ -29,7 +29,7 @@ def cuda_cases():
 
 
 def _layered(tables, text):
-    from partsim.calibrate import _with
+    from partsim.analysis.calibrate import _with
 
     base = tables["CUDAExecutionProvider"][0]
     return _with(tables, base, layer_table(base, parse_table(text, "<overlay>")))

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import ROOT, shared_path
 from partsim.api import load_tables
-from partsim.calibrate import agreement, read_node_records
+from partsim.analysis.calibrate import agreement, read_node_records
 from partsim.gen import ep_tables, kernel_doc
 
 
@@ -68,7 +68,7 @@ def test_cpu_preferred_placements_of_the_expanded_tests(cuda_cases):
     """The `*_expanded` tests (functions inlined: attention, affine_grid, …) are where ORT's
     fallback_cpu_capability.cc moves Shape-fed computations (Cast, Div, Sqrt, Concat, Equal fed by
     graph inputs, …) to the CPU: every node agrees, and the CPU-preferred ones are many."""
-    from partsim.calibrate import predict_case
+    from partsim.analysis.calibrate import predict_case
 
     tables = load_tables()
     nodes = preferred = 0
@@ -89,7 +89,7 @@ def _cuda(nodes, inputs, outputs, inits=()):
     from onnx import TensorProto as T  # noqa: F401
     from onnx import helper
 
-    from partsim.loader import model_from_proto
+    from partsim.io.load import model_from_proto
 
     m = helper.make_model(helper.make_graph(nodes, "g", inputs, outputs, list(inits)),
                           opset_imports=[helper.make_opsetid("", 17)], ir_version=9)

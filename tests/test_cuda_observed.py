@@ -20,7 +20,7 @@ import pytest
 
 from partsim.errors import PartsimError
 from partsim.gen.kernel_doc import build_table, parse_kernel_doc
-from partsim.ruletable import builtin_tables
+from partsim.rules.load import builtin_tables
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 OBSERVED = SHARED / "observed" / "cuda"

@@ -8,7 +8,7 @@ from onnx import helper
 
 from partsim.api import predict
 from partsim.errors import ModelError
-from partsim.loader import load_model
+from partsim.io.load import load_model
 
 
 def _ort_runs(path, feeds):

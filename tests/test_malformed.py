@@ -609,9 +609,9 @@ def test_shape_inference_memory_bomb_is_contained(tmp_path, run_cli, monkeypatch
     """ONNX data propagation allocates per element of a 1-D tensor fed to Mul; a Reshape whose
     target is itself propagated makes a 2**31-element one.  The load must finish (shapes
     inferred without data propagation, with a warning), not exhaust the machine."""
-    import partsim.loader
+    import partsim.io.shape_inference
 
-    monkeypatch.setattr(partsim.loader, "SHAPE_INFERENCE_MEMORY", 256 * 1024**2)  # fail fast
+    monkeypatch.setattr(partsim.io.shape_inference, "SHAPE_INFERENCE_MEMORY", 256 * 1024**2)  # fail fast
     nodes = [helper.make_node("Shape", ["x"], ["s"], name="shape", start=0, end=1),
              helper.make_node("Reshape", ["x", "s"], ["r"], name="reshape"),
              helper.make_node("Mul", ["r", "r"], ["y"], name="mul")]

@@ -9,8 +9,8 @@ from onnx import helper, numpy_helper
 
 from conftest import shared_path
 from partsim.api import load_tables, predict
-from partsim.calibrate import agreement, read_node_records
-from partsim.loader import model_from_proto
+from partsim.analysis.calibrate import agreement, read_node_records
+from partsim.io.load import model_from_proto
 
 vi = helper.make_tensor_value_info
 

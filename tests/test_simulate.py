@@ -11,7 +11,7 @@ from onnx import TensorProto as T
 from onnx import helper
 
 from partsim.api import predict
-from partsim.schemas import lookup_schema
+from partsim.ir.schemas import lookup_schema
 from tests.conftest import ROOT, run_subprocess
 from tests.modelbuild import const, model, random_dag, save, vi
 
@@ -282,7 +282,7 @@ def test_cli_imports_only_the_command_it_runs():
     code, mods = r.stdout.split(" ", 1)
     assert code == "0"
     assert "partsim.cli.simulate" in mods
-    for heavy in ("partsim.cli.verify", "partsim.cli.observe", "partsim.report.junit", "partsim.ortrun",
+    for heavy in ("partsim.cli.verify", "partsim.cli.observe", "partsim.report.junit", "partsim.runtime.observe",
                   "partsim.gen.mobile_md", "partsim.numerics"):
         assert f"'{heavy}'" not in mods, heavy
 

@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from partsim.observation import import_observation
+from partsim.runtime.observation import import_observation
 from tests.conftest import ROOT, shared_path
 
 CHAIN = ROOT / "fixtures" / "chain.onnx"

@@ -71,10 +71,6 @@ def _command_of(argv):
     return None
 
 
-class _Parser(argparse.ArgumentParser):
-    pass
-
-
 # options whose values are files partsim reads (SPEC section 8: input files are never modified)
 _INPUT_OPTIONS = ("model", "rules", "observation", "inputs", "prediction", "receipt", "fp32_model",
                   "quant_model", "expected", "require")

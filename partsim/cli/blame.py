@@ -3,9 +3,12 @@
 import argparse
 
 from ..errors import EXIT_OK, UsageError
-from ..outputs import to_json, write_output
+from ..report.output import to_json, write_output
 from ..report.table import format_table
-from ..whatif import LIFTABLE_REASONS, LINK_PRESETS, blame, parse_link, prepare
+from ..analysis.lift import LIFTABLE_REASONS
+from ..analysis.cost import LINK_PRESETS, parse_link
+from ..analysis.blame import blame
+from ..analysis.context import prepare
 from .args import add_model_args, add_output_args, add_provider_args, split_list
 
 __all__ = ["add_parser", "run", "render_blame_table", "link_help", "add_link_arg", "parse_dims", "human_bytes"]

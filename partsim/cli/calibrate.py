@@ -4,7 +4,7 @@ import argparse
 import json
 
 from ..errors import EXIT_OK, UsageError
-from ..outputs import write_output
+from ..report.output import write_output
 
 HELP = """\
 Compare a provider's table with observations of real sessions, explain every disagreement
@@ -41,7 +41,7 @@ def add_parser(rs):
 
 def run(args):
     from ..api import load_tables
-    from ..calibrate import calibrate, read_cases
+    from ..analysis.calibrate import calibrate, read_cases
 
     if "," in args.providers:
         raise UsageError("calibrate takes one provider (-p cuda), not a list")

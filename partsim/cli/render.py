@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..api import predict
 from ..errors import EXIT_ERROR, EXIT_OK, UsageError
-from ..outputs import write_output
+from ..report.output import write_output
 from ..render import DEFAULT_COLLAPSE_THRESHOLD, find_dot, plan_render, render_html, render_svg
 from ..render.dot import memcpy_device
 from ..render.svg import DEFAULT_TIMEOUT, INSTALL_HINT

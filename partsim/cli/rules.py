@@ -3,7 +3,7 @@
 import argparse
 
 from ..errors import EXIT_OK, UsageError
-from ..outputs import write_output
+from ..report.output import write_output
 
 HELP = """\
 Regenerate rule tables from machine-readable sources; output is deterministic.
@@ -15,14 +15,10 @@ Regenerate rule tables from machine-readable sources; output is deterministic.
   partsim rules import openvino -o rules/openvino.yaml
         the OpenVINO EP (device CPU) of onnxruntime-openvino 1.24.1 (partsim/gen/openvino.py)
   partsim rules calibrate OBS... -p EP -o overlay.yaml
-        an overlay table learnt from observations of real sessions (partsim/calibrate.py)
+        an overlay table learnt from observations of real sessions (partsim/analysis/calibrate.py)
 """
 
 SOURCES = {}
-
-
-def register(name, fn, help_text):
-    SOURCES[name] = (fn, help_text)
 
 
 def add_parser(sub):

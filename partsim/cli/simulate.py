@@ -2,7 +2,7 @@
 
 from ..api import predict
 from ..errors import EXIT_OK
-from ..outputs import to_json, write_output
+from ..report.output import to_json, write_output
 from ..report.table import render_summary_table
 from .args import add_model_args, add_output_args, add_provider_args, split_list
 
@@ -63,7 +63,8 @@ def run(args):
 
 
 def _run_compat(args):
-    from ..compat import render_compat_table, usability_checker_analysis
+    from ..report.compat_table import render_compat_table
+    from ..analysis.compat import usability_checker_analysis
     from ..errors import UsageError
 
     if args.providers or args.support or args.rules:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 from ..api import predict
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
-from ..observation import import_observation
-from ..outputs import atomic_write, to_json, write_output
+from ..runtime.observation import import_observation
+from ..report.output import atomic_write, to_json, write_output
 from ..report.junit import render_verify_junit
 from ..report.table import format_table
-from ..verify import baseline_record, compare, compare_baseline
+from ..analysis.verify import baseline_record, compare, compare_baseline
 from .args import add_model_args, add_output_args, add_provider_args, split_list
 
 HELP = """\
@@ -104,17 +104,17 @@ def run(args):
 def _observe_now(args):
     import tempfile
 
-    from ..observation import normalize_level
-    from ..ortrun import observation_from_run, run_session
-    from ..ruletable import KNOWN_PROVIDERS
-    from ..sim.assign import _canonical
+    from ..runtime.observation import normalize_level
+    from ..runtime.observe import observation_from_run, run_session
+    from ..rules.providers import KNOWN_PROVIDERS
+    from ..rules.providers import canonical_name
 
-    providers = [_canonical(p.partition(":")[0]) for p in split_list(args.providers)] or ["CPUExecutionProvider"]
+    providers = [canonical_name(p.partition(":")[0]) for p in split_list(args.providers)] or ["CPUExecutionProvider"]
     providers = [p for p in providers if p in KNOWN_PROVIDERS]
     level = normalize_level(args.level)
     with tempfile.TemporaryDirectory(prefix="partsim-verify-") as tmp:
         try:
-            from ..materialize import materialize_weights
+            from ..io.materialize import materialize_weights
             runnable = materialize_weights(args.model, Path(tmp))
         except ImportError:  # pragma: no cover
             runnable = args.model

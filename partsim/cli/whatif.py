@@ -3,9 +3,11 @@
 import argparse
 
 from ..errors import EXIT_OK, UsageError
-from ..outputs import to_json, write_output
+from ..report.output import to_json, write_output
 from ..report.table import format_table
-from ..whatif import METRIC_KEYS, prepare, parse_link, whatif
+from ..analysis.cost import METRIC_KEYS, parse_link
+from ..analysis.context import prepare
+from ..analysis.whatif import whatif
 from .args import add_model_args, add_output_args, add_provider_args, split_list
 from .blame import add_link_arg, human_bytes, link_help, parse_dims
 

@@ -803,7 +803,7 @@ def main(argv=None):
     import sys
     from pathlib import Path
 
-    from ..outputs import atomic_write
+    from ..report.output import atomic_write
 
     out = Path((argv or sys.argv[1:] or ["rules"])[0])
     for name in sorted(TABLES):

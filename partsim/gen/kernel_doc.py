@@ -292,7 +292,7 @@ OBSERVED_KERNELS = {
 
 def _schema_versions(domain, op):
     """Every since_version of ``domain:op`` (ONNX's schemas, or the ORT snapshot for its domains)."""
-    from ..schemas import _contrib
+    from ..ir.schemas import _contrib
 
     contrib = _contrib().get(f"{domain}:{op}")
     if contrib is not None:
@@ -524,7 +524,7 @@ def build_table(rows, provider, source):
             merged[key] = {name: sorted(v) for name, v in types.items()}
     for key, types in _observed_rows(merged, cfg.get("observed", {})).items():
         merged.setdefault(key, types)
-    from ..schemas import _contrib
+    from ..ir.schemas import _contrib
 
     contrib = _contrib()
     ops = []
@@ -584,16 +584,10 @@ def import_kernel_doc(inputs, provider):
                          f"(known: {', '.join(sorted(PROVIDERS))})")
     if not inputs or len(inputs) != 1:
         raise UsageError("kernel-doc needs exactly one file: ORT's docs/OperatorKernels.md")
+    from ..io.files import read_text
+
     path = Path(inputs[0])
-    try:
-        size = path.stat().st_size
-        if size > MAX_DOC_BYTES:
-            raise UsageError(f"{path}: {size} bytes, more than the {MAX_DOC_BYTES} allowed")
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not UTF-8 text") from None
+    text = read_text(path, MAX_DOC_BYTES)
     rows = parse_kernel_doc(text, provider, str(path))
     if not rows:
         raise UsageError(f"{path}: the {provider} section has no kernels")

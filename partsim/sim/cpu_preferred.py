@@ -37,6 +37,8 @@ is used.
 
 import heapq
 
+from ..ir.graph import formal_inputs
+
 __all__ = ["cpu_preferred_nodes", "SMALL_INITIALIZER_ELEMENTS", "NO_CPU_DTYPES"]
 
 SMALL_INITIALIZER_ELEMENTS = 100  # kSmallInitializerThreshold
@@ -55,24 +57,10 @@ def _is_small_initializer(v):
     return n <= SMALL_INITIALIZER_ELEMENTS
 
 
-def _scope_inputs(model, scope, members):
-    """Inputs of one graph (``GraphViewer::GetInputs``): the main graph's, or a body's formal inputs."""
-    if not scope:
-        return set(model.graph_inputs)
-    parent = model.nodes[members[0]].parent
-    outer = set(model.nodes[parent].implicit_inputs) if parent is not None else set()
-    out = set()
-    for i in members:
-        for t in model.nodes[i].inputs:
-            if t and t not in outer and model.producer.get(t) is None and model.value(t).kind == "input":
-                out.add(t)
-    return out
-
-
 def _preferred_in_graph(model, scope, members, order_pos, tentative, rule_of, assigned):
     in_scope = set(members)
     provider_nodes = set(tentative)
-    graph_inputs = _scope_inputs(model, scope, members)
+    graph_inputs = formal_inputs(model, scope, members)
     cpu_args = set()
     heap = []
 

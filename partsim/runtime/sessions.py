@@ -1,43 +1,24 @@
 """Run a model under several ORT session configurations in an isolated child process.
 
-The child is :mod:`partsim.numerics.ort_outputs_child` (numpy + onnxruntime only,
+The child is :mod:`partsim.runtime.ort_outputs_child` (numpy + onnxruntime only,
 so ``python`` may be another interpreter with another ORT build).  A crash, hang
 or missing interpreter becomes a record with ``state`` ``crashed``/``timeout``;
 partsim goes on.
 """
 
-import json
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from ..ortrun import DEFAULT_MEMORY_LIMIT, memory_ceiling
-from ..errors import UsageError
-from ..observation import LEVELS, normalize_level
+from .child import run_child
+from .observation import LEVELS, normalize_level
 
-__all__ = ["run_configs", "prepare_feeds", "FALLBACK_REASONS", "fallback_reason"]
+__all__ = ["run_configs", "FALLBACK_REASONS", "fallback_reason"]
 
 CHILD = Path(__file__).with_name("ort_outputs_child.py")
 
 # the finite set of reasons a delegate did not run (never a raw vendor string)
 FALLBACK_REASONS = ("none", "ep_unknown", "ep_not_available", "session_create_failed", "ep_not_granted",
                     "no_nodes_assigned", "invocation_failed", "crashed", "timeout")
-
-
-def prepare_feeds(model_path, seed=0, inputs=None, dims=None):
-    """Feeds for ``model_path``: the ``--inputs`` arrays, or seeded ones from its input specs."""
-    from ..loader import read_model_proto
-    from .inputs import graph_input_specs, seeded_inputs
-
-    proto, _ = read_model_proto(model_path)
-    specs = graph_input_specs(proto)
-    if inputs is not None:
-        missing = sorted({s[0] for s in specs} - set(inputs))
-        if missing:
-            raise UsageError(f"--inputs lacks the model inputs {missing}")
-        return {s[0]: inputs[s[0]] for s in specs}
-    return seeded_inputs(specs, seed, dims)
 
 
 def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0, extra_feeds=None):
@@ -56,8 +37,8 @@ def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0, 
     """
     import numpy as np
 
-    from ..materialize import materialize_weights
-    from .inputs import load_npz, save_npz
+    from ..io.materialize import materialize_weights
+    from ..numerics.inputs import load_npz, save_npz
 
     runs = [{"tag": c["tag"], "providers": list(c["providers"]), "level": LEVELS[normalize_level(c["level"])],
              "threads": int(c.get("threads", 1))} for c in configs]
@@ -76,22 +57,15 @@ def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0, 
                 r["invocations"] = [{"name": i["name"], "inputs_npz": str(extra_paths[i["feeds"]] if i.get("feeds")
                                                                             else npz)} for i in c["invocations"]]
         req = {"model": str(runnable), "inputs_npz": str(npz), "out_dir": tmp, "runs": runs}
-        try:
-            proc = subprocess.run([str(python) if python else sys.executable, str(CHILD)], input=json.dumps(req),
-                                  capture_output=True, text=True, timeout=timeout,
-                                  preexec_fn=memory_ceiling(DEFAULT_MEMORY_LIMIT))
-        except subprocess.TimeoutExpired:
+        r = run_child(CHILD, req, python, timeout)
+        if r.state == "timeout":
             return {"state": "timeout", "runs": []}, {}
-        except OSError as exc:
-            return {"state": "crashed", "runs": [], "error": f"cannot start {python}: {exc.strerror}"}, {}
-        lines = proc.stdout.strip().splitlines()
-        try:
-            rec = json.loads(lines[-1]) if lines else None
-        except ValueError:
-            rec = None
-        if proc.returncode != 0 or not isinstance(rec, dict):
-            tail = " ".join(proc.stderr.strip().splitlines()[-3:])[:400]
-            return {"state": "crashed", "runs": [], "returncode": proc.returncode, "error": tail}, {}
+        if r.state != "ok":
+            rec = {"state": "crashed", "runs": [], "error": r.error}
+            if r.returncode is not None:
+                rec["returncode"] = r.returncode
+            return rec, {}
+        rec = r.record
         rec["state"] = "ok"
         arrays = {}
         for r in rec.get("runs", []):

@@ -6,7 +6,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .errors import UsageError
+from ..errors import UsageError
 
 __all__ = ["to_json", "write_output", "atomic_write"]
 

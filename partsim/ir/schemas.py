@@ -6,9 +6,10 @@ Ops that neither knows return ``None``: the node is kept and flagged, never reje
 """
 
 import json
-from pathlib import Path
 from dataclasses import dataclass
 from functools import lru_cache
+
+from ..data import data_path
 
 __all__ = ["OpSchemaInfo", "lookup_schema", "normalize_domain", "known_domains"]
 
@@ -57,7 +58,7 @@ def normalize_domain(domain):
 
 @lru_cache(maxsize=1)
 def _contrib():
-    text = (Path(__file__).resolve().parent / "data" / "contrib_schemas.json").read_text()
+    text = data_path("contrib_schemas.json").read_text()
     return json.loads(text)["ops"]
 
 

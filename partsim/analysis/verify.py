@@ -1,6 +1,6 @@
 """Compare a prediction with an observation (SPEC section 5), and baselines for CI."""
 
-from .sim.summary import fragments_of
+from ..sim.summary import fragments_of
 
 __all__ = ["compare", "baseline_record", "compare_baseline"]
 

@@ -1,6 +1,6 @@
 """Child process: run one model under several session configurations and save the outputs.
 
-Run by :mod:`partsim.numerics.sessions` as ``python ort_outputs_child.py`` with a
+Run by :mod:`partsim.runtime.sessions` as ``python ort_outputs_child.py`` with a
 JSON request on stdin, possibly under another interpreter (another ORT build such
 as onnxruntime-openvino), so it imports nothing from partsim: only the standard
 library, numpy and onnxruntime.  Request::

@@ -31,8 +31,8 @@ import os
 import shutil
 from pathlib import Path
 
-from .errors import ModelError, UsageError
-from .loader import check_external_location
+from ..errors import ModelError, UsageError
+from .external import check_external_location
 
 __all__ = ["materialize_weights", "external_tensors"]
 
@@ -225,7 +225,7 @@ def materialize_weights(model_path, out_dir, seed=0):
     """
     import numpy as np
 
-    from .loader import read_model_proto
+    from .read import read_model_proto
 
     model_path = Path(model_path)
     proto, data = read_model_proto(model_path)

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .errors import RuleTableError
-from .schemas import _contrib, normalize_domain
+from ..errors import RuleTableError
+from ..ir.schemas import _contrib, normalize_domain
 
 __all__ = ["Finding", "RULES", "lint_file", "lint_text", "lint_paths", "to_json", "to_sarif",
            "to_text", "ORT_ONNX_DOMAIN_EXTRAS"]
@@ -220,7 +220,7 @@ class _Linter:
 
     # ------------------------------------------------------------------------------------------
     def run(self):
-        from .ruletable import _compose, table_schema
+        from .load import _compose, table_schema
         import jsonschema
 
         try:
@@ -247,7 +247,7 @@ class _Linter:
         return self.findings
 
     def _top(self, data):
-        from .ruletable import ALIASES, KNOWN_PROVIDERS
+        from .providers import ALIASES, KNOWN_PROVIDERS
 
         provider = data.get("provider")
         if isinstance(provider, str) and provider not in KNOWN_PROVIDERS:
@@ -486,7 +486,7 @@ def lint_text(text, path="<rules>"):
 
 def lint_file(path):
     """Findings for one table file; :class:`RuleTableError` when it cannot be read at all."""
-    from .ruletable import read_table_text  # the same safe read the loader uses
+    from .load import read_table_text
 
     text = read_table_text(path)
     return lint_text(text, str(path))
@@ -522,7 +522,7 @@ def to_json(files, findings):
 
 def to_sarif(files, findings):
     """SARIF 2.1.0: one run, the rules used (once each), one result per finding."""
-    from . import __version__
+    from .. import __version__
 
     used = sorted({f.rule for f in findings})
     rules = [{"id": r, "shortDescription": {"text": RULES.get(r, r)},

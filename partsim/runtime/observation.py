@@ -9,9 +9,8 @@ with ``args.provider``).
 
 import json
 import re
-from pathlib import Path
 
-from .errors import ObservationError
+from ..errors import ObservationError
 
 __all__ = ["OBSERVATION_SCHEMA_VERSION", "LEVELS", "normalize_level", "import_observation",
            "observation_from_records", "MEMCPY_OPS"]
@@ -51,7 +50,7 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
     """One session record -> partsim observation.
 
     ``rec`` is a record of the shared ``observed.json`` format or one made by
-    :mod:`partsim.ort_child` (same keys).  Placement, best source first:
+    :mod:`partsim.runtime.ort_child` (same keys).  Placement, best source first:
     ``assignment`` (``get_provider_graph_assignment_info``), the VERBOSE
     ``placement`` log (ORT < 1.24), ``profile_nodes``.  Memcpy counts, best first:
     the complete MemcpyTransformer log (all graphs), the optimized model (main graph),
@@ -192,15 +191,10 @@ def import_observation(path, level=None):
     dict
         partsim observation (see :data:`OBSERVATION_SCHEMA_VERSION`).
     """
-    p = Path(path)
+    from ..io.files import read_text
+
     try:
-        if p.stat().st_size > MAX_OBSERVATION_BYTES:
-            raise ObservationError("file is too large for an observation", path)
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ObservationError("no such file", path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ObservationError(f"cannot read: {exc}", path) from None
+        data = json.loads(read_text(path, MAX_OBSERVATION_BYTES, ObservationError, "the observation"))
     except json.JSONDecodeError as exc:
         raise ObservationError(f"not valid JSON: {exc.msg} at line {exc.lineno}", path) from None
     want = normalize_level(level) if level else None

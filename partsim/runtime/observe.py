@@ -6,38 +6,17 @@ A crashing or hanging EP must not take partsim down: each session runs in
 or ``timeout``.
 """
 
-import json
 import re
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
+from .child import DEFAULT_MEMORY_LIMIT, run_child
 from .observation import LEVELS, normalize_level, observation_from_records
 
-__all__ = ["run_session", "observation_from_run", "memory_ceiling", "DEFAULT_MEMORY_LIMIT"]
+__all__ = ["run_session", "observation_from_run"]
 
 CHILD = Path(__file__).with_name("ort_child.py")
 _BANNER = re.compile(r"EP Error (.*?) when using")
-
-
-# Address-space ceiling of a session's child process (SPEC section 8): a model or EP that
-# tries to allocate without bound fails in the child (recorded as crashed) instead of
-# taking the machine down.  Generous, because EPs reserve address space they never touch.
-DEFAULT_MEMORY_LIMIT = 32 * 1024**3
-
-
-def memory_ceiling(limit):
-    def apply():
-        try:
-            import resource
-
-            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-            cap = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
-            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-        except (ImportError, ValueError, OSError):
-            pass  # not on this platform: the timeout still bounds the run
-    return apply
 
 
 def run_session(model, providers, level="disable", python=None, timeout=120, seed=0, dims=None,
@@ -53,9 +32,9 @@ def run_session(model, providers, level="disable", python=None, timeout=120, see
                "threads": threads}
         if run and not inputs_npz:
             # seeded feeds made here, by the same code as every numeric command, and handed over as .npz
-            from .errors import PartsimError
-            from .numerics.inputs import save_npz
-            from .numerics.sessions import prepare_feeds
+            from ..errors import PartsimError
+            from ..numerics.inputs import save_npz
+            from ..numerics.inputs import prepare_feeds
 
             try:
                 feeds = prepare_feeds(model, seed, None, dims)
@@ -68,28 +47,19 @@ def run_session(model, providers, level="disable", python=None, timeout=120, see
 
 
 def _run_child(req, providers, python, timeout, memory_limit):
-    try:
-        proc = subprocess.run([python or sys.executable, str(CHILD)], input=json.dumps(req), capture_output=True,
-                              text=True, timeout=timeout,
-                              preexec_fn=memory_ceiling(memory_limit) if memory_limit else None)
-    except subprocess.TimeoutExpired:
-        return {"state": "timeout", "requested": list(providers), "error": f"no result within {timeout} s"}
-    except OSError as exc:
-        return {"state": "crashed", "requested": list(providers), "error": f"cannot start {python}: {exc}"}
-    last = proc.stdout.strip().splitlines()[-1:] if proc.stdout.strip() else []
-    try:
-        rec = json.loads(last[0]) if last else None
-    except ValueError:
-        rec = None
-    if proc.returncode != 0 or rec is None:
-        tail = " ".join(proc.stderr.strip().splitlines()[-3:])[:400]
-        return {"state": "crashed", "requested": list(providers), "returncode": proc.returncode, "error": tail}
-    rec["stderr_banners"] = _BANNER.findall(proc.stdout + "\n" + proc.stderr)
+    r = run_child(CHILD, req, python, timeout, memory_limit)
+    if r.state != "ok":
+        rec = {"state": r.state, "requested": list(providers), "error": r.error}
+        if r.returncode is not None:
+            rec["returncode"] = r.returncode
+        return rec
+    rec = r.record
+    rec["stderr_banners"] = _BANNER.findall(r.stdout + "\n" + r.stderr)
     return rec
 
 
 def observation_from_run(rec, level):
-    """Turn a child record into a partsim observation (see :mod:`partsim.observation`).
+    """Turn a child record into a partsim observation (see :mod:`partsim.runtime.observation`).
 
     A session that failed gives an observation without nodes, with its ``state``.
     """

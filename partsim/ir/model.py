@@ -3,12 +3,15 @@
 The IR is small and read-only once built: a :class:`Model` holds a list of
 :class:`Node` (main graph first, then If/Loop/Scan bodies, depth first), a dict of
 :class:`Value` keyed by tensor name, and per-node producer/consumer lists.  It is
-built by :func:`partsim.loader.load_model`; the simulator only reads it.
+built by :func:`partsim.io.load.load_model`; the simulator only reads it.
 """
 
 from dataclasses import dataclass, field
 
-__all__ = ["Value", "Node", "Model", "DTYPE_BYTES", "topological_order", "stable_topological_order"]
+from .order import topological_order
+
+__all__ = ["Value", "Node", "Model", "DTYPE_BYTES"]
+
 
 # bytes per element, keyed by the ORT/ONNX type name without "tensor(...)"
 DTYPE_BYTES = {
@@ -189,6 +192,9 @@ class Model:
     scope_outputs : dict of str -> set of str
         Per scope, the tensors that leave it (graph outputs / subgraph outputs).
     warnings : list of str
+    op_schemas : dict
+        ``(domain, op_type) -> OpSchemaInfo`` (or ``None``) of every op in the model, under
+        its opsets: resolved once when the IR is built, so the matcher reads no schema library.
     """
 
     path: str
@@ -202,6 +208,7 @@ class Model:
     graph_outputs: list
     scope_outputs: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
+    op_schemas: dict = field(default_factory=dict, repr=False, compare=False)
     ir_version: int = 0  # the file's IR version (ORT refuses newer ones than it knows)
     _in_edges: list = field(default=None, repr=False)
     _out_edges: list = field(default=None, repr=False)
@@ -314,54 +321,3 @@ class Model:
                 G.add_edge(self.nodes[p].name, n.name, tensor=t, dtype=v.dtype,
                            shape=v.shape, bytes=v.nbytes, source_kind=v.kind)
         return G
-
-
-def stable_topological_order(indeg, successors):
-    """Kahn's algorithm that keeps index order where it can (ties go to the lower index).
-
-    Parameters
-    ----------
-    indeg : list of int
-        Per item, the number of its predecessors (one per edge); consumed.
-    successors : callable
-        ``successors(i)`` -> iterable of the items ``i`` feeds (one per edge).
-
-    Returns
-    -------
-    list of int
-        Shorter than ``indeg`` when there is a cycle.
-
-    Examples
-    --------
-    >>> stable_topological_order([1, 0, 1], {0: [2], 1: [0], 2: []}.__getitem__)
-    [1, 0, 2]
-    """
-    import heapq
-
-    heap = [i for i, d in enumerate(indeg) if d == 0]
-    heapq.heapify(heap)
-    order = []
-    while heap:
-        i = heapq.heappop(heap)
-        order.append(i)
-        for c in successors(i):
-            indeg[c] -= 1
-            if indeg[c] == 0:
-                heapq.heappush(heap, c)
-    return order
-
-
-def topological_order(model):
-    """Node indices in a topological order that keeps file order where it can.
-
-    :func:`stable_topological_order` over :meth:`Model.in_edges`, so a model that is
-    already sorted keeps its order.  Cached on the model.
-    """
-    cached = getattr(model, "_topo", None)
-    if cached is not None:
-        return cached
-    indeg = [len(model.in_edges(i)) for i in range(len(model.nodes))]
-    order = stable_topological_order(indeg, lambda i: [c for c, _ in model.out_edges(i)])
-    if len(order) == len(model.nodes):  # a cyclic graph gets no cached order (the loader refuses it)
-        model._topo = order
-    return order

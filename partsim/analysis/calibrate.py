@@ -5,7 +5,7 @@ the node -> provider map one session produced):
 
 - partsim's own observation JSON and the per-level ``observed.json`` records of
   ``shared/observed/<model>/`` (the model is ``model.onnx`` beside it), and ORT profiling
-  JSON (``--model`` names the model), via :func:`partsim.observation.import_observation`;
+  JSON (``--model`` names the model), via :func:`partsim.runtime.observation.import_observation`;
 - the single-op node records of ``shared/observed/nodes/*.jsonl`` (one JSON object a
   line: ``case``, ``assignment`` from ``get_provider_graph_assignment_info``,
   ``create_error`` when ORT refused the session); the model of case
@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import ModelError, ObservationError, PartsimError
-from .observation import import_observation, observation_from_records
+from ..errors import ModelError, ObservationError, PartsimError
+from ..runtime.observation import import_observation, observation_from_records
 
 __all__ = ["Case", "read_cases", "read_node_records", "agreement", "predict_case", "calibrate", "split_cases"]
 
@@ -128,8 +128,9 @@ def split_cases(cases, part):
 def predict_case(case, providers, tables, models=None):
     """``(summary, assignment)`` for ``case`` with ``tables``, or ``(None, error)`` when
     partsim cannot load the model.  ``models`` caches loaded models by path."""
-    from .loader import load_model
-    from .sim import resolve_providers, simulate, summarize
+    from ..io.load import load_model
+    from ..rules.resolve import resolve_providers
+    from ..sim import simulate, summarize
 
     key = str(case.model)
     if models is not None and key in models:
@@ -195,7 +196,7 @@ TABLE_FACTS = ("op_not_in_table", "opset_version", "dtype", "dynamic_shape", "ra
 
 def _next_since(domain, op, since):
     """The schema version after ``since`` of ``domain:op`` (None when ``since`` is the newest)."""
-    from .schemas import _contrib
+    from ..ir.schemas import _contrib
 
     contrib = _contrib().get(f"{domain}:{op}")
     if contrib is not None:
@@ -215,7 +216,7 @@ def _next_since(domain, op, since):
 def _constraint_dtypes(node, model):
     """``{constraint or port: dtype}`` of ``node``: the type constraint of each formal
     parameter that has one (first bound port wins), ``i<k>``/``o<k>`` for the others."""
-    from .schemas import lookup_schema
+    from ..ir.schemas import lookup_schema
 
     schema = lookup_schema(node.domain, node.op_type, model.opsets.get(node.domain))
     out = {}
@@ -298,7 +299,7 @@ def _rule_dict(rule):
 
 
 def _covering(rules, since):
-    from .sim.match import _version_ok
+    from ..sim.match import _version_ok
 
     return [r for r in rules if _version_ok(r, since)]
 
@@ -370,7 +371,7 @@ def _widen(group, rules):
 
 
 def _attr_accepts(cond, node):
-    from .sim.match import _attr_ok
+    from ..sim.match import _attr_ok
 
     return _attr_ok(tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in cond.items())),
                     node) is None
@@ -500,8 +501,8 @@ def _observe_all(cases, providers, tables, models):
 
 def _overlay_table(base, overlay_ops, meta):
     """The overlay as a table dict (YAML-ready) and as a RuleTable layered over ``base``."""
-    from .gen.yamlout import dump_table
-    from .ruletable import layer_table, parse_table
+    from ..gen.yamlout import dump_table
+    from ..rules.load import layer_table, parse_table
 
     ops, remove = [], []
     for (domain, op), rules in sorted(overlay_ops.items()):
@@ -540,10 +541,9 @@ def calibrate(cases, provider, tables, models=None, command="", device=""):
     dict
         ``overlay`` (table dict), ``text`` (its YAML), ``report``.
     """
-    from .ruletable import TableSet
-    from .sim.assign import _canonical
+    from ..rules.providers import canonical_name
 
-    provider = _canonical(provider)
+    provider = canonical_name(provider)
     providers = [provider, "CPUExecutionProvider"]
     if provider not in tables:
         raise PartsimError(f"no table for {provider}")
@@ -695,7 +695,7 @@ def _keep_provenance(new, old):
 
 
 def _with(tables, base, layered):
-    from .ruletable import TableSet
+    from ..rules.load import TableSet
 
     if layered is None:
         return tables

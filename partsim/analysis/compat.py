@@ -21,7 +21,7 @@ imported; its analysis is re-implemented here on partsim's own wave algorithm
 Pipeline, as the checker does it:
 
 1. weights materialized (graph-only models get seeded random weights, see
-   :mod:`partsim.materialize`), then ORT's own optimizer at ORT_ENABLE_BASIC on
+   :mod:`partsim.io.materialize`), then ORT's own optimizer at ORT_ENABLE_BASIC on
    the copy (``SessionOptions.optimized_model_filepath``, initializers written to
    ``external_data.pb``, CPU provider);
 2. ``onnx.load`` (weights included) and ``onnx.shape_inference.infer_shapes``
@@ -54,16 +54,11 @@ The checker's semantics, quirks included, are kept:
 import tempfile
 from pathlib import Path
 
-from .errors import ModelError, UsageError
+from ..errors import ModelError, UsageError
+from ..runtime.optimizer import optimize_for_checker
 
-__all__ = [
-    "CHECKER_EPS",
-    "usability_checker_analysis",
-    "optimize_for_checker",
-    "load_with_shape_info",
-    "analyze_model_proto",
-    "render_compat_table",
-]
+__all__ = ["CHECKER_EPS", "usability_checker_analysis", "load_with_shape_info", "analyze_model_proto"]
+
 
 # (checker name, ORT provider, CoreML format, op-list file, max_rank): usability_checker.py,
 # check_nnapi_partitions / check_coreml_partitions (max_rank = 5 for CoreML, 999 default).
@@ -72,6 +67,7 @@ CHECKER_EPS = (
     ("CoreML NeuralNetwork", "CoreMLExecutionProvider", "NeuralNetwork", "coreml_supported_neuralnetwork_ops.md", 5),
     ("CoreML MLProgram", "CoreMLExecutionProvider", "MLProgram", "coreml_supported_mlprogram_ops.md", 5),
 )
+
 
 _SOURCE_DIR = ("tools", "mobile_helpers")
 
@@ -106,39 +102,6 @@ def _op_table(filename):
     return ops
 
 
-# ---------------------------------------------------------------- model preparation
-
-def optimize_for_checker(model_path, out_dir, seed=0):
-    """Materialize weights and run ORT_ENABLE_BASIC on the copy, as the checker does.
-
-    Returns the path of the optimized model (``out_dir/optimized/<name>``, its
-    initializers in ``external_data.pb`` beside it).  ``model_path`` is never
-    written.
-    """
-    import onnxruntime as ort
-
-    from .materialize import materialize_weights
-
-    out_dir = Path(out_dir)
-    copy = materialize_weights(model_path, out_dir / "materialized", seed=seed)
-    opt_dir = out_dir / "optimized"
-    opt_dir.mkdir(parents=True, exist_ok=True)
-    target = opt_dir / Path(model_path).name
-    so = ort.SessionOptions()
-    so.optimized_model_filepath = str(target.resolve())
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    so.log_severity_level = 3
-    so.add_session_config_entry("session.optimized_model_external_initializers_file_name", "external_data.pb")
-    try:
-        ort.InferenceSession(str(copy.resolve()), so, providers=["CPUExecutionProvider"])
-    except Exception as exc:  # onnxruntime raises its own exception types (Fail, InvalidGraph, ...)
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ModelError(f"ONNX Runtime cannot optimize the model (ORT_ENABLE_BASIC): {msg}", model_path) from None
-    if not target.is_file():
-        raise ModelError("ONNX Runtime wrote no optimized model", model_path)
-    return target
-
-
 def load_with_shape_info(path):
     """``onnx.load`` (with weights) + strict shape inference, as ``ModelProtoWithShapeInfo``."""
     import onnx
@@ -162,8 +125,6 @@ def load_with_shape_info(path):
                          path) from None
     return inferred
 
-
-# ---------------------------------------------------------------- graph structure
 
 class _Node:
     __slots__ = ("proto", "graph", "producers", "consumers")
@@ -225,8 +186,6 @@ def _domain_op(proto):
     return f"{proto.domain if proto.domain else 'ai.onnx'}:{proto.op_type}"
 
 
-# ---------------------------------------------------------------- partition analysis
-
 def _empty_info():
     return {"totalNodes": 0, "supportedNodes": 0, "partitions": 0, "partitionSizes": [],
             "unsupportedOps": set(), "nodesUnsupportedDueToOp": 0, "nodesUnsupportedDueToDynamicInput": 0,
@@ -236,7 +195,7 @@ def _empty_info():
 
 def _analyze_graph(structure, graph, path, ops, outer_inits, require_fixed, value_info, max_rank, info):
     """One graph (not its subgraphs): add its counts to ``info``; return its node count."""
-    from .sim.wave import create_supported_groups
+    from ..sim.wave import create_supported_groups
 
     inits = {i.name for i in graph.initializer}
     ids = structure.graph_nodes.get(path, [])
@@ -434,52 +393,6 @@ def usability_checker_analysis(model_path, seed=0, skip_optimize=False):
 
 
 def _materialized(model_path, tmp, seed):
-    from .materialize import materialize_weights
+    from ..io.materialize import materialize_weights
 
     return materialize_weights(model_path, tmp / "materialized", seed=seed)
-
-
-# ---------------------------------------------------------------- text output
-
-def render_compat_table(result):
-    """A short text report in the checker's words (one block per EP)."""
-    lines = [f"usability-checker compat: {result['model']['path']}",
-             f"  reproduces {result['source']} (optimization: {result['optimization']})"]
-    if result["dynamicInputs"]:
-        lines.append(f"  dynamic inputs: {', '.join(result['dynamicInputs'])}")
-    lines.append(f"  values with dynamic shape: {result['numDynamicValues']}")
-    header = f"{'EP':<22}{'partitions':>11}{'supported':>12}{'suitability':>13}  unsupported ops"
-    lines += ["", header, "-" * len(header)]
-    for name, _, _, _, _ in CHECKER_EPS:
-        e = result["eps"][name]
-        lines.append(f"{name:<22}{e['partitions']:>11}{e['supportedNodes']:>6}/{e['totalNodes']:<5}"
-                     f"{e['suitability']:>13}  {','.join(e['unsupportedOps']) or '-'}")
-    for name, _, _, _, _ in CHECKER_EPS:
-        e = result["eps"][name]
-        lines += ["", f"{name}:"]
-        lines += _detail(e, "  ")
-        if e["ifFixedShapes"] is not None:
-            lines.append("  if the model were updated to make the shapes fixed:")
-            lines += _detail(e["ifFixedShapes"], "    ")
-        lines.append(f"  model should perform well with {name}: {e['overallSuitability']}")
-    lines += ["", f"usable with NNAPI or CoreML: {'yes' if result['usable'] else 'no'}"]
-    return "\n".join(lines) + "\n"
-
-
-def _detail(e, ind):
-    out = [f"{ind}{e['partitions']} partitions with a total of {e['supportedNodes']}/{e['totalNodes']} nodes"]
-    if e["partitionSizes"]:
-        out.append(f"{ind}partition sizes: [{', '.join(str(s) for s in e['partitionSizes'])}]")
-    out.append(f"{ind}unsupported nodes due to operator: {e['nodesUnsupportedDueToOp']}")
-    if e["nodesUnsupportedDueToDynamicInput"]:
-        out.append(f"{ind}unsupported nodes due to input having a dynamic shape: "
-                   f"{e['nodesUnsupportedDueToDynamicInput']}")
-    if e["nodesUnsupportedDueToRank"]:
-        out.append(f"{ind}unsupported nodes due to rank of input data: {e['nodesUnsupportedDueToRank']} "
-                   f"({','.join(e['opsWithUnsupportedRank'])})")
-    if e["subgraphs"]:
-        out.append(f"{ind}{e['nodesInSubgraphs']} nodes are in {e['subgraphs']} subgraphs")
-    if e["caveats"]:
-        out.append(f"{ind}caveats not checked (a node may still be rejected):")
-        out += [f"{ind}  {c}" for c in e["caveats"]]
-    return out

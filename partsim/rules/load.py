@@ -12,123 +12,37 @@ import os
 import re
 from collections.abc import Mapping
 import math
-import stat
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from .errors import RuleTableError
-from .schemas import normalize_domain
+from ..errors import RuleTableError
+from ..data import data_path
+from ..ir.schemas import normalize_domain
+from .providers import KNOWN_PROVIDERS
+from .table import OpRule, PREDICATE_KEYS, RuleTable, _freeze, _norm_type
 
-__all__ = ["OpRule", "RuleTable", "load_table", "parse_table", "builtin_rules_dir",
-           "builtin_tables", "TableSet", "KNOWN_PROVIDERS", "ALIASES", "table_schema", "adhoc_table",
+__all__ = ["load_table", "parse_table", "builtin_rules_dir", "builtin_tables", "TableSet", "table_schema",
            "layer_table"]
 
+
 MAX_RULE_FILE_BYTES = 16 * 1024 * 1024
+
+
 MAX_YAML_DEPTH = 64  # the deepest real table nests 5 levels
-
-# Every provider name ORT knows (onnxruntime/core/graph/constants.h and the plugin EPs).
-KNOWN_PROVIDERS = (
-    "CPUExecutionProvider", "CUDAExecutionProvider", "TensorrtExecutionProvider",
-    "NvTensorRTRTXExecutionProvider", "OpenVINOExecutionProvider", "DnnlExecutionProvider",
-    "NnapiExecutionProvider", "CoreMLExecutionProvider", "QNNExecutionProvider",
-    "XnnpackExecutionProvider", "WebGpuExecutionProvider", "WebNNExecutionProvider",
-    "JsExecutionProvider", "ROCMExecutionProvider", "MIGraphXExecutionProvider",
-    "DmlExecutionProvider", "ACLExecutionProvider", "ArmNNExecutionProvider",
-    "RknpuExecutionProvider", "VitisAIExecutionProvider", "SNPEExecutionProvider",
-    "CANNExecutionProvider", "AzureExecutionProvider", "VSINPUExecutionProvider",
-    "TvmExecutionProvider",
-)
-
-# short names accepted on input; the real name is always what partsim prints
-ALIASES = {
-    "cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider",
-    "tensorrt": "TensorrtExecutionProvider", "trt": "TensorrtExecutionProvider",
-    "openvino": "OpenVINOExecutionProvider", "ov": "OpenVINOExecutionProvider",
-    "nnapi": "NnapiExecutionProvider", "coreml": "CoreMLExecutionProvider",
-    "qnn": "QNNExecutionProvider", "xnnpack": "XnnpackExecutionProvider",
-    "webgpu": "WebGpuExecutionProvider", "dml": "DmlExecutionProvider",
-    "rocm": "ROCMExecutionProvider", "dnnl": "DnnlExecutionProvider",
-    "webnn": "WebNNExecutionProvider", "migraphx": "MIGraphXExecutionProvider",
-    "azure": "AzureExecutionProvider",
-}
-
-PREDICATE_KEYS = ("static_shape", "min_rank", "max_rank", "rank_inputs", "const_inputs", "attrs",
-                  "dtype_pairs")
-
-
-@dataclass(frozen=True)
-class OpRule:
-    """One op rule: which nodes of ``domain:op`` the provider takes.
-
-    ``versions`` is ``(since, end)`` with ``end=None`` for an open-ended kernel
-    (ORT then matches only ``since_version == since``) or ``None`` for any
-    version.  ``types`` maps a type-constraint name (``"T"``) or a port
-    (``"i0"``, ``"o1"``) to allowed dtypes.
-    """
-
-    op: str
-    domain: str = ""
-    versions: object = None
-    types: dict = field(default_factory=dict, hash=False, compare=False)
-    static_shape: bool = False
-    min_rank: object = None
-    max_rank: object = None
-    rank_inputs: object = None
-    const_inputs: tuple = ()
-    attrs: tuple = ()
-    dtype_pairs: object = None
-    host_inputs: tuple = ()
-    host_outputs: tuple = ()
-    layout_sensitive: bool = False
-    notes: str = ""
-    line: int = 0
-    kernel_requires: tuple = ()  # attr conditions the kernel's constructor enforces (else ORT refuses the session)
-
-
-@dataclass(frozen=True)
-class RuleTable:
-    """A provider's capability table (see SPEC section 3)."""
-
-    provider: str
-    kind: str
-    source: dict
-    rules: dict  # (domain, op) -> tuple of OpRule
-    aliases: tuple = ()
-    cpu_based: bool = False
-    layout: str = "NCHW"
-    precisions: tuple = ("fp32",)
-    compute_precision: str = "fp32"
-    partitioning: dict = field(default_factory=dict, hash=False, compare=False)
-    notes: tuple = ()
-    path: str = ""
-    variant: str = ""
-    default_variant: bool = False
-    overlay: object = None  # None, or (removed (domain, op) keys,): layered over the base table (layer_table)
-
-    @property
-    def is_compiling(self):
-        return self.kind == "compiling"
-
-    def rules_for(self, domain, op):
-        return self.rules.get((domain, op), ())
-
-    def option(self, name, default=None):
-        return self.partitioning.get(name, default)
 
 
 @lru_cache(maxsize=1)
 def table_schema():
-    return json.loads((Path(__file__).resolve().parent / "data" / "rules.schema.json").read_text())
+    return json.loads(data_path("rules.schema.json").read_text())
 
 
 def builtin_rules_dir():
     """The folder of shipped tables: ``rules/`` of a checkout, or the installed copy."""
-    here = Path(__file__).resolve().parent
-    checkout = here.parent / "rules"
+    package = Path(__file__).resolve().parents[1]
+    checkout = package.parent / "rules"
     if checkout.is_dir():
         return checkout
-    return here / "_rules"  # package_dir maps partsim._rules to rules/ in a wheel
+    return package / "_rules"  # package_dir maps partsim._rules to rules/ in a wheel
 
 
 def _compose(text, path):
@@ -243,18 +157,12 @@ def parse_table(text, path="<rules>"):
     return table
 
 
-# A table that parsed and validated once is cached as JSON, keyed by the sha256 of its
-# text, the schema and partsim's version, so later runs skip YAML parsing and schema
-# validation (the semantic checks of _build_table still run).  $PARTSIM_CACHE_DIR
-# (default ~/.cache/partsim) moves it; PARTSIM_NO_CACHE=1 turns it off.  Only tables
-# that passed validation are ever written; a damaged entry is ignored.
-
 def _cache_file(text):
     if os.environ.get("PARTSIM_NO_CACHE"):
         return None
     import hashlib
 
-    from . import __version__
+    from .. import __version__
 
     base = os.environ.get("PARTSIM_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "partsim")
@@ -344,46 +252,13 @@ def layer_table(base, overlay):
                                source=dict(base.source, overlay=overlay.source.get("version", "")))
 
 
-def _freeze(v):
-    if isinstance(v, list):
-        return tuple(_freeze(x) for x in v)
-    return v
-
-
-def _norm_type(t):
-    """``tensor(float)`` -> ``float``; other type strings are kept whole."""
-    t = str(t).strip()
-    if t.startswith("tensor(") and t.endswith(")"):
-        return t[7:-1]
-    return t
-
-
 def read_table_text(path):
     """The text of a rule-table file, read safely: a regular file, at most
     :data:`MAX_RULE_FILE_BYTES` (bounded even if it grows while read), UTF-8.
     :class:`RuleTableError` (one line, naming the file) otherwise."""
-    p = Path(path)
-    try:
-        st = p.stat()
-    except OSError as exc:
-        raise RuleTableError(f"cannot read: {exc.strerror}", path) from None
-    except ValueError as exc:  # a NUL byte in the name
-        raise RuleTableError(f"cannot read: {exc}", path) from None
-    if not stat.S_ISREG(st.st_mode):  # a folder, a FIFO, /dev/zero: never read from those
-        raise RuleTableError("not a regular file", path)
-    if st.st_size > MAX_RULE_FILE_BYTES:
-        raise RuleTableError(f"file is {st.st_size} bytes, more than the {MAX_RULE_FILE_BYTES} allowed", path)
-    try:
-        with open(p, "rb") as f:
-            data = f.read(MAX_RULE_FILE_BYTES + 1)  # bounded even if the file grows meanwhile
-    except OSError as exc:
-        raise RuleTableError(f"cannot read: {exc.strerror}", path) from None
-    if len(data) > MAX_RULE_FILE_BYTES:
-        raise RuleTableError(f"file is more than the {MAX_RULE_FILE_BYTES} bytes allowed", path)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise RuleTableError(f"not UTF-8 text (byte {exc.start})", path) from None
+    from ..io.files import read_text
+
+    return read_text(path, MAX_RULE_FILE_BYTES, RuleTableError)
 
 
 def load_table(path):
@@ -393,11 +268,13 @@ def load_table(path):
     if table.provider not in KNOWN_PROVIDERS:
         # resolve_providers would drop it as unknown_provider: a table nobody can select is a mistake
         raise RuleTableError(f"provider {table.provider!r} is not an execution provider ORT knows "
-                             f"(see partsim.ruletable.KNOWN_PROVIDERS)", path, 1)
+                             f"(see partsim.rules.providers.KNOWN_PROVIDERS)", path, 1)
     return table
 
 
 _HEADER_PROVIDER = re.compile(r"^provider:[ \t]*['\"]?([A-Za-z0-9_]+)", re.M)
+
+
 _HEADER_VARIANT = re.compile(r"^variant:[ \t]*['\"]?([a-z0-9_-]+)", re.M)
 
 
@@ -490,17 +367,3 @@ def builtin_tables(directory=None):
     for f in sorted(d.glob("*.yaml")):
         tables.add_file(f)
     return tables
-
-
-def adhoc_table(ops, name="EP", kind="kernel"):
-    """The ``--support OP,OP`` provider: takes those op types for every dtype and shape."""
-    provider = name if name.endswith("ExecutionProvider") else name
-    rules = {}
-    for op in ops:
-        domain, _, op_type = op.rpartition(":")
-        domain = normalize_domain(domain)
-        rules[(domain, op_type)] = (OpRule(op=op_type, domain=domain),)
-    return RuleTable(provider=provider, kind=kind,
-                     source={"description": "--support on the command line", "version": "adhoc"},
-                     rules=rules, partitioning={"qdq_node_units": kind == "compiling"},
-                     path="<--support>")

@@ -1,6 +1,6 @@
 """Child process that runs one real ONNX Runtime session and prints a JSON record.
 
-Run by :mod:`partsim.ortrun` as ``python ort_child.py`` with a JSON request on stdin,
+Run by :mod:`partsim.runtime.observe` as ``python ort_child.py`` with a JSON request on stdin,
 possibly under another interpreter (another ORT build), so it imports nothing from
 partsim: only the standard library, numpy and onnxruntime.
 """
@@ -95,7 +95,14 @@ def main():
         hog = []
         while True:
             hog.append(bytearray(256 * 1024**2))
-    tmp = tempfile.mkdtemp(prefix="partsim-ort-")
+    # the profile and the VERBOSE log are written here; the folder goes with the child's work
+    with tempfile.TemporaryDirectory(prefix="partsim-ort-") as tmp:
+        _observe(ort, req, rec, tmp)
+    print(json.dumps(rec))
+
+
+def _observe(ort, req, rec, tmp):
+    """Create (and run) the session, filling ``rec``; the caller prints it."""
     so = ort.SessionOptions()
     so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, rec["level"])
     so.enable_profiling = bool(req.get("run", True))
@@ -121,7 +128,6 @@ def main():
             rec["error"] = " ".join(str(exc).split())[:600]
             rec["warnings"] = [str(w.message) for w in caught]
             rec["placement"] = parse_placement(_read(log_path))
-            print(json.dumps(rec))
             return
         _restore_stderr(saved)
         so.log_severity_level = 2
@@ -155,7 +161,6 @@ def main():
                 pass
         rec["profile_nodes"] = nodes
     rec["state"] = "ok"
-    print(json.dumps(rec))
 
 
 if __name__ == "__main__":
