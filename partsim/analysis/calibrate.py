@@ -530,10 +530,11 @@ def calibrate(cases, provider, tables, models=None, command="", device=""):
     refuses get the rule widened (a kernel for that version, carrying the facts of the
     one before it; a dtype added; a rank, attribute, static-shape or constant-input
     predicate dropped); nodes observed off it that the table takes get it narrowed (a
-    dtype removed, an attribute value vetoed, a rank limit, the version removed).  Each
-    change is then checked against every observation: one that would move a node that
-    agreed before is withdrawn and reported as a contradiction, as are nodes observed
-    on different providers in different files.  Disagreements that no table fact
+    dtype removed, an attribute value vetoed, an input required constant, a rank limit,
+    the version removed), on the widened table.  The changes are then checked together
+    against every observation: one without which fewer agreeing nodes break is withdrawn
+    and reported as a contradiction, as are nodes observed on different providers in
+    different files.  Disagreements that no table fact
     explains (CPU-preferred placement, higher-priority claims) are listed apart.
 
     Returns
@@ -655,7 +656,7 @@ def calibrate(cases, provider, tables, models=None, command="", device=""):
     verify()
     changes[:] = [c for c in changes if not c.get("withdrawn")]
     doc, text, layered = _overlay_table(base, overlay_ops, meta) if overlay_ops else (None, "", None)
-    per_file = _per_file(cases, providers, tables, base, layered, meta, models)
+    per_file = _per_file(cases, providers, tables, base, layered, models)
     final, _ = _observe_all(cases, providers, _with(tables, base, layered), models)
     unexplained = {}
     for s in final:
@@ -695,6 +696,7 @@ def _keep_provenance(new, old):
 
 
 def _with(tables, base, layered):
+    """``tables`` with ``base`` replaced by ``layered`` (itself when ``layered`` is None)."""
     from ..rules.load import TableSet
 
     if layered is None:
@@ -706,11 +708,11 @@ def _with(tables, base, layered):
     return out
 
 
-def _per_file(cases, providers, tables, base, layered, meta, models):
+def _per_file(cases, providers, tables, base, layered, models):
+    """Agreement before and after the overlay, per observation file."""
     files = {}
     for c in cases:
-        f = c.source.split(".jsonl:")[0] + ".jsonl" if ".jsonl:" in c.source else c.source
-        files.setdefault(f, []).append(c)
+        files.setdefault(_file_of(c), []).append(c)
     out = []
     for f, cs in sorted(files.items()):
         b = agreement(cs, providers, tables, models)

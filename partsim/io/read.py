@@ -2,7 +2,6 @@
 """
 
 from ..errors import ModelError
-from ..ir.schemas import normalize_domain
 from .files import read_bytes
 
 __all__ = ["read_model_proto", "MAX_MODEL_BYTES"]
