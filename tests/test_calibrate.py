@@ -181,3 +181,42 @@ def test_bad_observation_is_one_line_exit_2(tmp_path, run_cli):
     code, out, err = run_cli("rules", "calibrate", p, "-p", "cuda", "-o", tmp_path / "o.yaml")
     assert code == 2 and "not valid JSON" in err and "Traceback" not in err
     assert not (tmp_path / "o.yaml").exists()
+
+
+def test_narrowing_learns_a_dtype_and_an_attribute_value(tmp_path):
+    """Synthetic observations of a device whose Abs has no int8 kernel and whose ArgMax refuses
+    keepdims=0: calibrate removes int8 from Abs-13 and vetoes keepdims=0 on ArgMax-13, and the
+    overlay then predicts exactly what was observed."""
+    d = tmp_path / "obs"
+    (d / "models").mkdir(parents=True)
+
+    def save(test, op, dtype, **attrs):
+        x = vi_(dtype, [2, 3])
+        out = helper.make_tensor_value_info("y", T.INT64 if op == "ArgMax" else dtype, None)
+        m = helper.make_model(helper.make_graph([helper.make_node(op, ["x"], ["y"], name=f"n0_{op}", **attrs)],
+                                                "g", [x], [out]),
+                              opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+        (d / "models" / f"{test}.onnx").write_bytes(m.SerializeToString())
+
+    def vi_(dtype, shape):
+        return helper.make_tensor_value_info("x", dtype, shape)
+
+    save("test_abs_f", "Abs", T.FLOAT)
+    save("test_abs_i8", "Abs", T.INT8)
+    save("test_argmax_k1", "ArgMax", T.FLOAT, keepdims=1)
+    save("test_argmax_k0", "ArgMax", T.FLOAT, keepdims=0)
+    obs = d / "dev-ort1.31.1.jsonl"
+    obs.write_text("\n".join([
+        _record("test_abs_f", "CUDAExecutionProvider", [["n0_Abs", "Abs", ""]]),
+        _record("test_abs_i8", "CPUExecutionProvider", [["n0_Abs", "Abs", ""]]),
+        _record("test_argmax_k1", "CUDAExecutionProvider", [["n0_ArgMax", "ArgMax", ""]]),
+        _record("test_argmax_k0", "CPUExecutionProvider", [["n0_ArgMax", "ArgMax", ""]])]) + "\n")
+    cases = read_cases([obs])
+    tables = load_tables()
+    assert agreement(cases, ["cuda", "cpu"], tables)["agreeing"] == 2
+    result = calibrate(cases, "cuda", tables)
+    changes = {c["op"]: c["change"] for c in result["report"]["changes"]}
+    assert changes == {"Abs": "T -= int8", "ArgMax": "attribute keepdims not in [0]"}
+    assert agreement(cases, ["cuda", "cpu"], _layered(tables, result["text"]))["agreeing"] == 4
+    abs13 = [r for r in yaml.safe_load(result["text"])["ops"] if r["op"] == "Abs" and r["versions"][0] == 13]
+    assert "int8" not in abs13[0]["types"]["T"] and "int16" in abs13[0]["types"]["T"]
