@@ -104,3 +104,11 @@ def test_cuda_kernel_constructor_refusals():
     assert status == "session_would_fail" and "HardSigmoid" in failure
     summary, _ = predict(model_from_proto(fused("Relu")), providers=["cuda"])
     assert summary["status"] == "ok" and summary["nodes"][0]["provider"] == "CUDAExecutionProvider"
+
+
+def test_lint_checks_kernel_requires_attribute_names(tmp_path, run_cli):
+    p = tmp_path / "t.yaml"
+    p.write_text("provider: CPUExecutionProvider\nkind: kernel\nsource: {description: d, version: '1'}\nops:\n"
+                 "- op: LSTM\n  versions: [14, 21]\n  kernel_requires: [{name: layuot, in: [0]}]\n")
+    code, out, _ = run_cli("lint", p)
+    assert code == 1 and "unknown-attribute" in out and "layuot" in out and ":7:" in out
