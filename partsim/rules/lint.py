@@ -392,18 +392,19 @@ class _Linter:
         return allowed if known else None
 
     def _attrs(self, r, here, label, sch, matched):
-        attrs = r.get("attrs")
-        if not isinstance(attrs, list):
-            return
         entries = [sch.versions[v] for v in matched]
         if not entries or any(e["attrs"] is None for e in entries):
             return
         known = set().union(*(e["attrs"] for e in entries))
-        for j, a in enumerate(attrs):
-            if isinstance(a, dict) and isinstance(a.get("name"), str) and a["name"] not in known:
-                self.add("unknown-attribute", here + ("attrs", j, "name"),
-                         f"{label}: attribute {a['name']!r} is not an attribute of the op in the covered "
-                         f"versions ({', '.join(sorted(known)) or 'it has none'})")
+        for key in ("attrs", "kernel_requires"):  # predicates, and what the kernel constructor enforces
+            attrs = r.get(key)
+            if not isinstance(attrs, list):
+                continue
+            for j, a in enumerate(attrs):
+                if isinstance(a, dict) and isinstance(a.get("name"), str) and a["name"] not in known:
+                    self.add("unknown-attribute", here + (key, j, "name"),
+                             f"{label}: attribute {a['name']!r} is not an attribute of the op in the covered "
+                             f"versions ({', '.join(sorted(known)) or 'it has none'})")
 
     def _predicates(self, r, here, label):
         lo, hi = r.get("min_rank"), r.get("max_rank")

@@ -21,7 +21,8 @@ from ..ir.schemas import normalize_domain
 from .providers import KNOWN_PROVIDERS
 from .table import OpRule, PREDICATE_KEYS, RuleTable, _freeze, _norm_type
 
-__all__ = ["load_table", "parse_table", "builtin_rules_dir", "builtin_tables", "TableSet", "table_schema"]
+__all__ = ["load_table", "parse_table", "builtin_rules_dir", "builtin_tables", "TableSet", "table_schema",
+           "layer_table"]
 
 
 MAX_RULE_FILE_BYTES = 16 * 1024 * 1024
@@ -222,7 +223,9 @@ def _build_table(data, lines, path):
             dtype_pairs=frozenset(tuple(_norm_type(x) for x in p) for p in merged["dtype_pairs"])
             if merged["dtype_pairs"] else None,
             host_inputs=tuple(r.get("host_inputs", ())), host_outputs=tuple(r.get("host_outputs", ())),
-            layout_sensitive=bool(r.get("layout_sensitive", False)), notes=r.get("notes", ""), line=line)
+            layout_sensitive=bool(r.get("layout_sensitive", False)), notes=r.get("notes", ""), line=line,
+            kernel_requires=tuple(tuple(sorted((k, _freeze(v)) for k, v in a.items()))
+                                  for a in r.get("kernel_requires", ())))
         rules.setdefault((rule.domain, rule.op), []).append(rule)
     return RuleTable(
         provider=data["provider"], kind=data["kind"], source=dict(data["source"]),
@@ -232,7 +235,21 @@ def _build_table(data, lines, path):
         compute_precision=data.get("compute_precision", "fp32"),
         partitioning=dict(data.get("partitioning", {})), notes=tuple(data.get("notes", ())),
         path=str(path), variant=data.get("variant", ""),
-        default_variant=bool(data.get("default_variant", False)))
+        default_variant=bool(data.get("default_variant", False)),
+        overlay=None if "overlay" not in data else tuple(
+            (normalize_domain(r.get("domain", "")), r["op"]) for r in data["overlay"].get("remove", ())))
+
+
+def layer_table(base, overlay):
+    """``overlay`` (a table with ``overlay:``) layered over ``base``: each (domain, op) the
+    overlay names gets the overlay's rules instead of the base's; ``remove`` drops ops.
+    Everything else (kind, partitioning hooks, notes) stays the base's."""
+    import dataclasses
+
+    rules = {k: v for k, v in base.rules.items() if k not in overlay.overlay}
+    rules.update(overlay.rules)
+    return dataclasses.replace(base, rules=rules, path=f"{base.path} + {overlay.path}",
+                               source=dict(base.source, overlay=overlay.source.get("version", "")))
 
 
 def read_table_text(path):
@@ -295,6 +312,18 @@ class TableSet(Mapping):
         self._insert(provider, entry, front)
 
     def add_table(self, table, front=True):
+        if table.overlay is not None:  # layered over the table it overlays, not in place of it
+            entries = self._entries.get(table.provider, [])
+            for e in entries:
+                if e[1] == table.variant:
+                    if e[2] is None:
+                        e[2] = _cached_load(e[0])
+                    e[2] = layer_table(e[2], table)
+                    e[0] = e[2].path
+                    return
+            raise RuleTableError(f"overlay for {table.provider}"
+                                 f"{':' + table.variant if table.variant else ''} has no table to layer over",
+                                 table.path, 1)
         self._insert(table.provider, [table.path, table.variant, table], front)
 
     def _insert(self, provider, entry, front):

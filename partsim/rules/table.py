@@ -38,6 +38,7 @@ class OpRule:
     layout_sensitive: bool = False
     notes: str = ""
     line: int = 0
+    kernel_requires: tuple = ()  # attr conditions the kernel's constructor enforces (else ORT refuses the session)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class RuleTable:
     path: str = ""
     variant: str = ""
     default_variant: bool = False
+    overlay: object = None  # None, or (removed (domain, op) keys,): layered over the base table (layer_table)
 
     @property
     def is_compiling(self):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..ir.order import topological_order
 from ..rules.providers import CPU
 from .cpu_preferred import cpu_preferred_nodes
+from .refusals import kernel_creation_failures, load_refusal
 from .match import Matcher, Rejection
 from .ov_clusters import openvino_clusters
 from .qdq import find_node_units
@@ -174,6 +175,13 @@ def simulate(model, resolution, policy="per-node"):
         failure = (f"no provider has a kernel for {len(no_kernel)} node(s), e.g. "
                    f"{model.nodes[i].name} ({model.nodes[i].qualified_op}): {why.detail}")
         failure_nodes = tuple(i for i, _ in no_kernel)
+    if status == "ok":  # ORT's refusals at load and at kernel creation (sim/refusals.py)
+        refusal = load_refusal(model)
+        created = kernel_creation_failures(model, assigned, rules, order)
+        if refusal:
+            status, failure = "session_would_fail", refusal
+        elif created:
+            status, failure, failure_nodes = "session_would_fail", created[0][1], tuple(i for i, _ in created)
     reasons = []
     for i in range(n):
         if assigned[i] == first:
