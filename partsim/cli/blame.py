@@ -30,8 +30,21 @@ bytes disappear.  Ranked: most partitions saved first, then transfers.
 Lifting means a copy of the first provider's rule table that:
   op type              accepts that op for any dtype, shape and attribute
 {chr(10).join(f"  {k:<20} {v}" for k, v in LIFTABLE_REASONS.items())}
-Symbolic input dimensions (dim_param names) are fixed one at a time (to
---dim-value, default 1, or --dim NAME=VALUE) and the model reloaded.
+Symbolic input dimensions (dim_param names) are fixed one at a time and all
+together (to --dim-value, default 1, or --dim NAME=VALUE) and the model
+reloaded; ORT's higher optimization levels (its own constant folding, e.g.
+"level basic" on a model predicted at none) are measured on ORT's rewrite; and
+when nodes are rejected for their schema version, the nearest opsets at which
+the table has a kernel ("opset N", converted with onnx.version_converter).
+
+Ranked by accelerator coverage gained (the share of the graph's nodes on the
+first provider; a level that folds nodes away changes the total), then
+accelerator partitions saved; ties go to causes you can act on.  "who" says who
+can act: you (a session option; an export or conversion: dims, opset, level,
+constant inputs, dtype, rank, attributes), the provider's vendor (an op with no
+kernel at any version, a kernel version not registered, partitioning hooks;
+your own table via -r only predicts the change), or ORT (its CPU-preferred
+pass).  The last line names the best change you can make.
 
 "saved" = before - after; a negative number means lifting that cause makes
 more of it (e.g. lifting cpu_preferred on CUDA moves shape computations to the
@@ -88,6 +101,8 @@ def add_parser(sub):
     g.add_argument("--dim", action="append", metavar="NAME=VALUE",
                    help="size for one symbolic dimension (overrides --dim-value)")
     g.add_argument("--no-dims", action="store_true", help="do not measure symbolic input dimensions")
+    p.add_argument("--no-variants", action="store_true",
+                   help="measure only table lifts: no dims, optimization levels or opsets (no model reloads)")
     p.add_argument("--top", type=int, default=20, metavar="N", help="rows of the table (JSON has all; default 20)")
     p.set_defaults(run=run)
 
@@ -99,7 +114,8 @@ def run(args):
     dims = parse_dims(args.dim)
     ctx = prepare(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                   args.support_name, args.support_kind, args.policy, optimize=args.optimize)
-    result = blame(ctx, link=link, dim_value=args.dim_value, dims=dims, analyse_dims=not args.no_dims)
+    result = blame(ctx, link=link, dim_value=args.dim_value, dims=dims, analyse_dims=not (args.no_dims or args.no_variants),
+                   analyse_levels=not args.no_variants, analyse_opsets=not args.no_variants)
     text = to_json(result) if args.format == "json" else render_blame_table(result, top=args.top)
     write_output(text, args.output)
     return EXIT_OK
@@ -142,6 +158,9 @@ def render_blame_table(r, top=20):
     out.append(f"model      {m['path']}  ({m['nodeCount']} nodes, optimize {r['optimize']})")
     out.append(f"providers  {' > '.join(r['effectiveProviders'])}")
     out.append(f"baseline   {baseline_line(r['baseline'], r['link'])}")
+    cov = r["coverage"]
+    out.append(f"coverage   {cov['firstProviderNodes']} of {cov['nodes']} nodes on {r['firstProvider']} "
+               f"({cov['percent']:.1f}%)")
     reasons = ", ".join(f"{k} {v}" for k, v in r["reasons"].items()) or "none"
     out.append(f"off {r['firstProvider']}: {r['undelegatedNodes']} nodes ({reasons})")
     if r["baseline"]["memcpy"]:
@@ -153,24 +172,34 @@ def render_blame_table(r, top=20):
         out.append("nothing keeps nodes off the first provider: nothing to blame")
         return "\n".join(out) + "\n"
     link = r["link"] is not None
-    headers = ["rank", "cause", "kind", "nodes", "partitions", "transfers", "Memcpy", "bytes"]
+    headers = ["rank", "cause", "kind", "who", "nodes", "coverage", "accel parts", "partitions", "transfers",
+               "Memcpy", "bytes"]
     if link:
         headers.append("copy us")
     headers.append("Memcpy at nodes")
-    kinds = {"opType": "op type", "reason": "reason", "dim": "dim"}
+    kinds = {"opType": "op type", "reason": "reason", "dim": "dim", "dims": "all dims", "level": "level",
+             "level+dims": "level+dims", "opset": "opset"}
+    who = {"session": "you", "model": "you", "provider": "vendor", "ort": "ORT"}
     rows = []
     for row in rows_in[:top]:
         s = row["saved"]
-        cells = [row["rank"], row["cause"], kinds.get(row["kind"], row["kind"]), row["nodeCount"], s["partitions"],
-                 s["transfers"], s["memcpy"], s["boundaryBytes"]]
+        c = row["coverage"]
+        cells = [row["rank"], row["cause"], kinds.get(row["kind"], row["kind"]), who.get(row["actionBy"], "?"),
+                 row["nodeCount"], f"{c['after']['percent']:.1f}% ({c['gainPoints']:+.1f})",
+                 s["acceleratorPartitions"], s["partitions"], s["transfers"], s["memcpy"], s["boundaryBytes"]]
         if link:
             cells.append(f"{s['copyTimeUs']:.1f}")
         cells.append(len(row["memcpyAtNodes"]) if "memcpyAtNodes" in row else "")
         rows.append(cells)
-    out.append("saved by lifting each cause alone (before - after; negative = more):")
-    out.append(format_table(headers, rows, [">", "<", "<"] + [">"] * (len(headers) - 3)))
+    out.append("ranked by accelerator coverage gained (share of nodes on the first provider), then accelerator")
+    out.append("partitions saved; each cause lifted alone (saved = before - after; negative = more):")
+    out.append(format_table(headers, rows, [">", "<", "<", "<"] + [">"] * (len(headers) - 4)))
+    out.append("who: you = a session option or a change to the model; vendor = only the provider's vendor (or "
+               "your own table, -r); ORT = ONNX Runtime's own pass")
     if len(rows_in) > top:
         out.append(f"… {len(rows_in) - top} more causes (--top, or --format json for all)")
+    for nm in r.get("notMeasured", ()):
+        out.append(f"not measured: {nm['cause']}: {nm['why']}")
     if r["notLiftable"]:
         out.append("not liftable on a table: " + ", ".join(f"{k} ({v} nodes)" for k, v in r["notLiftable"].items()))
     out.append("")
@@ -180,12 +209,21 @@ def render_blame_table(r, top=20):
             what = "shape subgraphs" if row["cause"] == "cpu_preferred" else "groups"
             line = (f"  {row['cause']}: {row['nodeCount']} nodes in {len(row['groups'])} {what}, e.g. "
                     f"[{_short(row['groups'][0], 6)}]")
-        elif row["kind"] == "dim":
-            line = (f"  {row['cause']} ({', '.join(row['inputs'])}): {row['nodeCount']} nodes move to the first "
-                    f"provider" + (f": {_short(row['nodes'])}" if row["nodes"] else ""))
+        elif row["kind"] in ("dim", "dims", "level", "level+dims", "opset"):
+            where = f" ({', '.join(row['inputs'])})" if row.get("inputs") else ""
+            line = (f"  {row['cause']}{where}: {row['nodeCount']} nodes move to the first provider"
+                    + (f": {_short(row['nodes'])}" if row["nodes"] else ""))
         else:
             line = f"  {row['cause']}: {_short(row['nodes'])}"
             if row.get("reasons"):
                 line += "  (" + ", ".join(f"{k} {v}" for k, v in row["reasons"].items()) + ")"
         out.append(line)
+    best = next((row for row in rows_in if row["actionable"] and row["coverage"]["gainPoints"] > 0), None)
+    out.append("")
+    if best is not None:
+        out.append(f"next step: {best['cause']} (rank {best['rank']}, coverage "
+                   f"{best['coverage']['after']['percent']:.1f}%): {best['remedy']}")
+    else:
+        out.append("next step: nothing you can change in the model or session raises coverage; the remaining "
+                   "causes need the provider itself (try another provider, or check with whatif)")
     return "\n".join(out) + "\n"
