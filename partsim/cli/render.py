@@ -13,7 +13,7 @@ from ..render.dot import memcpy_device
 from ..render.svg import DEFAULT_TIMEOUT, INSTALL_HINT
 from .args import add_model_args, add_provider_args, provider_request, split_list
 
-FORMATS = ("svg", "html", "dot")
+FORMATS = ("svg", "html", "dot", "model-explorer")
 
 HELP = f"""\
 Draw where ONNX Runtime will run every node of MODEL: nodes filled with their
@@ -22,7 +22,17 @@ included), partitions as framed clusters, edges between providers in bold with
 tensor name and bytes, Memcpy and missing conversions written on their edges,
 a tooltip on every node (op, domain, provider, reason).
 
-The output format follows the extension of -o (.svg, .html, .dot) or --format.
+The output format follows the extension of -o (.svg, .html, .dot; .json is
+model-explorer) or --format.
+
+--format model-explorer writes node data for Google's AI Edge Model Explorer
+(pip install ai-edge-model-explorer model-explorer-onnx): one entry per node of
+the main graph, keyed by the ONNX graph and node names, coloured by provider, its
+value "provider · partition N · reason: detail".  Open the model in the viewer and
+load the file as node data (model-explorer MODEL --extensions=model_explorer_onnx,
+then "Load node data"), or from Python:
+  config = model_explorer.config(); config.add_model_from_path(MODEL)
+  config.add_node_data_from_path("out.json"); model_explorer.visualize_from_config(config)
 Nodes kept off the first-choice provider show their reason code ([non_constant_input])
 in the picture itself.  Edge labels are drawn as small text nodes of their own, so
 they never overlap each other or the nodes.
@@ -43,6 +53,7 @@ examples:
   partsim render model.onnx -p nnapi -o model.svg
   partsim render model.onnx --support Conv,Relu -o report.html
   partsim render big.onnx -p cuda --collapse -o big.svg
+  partsim render model.onnx -p nnapi -o nnapi.json --format model-explorer
 """
 
 
@@ -53,7 +64,7 @@ def add_parser(sub):
     add_provider_args(p)
     g = p.add_argument_group("output")
     g.add_argument("--output", "-o", metavar="FILE",
-                   help="write here (atomically): .svg, .html or .dot; default: DOT text to stdout")
+                   help="write here (atomically): .svg, .html, .dot or .json (model-explorer); default: DOT text to stdout")
     g.add_argument("--format", "-f", choices=FORMATS, help="output format (default: from the -o extension)")
     v = g.add_mutually_exclusive_group()
     v.add_argument("--collapse", dest="collapse", action="store_true", default=None,
@@ -76,8 +87,10 @@ def _format(args):
     ext = Path(args.output).suffix.lower().lstrip(".")
     if ext == "htm":
         ext = "html"
+    if ext == "json":
+        ext = "model-explorer"
     if ext not in FORMATS:
-        raise UsageError(f"cannot tell the format from {args.output!r}: use .svg, .html or .dot, or --format")
+        raise UsageError(f"cannot tell the format from {args.output!r}: use .svg, .html, .dot or .json, or --format")
     return ext
 
 
@@ -92,6 +105,13 @@ def run(args):
         raise UsageError("--timeout must be > 0")
     summary, assignment = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                                   args.support_name, args.support_kind, args.policy, optimize=args.optimize)
+    if fmt == "model-explorer":
+        from ..io.read import read_model_proto
+        from ..report.model_explorer import render_model_explorer
+
+        proto, _ = read_model_proto(args.model)
+        write_output(render_model_explorer(summary, assignment.model, proto.graph), args.output)
+        return EXIT_OK
     plan = plan_render(summary, assignment.model, collapse=args.collapse, threshold=threshold,
                        device=memcpy_device(assignment))
     if plan.mode == "collapsed" and args.collapse is None:
