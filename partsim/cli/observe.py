@@ -7,10 +7,9 @@ from pathlib import Path
 from ..data import data_path
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
 from ..runtime.observation import normalize_level
-from ..runtime.observe import observation_from_run, run_session
+from ..runtime.observe import dropped_providers, observation_from_run, run_session
 from ..report.output import to_json, write_output
 from ..report.table import format_table
-from ..rules.providers import KNOWN_PROVIDERS
 from .args import add_output_args, split_list
 
 OBSERVE_HELP = """\
@@ -113,8 +112,15 @@ def run_observe(args):
         counts = {}
         for ep in obs["nodes"].values():
             counts[ep] = counts.get(ep, 0) + 1
-        text = (f"state {obs['state']}  granted {', '.join(obs['granted'])}\n"
-                + format_table(["provider", "nodes"], sorted(counts.items()), ["<", ">"])
+        lines = [f"state     {obs['state']}", f"requested {', '.join(obs['requested'])}",
+                 f"granted   {', '.join(obs['granted'])}"]
+        for d in obs["dropped"]:
+            why = ("ORT knows it but this build lacks it (available: " + ", ".join(obs["available"]) + ")"
+                   if d["reason"] == "not_available" else "no ONNX Runtime build has a provider of that name")
+            lines.append(f"dropped   {d['name']}: {d['reason']}: {why}; its nodes ran on "
+                         f"{', '.join(obs['granted']) or 'nothing'}")
+        lines += [f"warning   {w}" for w in obs["warnings"]]
+        text = ("\n".join(lines) + "\n" + format_table(["provider", "nodes"], sorted(counts.items()), ["<", ">"])
                 + f"\nMemcpy {obs['memcpy']['fromHost']} from host, {obs['memcpy']['toHost']} to host\n")
     write_output(text, args.output)
     return EXIT_OK if obs["state"] == "ok" else EXIT_FAIL
@@ -131,13 +137,7 @@ def run_providers(args):
     used = {}
     for ep, members in rec.get("assignment") or []:
         used[ep] = used.get(ep, 0) + len(members)
-    dropped = []
-    for name in requested:
-        if name in granted:
-            continue
-        # ORT knows the name but this build lacks it -> not_available; a name no ORT build has -> unknown_provider
-        reason = "not_available" if name in KNOWN_PROVIDERS else "unknown_provider"
-        dropped.append({"name": name, "reason": reason})
+    dropped = dropped_providers(requested, granted)
     warnings = list(rec.get("warnings", [])) + [f"EP Error {b}" for b in rec.get("stderr_banners", [])]
     result = {"requested": requested, "available": available, "granted": granted, "used": used,
               "dropped": dropped, "warnings": warnings, "state": rec.get("state")}
