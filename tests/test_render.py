@@ -625,3 +625,67 @@ def test_big_report_collapsed_and_expands_a_partition(tmp_path, run_cli):
     # zoom: the fragment zooms by 2 around the centre, through the same function as the buttons
     home = float(dumps[""][1].attrs["graph"]["data-zoom"])
     assert float(dumps["#zoom=2"][1].attrs["graph"]["data-zoom"]) == pytest.approx(2 * home, rel=1e-2)
+
+
+_INTERACT = """
+<script>
+(function () {
+  var wrap = document.getElementById('graph'), svg = wrap.querySelector('svg');
+  function vb() { return svg.getAttribute('viewBox'); }
+  var r = wrap.getBoundingClientRect();
+  r = {left: Math.ceil(r.left), top: Math.ceil(r.top),  /* events carry whole pixels */
+       dx: Math.ceil(r.left) - r.left, dy: Math.ceil(r.top) - r.top};
+  var b = document.body;
+  b.setAttribute('data-client', [wrap.clientWidth, wrap.clientHeight, wrap.clientLeft - r.dx,
+                                 wrap.clientTop - r.dy].join(' '));
+  b.setAttribute('data-vb-home', vb());
+  wrap.dispatchEvent(new PointerEvent('pointerdown', {clientX: r.left + 100, clientY: r.top + 100, bubbles: true}));
+  window.dispatchEvent(new PointerEvent('pointermove', {clientX: r.left + 50, clientY: r.top + 80}));
+  window.dispatchEvent(new PointerEvent('pointerup', {}));
+  b.setAttribute('data-vb-pan', vb());
+  wrap.dispatchEvent(new WheelEvent('wheel', {deltaY: -100, clientX: r.left + 200, clientY: r.top + 150,
+                                              bubbles: true, cancelable: true}));
+  b.setAttribute('data-vb-wheel', vb());
+  var box = svg.querySelector('g.partition[data-partition="PID"]');
+  if (box) {  /* a click is a press and a release without travel, then the click itself */
+    box.dispatchEvent(new PointerEvent('pointerdown', {clientX: 10, clientY: 10, bubbles: true}));
+    window.dispatchEvent(new PointerEvent('pointerup', {}));
+    box.dispatchEvent(new MouseEvent('click', {bubbles: true}));
+  }
+})();
+</script>
+"""
+
+
+@needs_browser
+def test_drag_pans_wheel_zooms_click_expands(tmp_path, run_cli):
+    """The page's own handlers, driven by synthetic pointer, wheel and click events in a copy
+    of the report: a drag moves the view by the pointer's travel, the wheel zooms by 1.2 and
+    keeps the point under the pointer in place, a click on a partition box expands it."""
+    path = tiny_resnet()
+    report = tmp_path / "r.html"
+    code, _, err = run_cli("render", path, "--support", ",".join(SUPPORT), "--collapse", "-o", report)
+    assert code == 0, err
+    summary, _ = predict(str(path), support=list(SUPPORT))
+    pid = max(summary["partitions"], key=lambda p: (len(p["nodes"]), -p["id"]))["id"]
+    page = report.read_text().replace("</body>", _INTERACT.replace("PID", str(pid)) + "</body>")
+    driven = tmp_path / "driven.html"
+    driven.write_text(page)
+    proc = _chromium("--dump-dom", "--window-size=1400,1600", driven.as_uri(), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(proc.stdout)
+    b = dom.body
+    cw, ch, border_x, border_y = map(float, b["data-client"].split())  # border less the sub-pixel offset
+    home, pan, wheel = (list(map(float, b[k].split())) for k in ("data-vb-home", "data-vb-pan", "data-vb-wheel"))
+    k = home[2] / cw  # viewBox units per CSS pixel
+    assert home[2] / home[3] == pytest.approx(cw / ch, rel=1e-3)  # the view keeps the box's aspect
+    assert pan[0] == pytest.approx(home[0] + 50 * k, abs=0.05) and pan[1] == pytest.approx(home[1] + 20 * k, abs=0.05)
+    assert pan[2:] == home[2:]
+    assert wheel[2] == pytest.approx(pan[2] / 1.2, rel=1e-4)
+    # the graph point under the pointer (200, 150 px into the box, inside its border) did not move
+    for axis, px in ((0, 200 - border_x), (1, 150 - border_y)):
+        assert pan[axis] + px * pan[2] / cw == pytest.approx(wheel[axis] + px * wheel[2] / cw, abs=0.05)
+    assert b["data-expanded"] == str(pid)
+    assert b["data-detail-rendered-nodes"] == str(next(len(p["nodes"]) for p in summary["partitions"]
+                                                       if p["id"] == pid))

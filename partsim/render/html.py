@@ -94,7 +94,7 @@ _SCRIPT = """
       var first = svg.querySelector('g.node[data-node], g.node[data-partition]');
       if (first && full[2] > w) {  /* wider than the view: start centred on the first node drawn */
         var r = first.getBoundingClientRect(), o = wrap.getBoundingClientRect();
-        var cx = vb[0] + (r.left + r.width / 2 - o.left) * vb[2] / wrap.clientWidth;
+        var cx = vb[0] + (r.left + r.width / 2 - o.left - wrap.clientLeft) * vb[2] / wrap.clientWidth;
         vb[0] = Math.max(full[0], Math.min(full[0] + full[2] - w, cx - w / 2));
         apply();
       }
@@ -112,8 +112,8 @@ _SCRIPT = """
     }
     function point(ev) {
       var r = wrap.getBoundingClientRect();
-      return [vb[0] + (ev.clientX - r.left) * vb[2] / wrap.clientWidth,
-              vb[1] + (ev.clientY - r.top) * vb[3] / wrap.clientHeight];
+      return [vb[0] + (ev.clientX - r.left - wrap.clientLeft) * vb[2] / wrap.clientWidth,
+              vb[1] + (ev.clientY - r.top - wrap.clientTop) * vb[3] / wrap.clientHeight];
     }
     wrap.addEventListener('wheel', function (ev) {
       ev.preventDefault();
