@@ -270,10 +270,10 @@ def build_dot(summary, model, collapse=None, threshold=DEFAULT_COLLAPSE_THRESHOL
     return plan_render(summary, model, collapse, threshold, device).dot
 
 
-def _header(plan, title, nslimit=None):
+def _header(plan, title, nslimit=None, mclimit=None):
     s = plan.summary
     out = ["digraph partsim {",
-           "  " + "graph " + _attrs(newrank="true", nslimit=nslimit, rankdir="TB", fontname="Helvetica", fontsize=12, nodesep=0.25,
+           "  " + "graph " + _attrs(newrank="true", nslimit=nslimit, mclimit=mclimit, rankdir="TB", fontname="Helvetica", fontsize=12, nodesep=0.25,
                                     ranksep=0.4, labelloc="t", label=title, id="graph_partsim",
                                     bgcolor="white") + ";",
            "  " + "node " + _attrs(shape="box", style="rounded,filled", fontname="Helvetica", fontsize=10,
@@ -499,10 +499,7 @@ def _build_collapsed(plan, model, device):
     op_of = {n["name"]: (f"{n['domain']}:{n['opType']}" if n["domain"] else n["opType"]) for n in nodes}
     part_of_name = _partition_of(s)
     part = [part_of_name.get(n["name"]) for n in nodes]
-    # nslimit bounds dot's x-coordinate pass (network simplex, iterations = nslimit x nodes):
-    # a collapsed CNN whose weight-feeding partition fans out to dozens of single-Conv
-    # partitions (efficientnet_b0 on NNAPI) took over 120 s without it, 0.7 s with 4
-    out = _header(plan, _title(plan, f"one box per partition: {plan.collapsed_reason}"), nslimit=4)
+    out = []
     for p in s["partitions"]:
         eid = f"p{p['id']}"
         plan.partition_ids[p["id"]] = eid
@@ -535,6 +532,15 @@ def _build_collapsed(plan, model, device):
         for f in conv[(a, b, t)]:
             if f["status"] == "missing":
                 e["missing"].add((t, f["kind"]))
+    # nslimit bounds dot's x-coordinate pass (network simplex, iterations = nslimit x nodes),
+    # mclimit its crossing minimization.  Measured with graphviz 2.43 on 2 cores: a collapsed
+    # CNN whose weight-feeding partition fans out to dozens of single-Conv partitions
+    # (efficientnet_b0 on NNAPI, 196 edges) ran past 120 s without a limit and takes 0.7 s
+    # with nslimit 4; densenet121 on NNAPI (772 edges between 119 partitions, dense-block
+    # Concats) took 25 s with nslimit 4 and 7 s with nslimit 1, mclimit 0.2.
+    many = len(agg) > 400
+    out = _header(plan, _title(plan, f"one box per partition: {plan.collapsed_reason}"), nslimit=1 if many else 4,
+                  mclimit=0.2 if many else None) + out
     for (pa, pb), e in sorted(agg.items()):
         eid = f"pe{pa}_{pb}"
         n = len(e["tensors"])
