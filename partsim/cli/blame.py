@@ -24,8 +24,8 @@ def link_help():
 HELP = f"""\
 For every op type and every rejection category that keeps nodes of MODEL off the
 first provider (the accelerator), lift that one cause and simulate again on the
-same loaded model: how many partitions, transfers, Memcpy nodes and boundary
-bytes disappear.  Ranked: most partitions saved first, then transfers.
+same loaded model: how much accelerator coverage it wins and how many
+partitions, transfers, Memcpy nodes and boundary bytes disappear.
 
 Lifting means a copy of the first provider's rule table that:
   op type              accepts that op for any dtype, shape and attribute

@@ -25,14 +25,6 @@ a tooltip on every node (op, domain, provider, reason).
 The output format follows the extension of -o (.svg, .html, .dot; .json is
 model-explorer) or --format.
 
---format model-explorer writes node data for Google's AI Edge Model Explorer
-(pip install ai-edge-model-explorer model-explorer-onnx): one entry per node of
-the main graph, keyed by the ONNX graph and node names, coloured by provider, its
-value "provider · partition N · reason: detail".  Open the model in the viewer and
-load the file as node data (model-explorer MODEL --extensions=model_explorer_onnx,
-then "Load node data"), or from Python:
-  config = model_explorer.config(); config.add_model_from_path(MODEL)
-  config.add_node_data_from_path("out.json"); model_explorer.visualize_from_config(config)
 Nodes kept off the first-choice provider show their reason code ([non_constant_input])
 in the picture itself.  Edge labels are drawn as small text nodes of their own, so
 they never overlap each other or the nodes.
@@ -48,6 +40,15 @@ node, below the picture.
 
 SVG and HTML need graphviz's `dot`.  Without it, the DOT text is written next to
 the requested output (out.svg -> out.dot) and the command exits 2.
+
+--format model-explorer writes node data for Google's AI Edge Model Explorer
+(pip install ai-edge-model-explorer model-explorer-onnx): one entry per node of
+the main graph, keyed by the ONNX graph and node names, coloured by provider, its
+value "provider · partition N · reason: detail".  Open the model with it:
+  model-explorer MODEL --extensions=model_explorer_onnx --node_data_paths=out.json
+or from Python:
+  config = model_explorer.config(); config.add_model_from_path(MODEL)
+  config.add_node_data_from_path("out.json"); model_explorer.visualize_from_config(config)
 
 examples:
   partsim render model.onnx -p nnapi -o model.svg
