@@ -23,8 +23,9 @@ def _head(ctx):
 def _row(kind, name, concerned_names, before_m, before_s, after_s, after_model, link, device, lifted=""):
     after_m = metrics(after_s, after_model, link, device)
     first = before_s["effectiveProviders"][0]
-    before_on = {n["name"] for n in before_s["nodes"] if n["provider"] == first}
-    moved = sorted(n["name"] for n in after_s["nodes"] if n["provider"] == first and n["name"] not in before_on)
+    before_off = {n["name"] for n in before_s["nodes"] if n["provider"] != first}
+    # nodes of the model as given that end up on the first provider (a level's new nodes are not "moved")
+    moved = sorted(n["name"] for n in after_s["nodes"] if n["provider"] == first and n["name"] in before_off)
     after_copies = {(c["tensor"], c["direction"]) for c in after_s["memcpy"]["tensors"]}
     gone = sorted(f"{c['tensor']} ({c['direction']})" for c in before_s["memcpy"]["tensors"]
                   if (c["tensor"], c["direction"]) not in after_copies)
@@ -225,6 +226,8 @@ def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True, analyse_lev
             return None
         after_s, _ = ctx.run(res, model=variant)
         row = _row(kind, label, [], before_m, before_s, after_s, variant, link, device, lifted)
+        after_names = {n["name"] for n in after_s["nodes"]}
+        row["goneNodes"] = sum(1 for n in before_s["nodes"] if n["name"] not in after_names)
         row.update(extra)
         dim_rows.append(_mark(_dim_nodes(row), first))
         return row

@@ -211,7 +211,9 @@ def render_blame_table(r, top=20):
                     f"[{_short(row['groups'][0], 6)}]")
         elif row["kind"] in ("dim", "dims", "level", "level+dims", "opset"):
             where = f" ({', '.join(row['inputs'])})" if row.get("inputs") else ""
-            line = (f"  {row['cause']}{where}: {row['nodeCount']} nodes move to the first provider"
+            gone = (f", {row['goneNodes']} of its nodes gone (folded, fused or renamed by the change)"
+                    if row.get("goneNodes") else "")
+            line = (f"  {row['cause']}{where}: {row['nodeCount']} nodes move to the first provider{gone}"
                     + (f": {_short(row['nodes'])}" if row["nodes"] else ""))
         else:
             line = f"  {row['cause']}: {_short(row['nodes'])}"
