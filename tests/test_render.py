@@ -584,6 +584,9 @@ def test_big_report_collapsed_and_expands_a_partition(tmp_path, run_cli):
     report = tmp_path / "e.html"
     code, _, err = run_cli("render", path, "-p", "nnapi", "-o", report)
     assert code == 0, err
+    again = tmp_path / "e2.html"
+    code, _, err = run_cli("render", path, "-p", "nnapi", "-o", again)
+    assert code == 0 and again.read_bytes() == report.read_bytes()  # expandable partitions too: same bytes
     proto = onnx.load(str(path), load_external_data=False)
     edges = proto_edges(proto)
 
