@@ -1,8 +1,10 @@
 """Option groups shared by commands (model, providers, output)."""
 
+from ..errors import UsageError
 from ..sim.assign import POLICIES
 
-__all__ = ["add_model_args", "add_provider_args", "add_output_args", "split_list", "add_tolerance_run_args"]
+__all__ = ["add_model_args", "add_provider_args", "add_output_args", "split_list", "add_tolerance_run_args",
+           "add_dim_arg", "parse_dims", "DIM_HELP", "RUN_DIM_HELP"]
 
 
 def split_list(values):
@@ -10,6 +12,36 @@ def split_list(values):
     for v in values or ():
         out.extend(x.strip() for x in v.split(",") if x.strip())
     return out
+
+
+DIM_HELP = ("fix a symbolic (dim_param) input dimension to VALUE, a positive integer; repeat the option or "
+            "separate with commas (batch=1,seq=128)")
+RUN_DIM_HELP = "size of a symbolic (dim_param) input dimension in the generated inputs (repeatable; NAME=VALUE)"
+
+
+def parse_dims(values, option="--dim"):
+    """``["batch=1,seq=128", "n=2"]`` -> ``{"batch": 1, "seq": 128, "n": 2}``: the one NAME=VALUE parser.
+
+    A missing ``=``, an empty name or a VALUE that is not a positive integer is a one-line
+    :class:`UsageError` naming the option.
+
+    >>> parse_dims(["batch=1,seq=128", "n=2"])
+    {'batch': 1, 'seq': 128, 'n': 2}
+    """
+    out = {}
+    for v in split_list(values):
+        name, sep, val = v.partition("=")
+        name, val = name.strip(), val.strip()
+        num = int(val) if val.isdigit() else 0
+        if not sep or not name or num < 1:
+            raise UsageError(f"{option} {v!r}: expected NAME=VALUE with a positive integer VALUE")
+        out[name] = num
+    return out
+
+
+def add_dim_arg(p, help_text=DIM_HELP, group=None):
+    """``--dim NAME=VALUE`` (repeatable), the same option on every command that takes a model."""
+    (group or p).add_argument("--dim", action="append", default=[], metavar="NAME=VALUE", help=help_text)
 
 
 def add_model_args(p, optimize=True):

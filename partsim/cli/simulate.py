@@ -3,7 +3,7 @@
 from ..api import predict
 from ..errors import EXIT_OK
 from ..report.output import to_json, write_output
-from ..report.table import render_summary_table
+from ..report.summary_table import render_summary_table
 from .args import add_model_args, add_output_args, add_provider_args, split_list
 
 HELP = """\

@@ -8,8 +8,8 @@ from ..api import predict
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
 from ..runtime.observation import import_observation
 from ..report.output import atomic_write, to_json, write_output
-from ..report.junit import render_verify_junit
-from ..report.table import format_table
+from ..report.verify_junit import render_verify_junit
+from ..report.verify_table import render_verify_table
 from ..analysis.verify import baseline_record, compare, compare_baseline
 from .args import add_model_args, add_output_args, add_provider_args, split_list
 
@@ -96,7 +96,7 @@ def run(args):
             raise UsageError("--format junit needs --observation")
         text = render_verify_junit(result["verify"], args.model)
     else:
-        text = _table(result)
+        text = render_verify_table(result)
     write_output(text, args.output)
     return EXIT_OK if passed else EXIT_FAIL
 
@@ -122,36 +122,3 @@ def _observe_now(args):
     if rec.get("state") != "ok":
         raise UsageError(f"the real session did not run ({rec.get('state')}): {rec.get('error', '')}", args.model)
     return observation_from_run(rec, level)
-
-
-def _table(result):
-    out = []
-    v = result.get("verify")
-    if v:
-        o = v["observation"]
-        out.append(f"observation  {o.get('source')} {o.get('runtime') or ''} {o.get('device') or ''} "
-                   f"level={o.get('level')}")
-        out.append(f"agreement    {v['agreeing']}/{v['compared']} nodes = {v['agreement']:.4f} "
-                   f"(need {v['minAgreement']})")
-        rows = [[k, c["predicted"], "?" if c["observed"] is None else c["observed"]]
-                for k, c in sorted(v["counts"].items())]
-        out.append(format_table(["count", "predicted", "observed"], rows, ["<", ">", ">"]))
-        if v["disagreements"]:
-            out.append("")
-            rows = [[d["node"], d["opType"], d["predicted"], d["observed"], d["predictedReason"] or ""]
-                    for d in v["disagreements"][:60]]
-            out.append(format_table(["node", "op", "predicted", "observed", "predicted reason"], rows))
-        if v["unobserved"]:
-            out.append(f"{len(v['unobserved'])} predicted node(s) absent from the observation "
-                       f"(removed or fused by ORT), e.g. {', '.join(v['unobserved'][:5])}")
-    b = result.get("baseline")
-    if b:
-        if b.get("updated"):
-            out.append(f"baseline     updated {b['updated']}")
-        elif b["grew"]:
-            for g in b["grew"]:
-                out.append(f"baseline     {g['count']} grew {g['baseline']} -> {g['now']}")
-        else:
-            out.append("baseline     no count grew")
-    out.append("PASSED" if result["passed"] else "FAILED")
-    return "\n".join(out) + "\n"

@@ -1,33 +1,8 @@
-"""Human-readable tables for a partitionSummary."""
+"""The partitionSummary as a text table for people (``simulate``, the default format)."""
 
-__all__ = ["render_summary_table", "format_table"]
+from .text import format_table, short_list
 
-
-def format_table(headers, rows, align=None):
-    """A fixed-width text table (pure function).
-
-    Examples
-    --------
-    >>> print(format_table(["a", "bb"], [[1, "x"]]))
-    a  bb
-    -  --
-    1  x
-    """
-    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
-    widths = [max(len(r[k]) for r in cells) for k in range(len(headers))]
-    align = align or ["<"] * len(headers)
-    out = []
-    for n, r in enumerate(cells):
-        out.append("  ".join(f"{c:{a}{w}}" for c, a, w in zip(r, align, widths)).rstrip())
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths).rstrip())
-    return "\n".join(out)
-
-
-def _short(names, limit=6):
-    if len(names) <= limit:
-        return ", ".join(names)
-    return ", ".join(names[:limit]) + f", … (+{len(names) - limit})"
+__all__ = ["render_summary_table"]
 
 
 def render_summary_table(s, max_rows=40):
@@ -53,7 +28,7 @@ def render_summary_table(s, max_rows=40):
     parts = s["partitions"]
     rows = []
     for p in parts[:max_rows]:
-        rows.append([p["id"], p["provider"], len(p["nodes"]), _short(p["nodes"], 4)])
+        rows.append([p["id"], p["provider"], len(p["nodes"]), short_list(p["nodes"], 4)])
     out.append(format_table(["partition", "provider", "nodes", "members"], rows, [">", "<", ">", "<"]))
     if len(parts) > max_rows:
         out.append(f"… {len(parts) - max_rows} more partitions (use --format json for all)")
@@ -64,7 +39,7 @@ def render_summary_table(s, max_rows=40):
     if by_reason:
         out.append("")
         out.append("not on the first-choice provider, by reason:")
-        rows = [[r, op, len(v), _short(v, 3)] for (r, op), v in sorted(by_reason.items(),
+        rows = [[r, op, len(v), short_list(v, 3)] for (r, op), v in sorted(by_reason.items(),
                                                                          key=lambda kv: (-len(kv[1]), kv[0]))]
         out.append(format_table(["reason", "op", "nodes", "examples"], rows[:max_rows], ["<", "<", ">", "<"]))
     if s["transferList"]:
