@@ -24,6 +24,8 @@ partsim predicts how ONNX Runtime will split a model across execution providers
 touch the device, and checks the prediction against real ORT sessions.
 
 Exit codes: 0 ok, 1 a check failed, 2 bad input or usage.
+
+words used in the output (docs/contract.md defines them exactly):
 """
 
 
@@ -35,7 +37,9 @@ def build_parser(command=None):
     """The argument parser; with ``command`` (a name from the command line), only that
     command's module is imported (each pulls in its own dependencies: a plain
     ``partsim simulate`` need not load the JUnit writer or the ORT runner)."""
-    parser = argparse.ArgumentParser(prog="partsim", description=DESCRIPTION,
+    from ..report.glossary import glossary_text
+
+    parser = argparse.ArgumentParser(prog="partsim", description=DESCRIPTION + glossary_text(width=80) + "\n",
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     from .. import __version__
     parser.add_argument("--version", action="version", version=f"partsim {__version__}")

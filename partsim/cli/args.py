@@ -4,7 +4,7 @@ from ..errors import UsageError
 from ..sim.assign import POLICIES
 
 __all__ = ["add_model_args", "add_provider_args", "add_output_args", "split_list", "add_tolerance_run_args",
-           "add_dim_arg", "parse_dims", "DIM_HELP", "RUN_DIM_HELP"]
+           "add_dim_arg", "parse_dims", "DIM_HELP", "RUN_DIM_HELP", "request_words"]
 
 
 def split_list(values):
@@ -85,3 +85,22 @@ def add_tolerance_run_args(p, python_help):
     p.add_argument("--abs-tol", type=float, help="projectAbsTolerance (required)")
     p.add_argument("--rel-tol", type=float, help="projectRelTolerance (required)")
     p.add_argument("--python", metavar="PATH", help=python_help)
+
+
+def request_words(args):
+    """MODEL and the provider options as the user gave them (defaults left out), for commands printed
+    back to paste: ``["m.onnx", "-p", "nnapi", "-r", "my.yaml"]``."""
+    words = [str(args.model)]
+    if args.providers:
+        words += ["-p", ",".join(split_list(args.providers))]
+    for r in args.rules or ():
+        words += ["-r", str(r)]
+    if args.support:
+        words += ["--support", ",".join(split_list(args.support))]
+        if args.support_name != "EP":
+            words += ["--support-name", args.support_name]
+        if args.support_kind != "kernel":
+            words += ["--support-kind", args.support_kind]
+    if args.policy != "per-node":
+        words += ["--policy", args.policy]
+    return words

@@ -10,7 +10,7 @@ from ..report.output import write_output
 from ..render import DEFAULT_COLLAPSE_THRESHOLD, find_dot, plan_render, render_html, render_svg
 from ..render.dot import memcpy_device
 from ..render.svg import DEFAULT_TIMEOUT, INSTALL_HINT
-from .args import add_model_args, add_provider_args, split_list
+from .args import add_dim_arg, add_model_args, add_provider_args, parse_dims, split_list
 
 FORMATS = ("svg", "html", "dot")
 
@@ -41,6 +41,7 @@ def add_parser(sub):
     p = sub.add_parser("render", help="draw the predicted assignment (SVG, HTML report, DOT)", description=HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_args(p)
+    add_dim_arg(p)
     add_provider_args(p)
     g = p.add_argument_group("output")
     g.add_argument("--output", "-o", metavar="FILE",
@@ -78,7 +79,8 @@ def run(args):
     if args.timeout <= 0:
         raise UsageError("--timeout must be > 0")
     summary, assignment = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
-                                  args.support_name, args.support_kind, args.policy, optimize=args.optimize)
+                                  args.support_name, args.support_kind, args.policy, optimize=args.optimize,
+                                  dims=parse_dims(args.dim))
     plan = plan_render(summary, assignment.model, collapse=args.collapse, threshold=args.collapse_threshold,
                        device=memcpy_device(assignment))
     if plan.mode == "collapsed" and args.collapse is None:

@@ -11,7 +11,7 @@ from ..report.output import atomic_write, to_json, write_output
 from ..report.verify_junit import render_verify_junit
 from ..report.verify_table import render_verify_table
 from ..analysis.verify import baseline_record, compare, compare_baseline
-from .args import add_model_args, add_output_args, add_provider_args, split_list
+from .args import add_dim_arg, add_model_args, add_output_args, add_provider_args, parse_dims, split_list
 
 HELP = """\
 Check a prediction against where a real ONNX Runtime session put every node, or
@@ -36,6 +36,8 @@ def add_parser(sub):
     p = sub.add_parser("verify", help="check a prediction against a real ORT observation or a baseline",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_args(p)
+    add_dim_arg(p, "fix a symbolic input dimension (NAME=VALUE, repeatable) in the prediction and, with --observe, "
+                   "in the real session's inputs")
     add_provider_args(p)
     g = p.add_argument_group("what to compare with")
     g.add_argument("--observation", metavar="FILE", help="observation recorded earlier (here or on a device)")
@@ -64,7 +66,8 @@ def run(args):
     if args.observe:
         observation = _observe_now(args)
     summary, assignment = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
-                                  args.support_name, args.support_kind, args.policy, optimize=args.optimize)
+                                  args.support_name, args.support_kind, args.policy, optimize=args.optimize,
+                                  dims=parse_dims(args.dim))
     result = {"model": args.model}
     passed = True
     if observation is not None:
@@ -118,7 +121,7 @@ def _observe_now(args):
             runnable = materialize_weights(args.model, Path(tmp))
         except ImportError:  # pragma: no cover
             runnable = args.model
-        rec = run_session(runnable, providers, level, args.python, args.timeout)
+        rec = run_session(runnable, providers, level, args.python, args.timeout, dims=parse_dims(args.dim))
     if rec.get("state") != "ok":
         raise UsageError(f"the real session did not run ({rec.get('state')}): {rec.get('error', '')}", args.model)
     return observation_from_run(rec, level)

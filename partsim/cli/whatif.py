@@ -8,7 +8,7 @@ from ..report.whatif_table import render_whatif_table
 from ..analysis.cost import parse_link
 from ..analysis.context import prepare
 from ..analysis.whatif import whatif
-from .args import add_model_args, add_output_args, add_provider_args, parse_dims, split_list
+from .args import add_dim_arg, add_model_args, add_output_args, add_provider_args, parse_dims, split_list
 from .blame import add_link_arg, link_help
 
 __all__ = ["add_parser", "run"]
@@ -22,7 +22,7 @@ changes:
   --add-support OP[:dtype]   the first provider (after --drop-provider/--reorder)
                              also accepts OP (DOMAIN:OP for other domains), for any
                              dtype and shape, or only when its first input is dtype
-  --fix-dim NAME=VALUE       a symbolic input dimension fixed (model reloaded)
+  --dim NAME=VALUE           a symbolic input dimension fixed (model reloaded)
   --opset N                  the model converted with onnx.version_converter
   --drop-provider EP         EP removed from the request
   --reorder EP,EP…           these providers first, in this order
@@ -36,7 +36,7 @@ examples:
   partsim whatif model.onnx -p nnapi --add-support Erf
   partsim whatif swin_t.onnx -p cuda --optimize basic --link pcie4-x16
   partsim whatif model.onnx -p cuda,openvino --reorder openvino,cuda
-  partsim whatif model.onnx -p nnapi --fix-dim batch=1 --format json
+  partsim whatif model.onnx -p nnapi --dim batch=1 --format json
 """
 
 
@@ -51,7 +51,8 @@ def add_parser(sub):
     g = p.add_argument_group("changes")
     g.add_argument("--add-support", action="append", metavar="OP[:dtype][,…]",
                    help="the first provider also accepts this op type (any shape; any dtype unless given)")
-    g.add_argument("--fix-dim", action="append", metavar="NAME=VALUE", help="fix a symbolic input dimension")
+    add_dim_arg(p, group=g)
+    g.add_argument("--fix-dim", action="append", dest="dim", help=argparse.SUPPRESS)  # the old name of --dim
     g.add_argument("--opset", type=int, metavar="N", help="convert the model to this ai.onnx opset first")
     g.add_argument("--drop-provider", action="append", metavar="EP", help="remove a requested provider")
     g.add_argument("--reorder", metavar="EP,EP…", help="new priority order of (some of) the requested providers")
@@ -65,7 +66,7 @@ def add_parser(sub):
 
 def run(args):
     link = parse_link(args.link) if args.link else None
-    fix = parse_dims(args.fix_dim, "--fix-dim")
+    fix = parse_dims(args.dim)
     add = split_list(args.add_support)
     drop = split_list(args.drop_provider)
     reorder = split_list([args.reorder] if args.reorder else [])
@@ -73,7 +74,7 @@ def run(args):
         raise UsageError("--opset must be a positive integer")
     if not (add or fix or drop or reorder or args.opset is not None
             or (args.optimize and args.optimize != args.base_optimize)):
-        raise UsageError("nothing to compare: give at least one change (--add-support, --fix-dim, --opset, "
+        raise UsageError("nothing to compare: give at least one change (--add-support, --dim, --opset, "
                          "--drop-provider, --reorder, --optimize)")
     ctx = prepare(args.model, split_list(args.providers), args.rules, split_list(args.support),
                   args.support_name, args.support_kind, args.policy, optimize=args.base_optimize)
