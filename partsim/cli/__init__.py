@@ -121,7 +121,12 @@ def main(argv=None):
         # A command builds large object graphs (a node, value and edge objects per tensor) and
         # frees them at exit: the cyclic GC only rescans them, ~25 % of the time on big models.
         gc.disable()
-        return args.run(args)
+        code = args.run(args)
+        if args.command != "lint" and getattr(args, "rules", None):
+            from .user_tables import warn_about_user_tables
+
+            warn_about_user_tables(args.rules)  # after the run: a failed run prints its one error line only
+        return code
     except PartsimError as exc:
         print(f"partsim: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -1,5 +1,7 @@
 """Lint findings as text: ``file:line: level[rule] message``, then the totals."""
 
+from .text import plural
+
 __all__ = ["render_lint_text"]
 
 
@@ -8,5 +10,5 @@ def render_lint_text(files, findings):
     lines = [f"{f.file}:{f.line}: {f.level}[{f.rule}] {f.message}" for f in findings]
     errors = sum(f.level == "error" for f in findings)
     warnings = len(findings) - errors
-    lines.append(f"{len(files)} file(s) checked: {errors} error(s), {warnings} warning(s)")
+    lines.append(f"{plural(len(files), 'file')} checked: {plural(errors, 'error')}, {plural(warnings, 'warning')}")
     return "\n".join(lines) + "\n"

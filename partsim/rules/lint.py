@@ -8,7 +8,7 @@ cannot carry, an attribute the op does not have, two rules that say the same thi
 
 Rule ids (:data:`RULES` has the one-line description of each):
 
-``unreadable`` (raised, not reported), ``yaml``, ``schema``, ``missing-source``,
+``unreadable`` (raised, not reported), ``yaml``, ``schema``, ``unknown-key``, ``missing-source``,
 ``unversioned-source``, ``unknown-provider``, ``alias-conflict``, ``unknown-domain``,
 ``unknown-op``, ``empty-version-range``, ``version-not-since``, ``version-before-op``,
 ``unknown-type-constraint``, ``unknown-port``, ``dtype-outside-constraint``,
@@ -34,6 +34,7 @@ __all__ = ["Finding", "RULES", "LEVELS", "lint_file", "lint_text", "lint_paths",
 RULES = {
     "yaml": "the file is not valid YAML (or uses anchors/aliases, or nests too deep)",
     "schema": "the table does not validate against partsim/data/rules.schema.json",
+    "unknown-key": "a key the table format does not have (a typo: the message names the closest known key)",
     "missing-source": "the table does not say where its facts come from",
     "unversioned-source": "the table's source.version names no version (no digit in it)",
     "unknown-provider": "the provider is not an execution provider ORT knows",
@@ -56,7 +57,7 @@ RULES = {
 }
 
 LEVELS = {
-    "yaml": "error", "schema": "error", "missing-source": "error", "unversioned-source": "warning",
+    "yaml": "error", "schema": "error", "unknown-key": "error", "missing-source": "error", "unversioned-source": "warning",
     "unknown-provider": "error", "alias-conflict": "error", "unknown-domain": "error",
     "unknown-op": "error", "empty-version-range": "error", "version-not-since": "error",
     "version-before-op": "error", "unknown-type-constraint": "error", "unknown-port": "error",
@@ -219,6 +220,7 @@ class _Linter:
     # ------------------------------------------------------------------------------------------
     def run(self):
         from .load import _compose, table_schema
+        from .schema_errors import schema_problems
         import jsonschema
 
         try:
@@ -236,8 +238,9 @@ class _Linter:
                 self.add("missing-source", (), "no 'source': say where the facts come from, with a version",
                          line=1)
                 continue
-            where = "/".join(str(p) for p in path) or "(top)"
-            self.add("schema", path, f"{where}: {e.message}")
+            for where, message in schema_problems(e):
+                self.add("unknown-key" if "unknown key" in message and e.validator == "additionalProperties"
+                         else "schema", where, message)
         self._top(data)
         ops = data.get("ops")
         if isinstance(ops, list):
