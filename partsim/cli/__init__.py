@@ -75,6 +75,16 @@ def _command_of(argv):
     return None
 
 
+def _innermost_parser(parser, args):
+    """The (sub)parser of the command that ``args`` ran: ``partsim rules show`` -> the ``show`` parser."""
+    while True:
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        name = getattr(args, sub.dest, None) if sub is not None else None
+        if name not in (sub.choices if sub is not None else {}):
+            return parser
+        parser = sub.choices[name]
+
+
 # options whose values are files partsim reads (SPEC section 8: input files are never modified)
 _INPUT_OPTIONS = ("model", "rules", "observation", "inputs", "prediction", "receipt", "fp32_model",
                   "quant_model", "expected", "require")
@@ -110,7 +120,9 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(_command_of(argv))
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # the command's own usage, not the program's, says what it takes
+            _innermost_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     try:

@@ -3,7 +3,7 @@
 import argparse
 
 from ..errors import EXIT_OK
-from ..report.output import atomic_write, to_json, write_output
+from ..report.output import to_json, write_file, write_output
 from ..report.layer_error_table import render_layer_error_table
 from .args import RUN_DIM_HELP, add_dim_arg, add_output_args, parse_dims
 
@@ -41,6 +41,6 @@ def run(args):
     inputs = load_npz(args.inputs) if args.inputs else None
     res = layer_error(args.fp32_model, args.quant_model, seed=args.seed, inputs=inputs, dims=parse_dims(args.dim))
     if args.svg:
-        atomic_write(args.svg, layer_error_svg(res))
+        write_file(args.svg, layer_error_svg(res))
     write_output(to_json(res) if args.format == "json" else render_layer_error_table(res), args.output)
     return EXIT_OK

@@ -95,7 +95,7 @@ def run(args):
                   file=sys.stderr)
             return EXIT_ERROR
         dot_path = Path(args.output).with_suffix(".dot")
-        write_output(plan.dot, str(dot_path))
+        write_output(plan.dot, str(dot_path), announce=False)  # the error below says where it is
         print(f"partsim: error: graphviz 'dot' not found, so no {fmt.upper()} was written; the DOT text is in "
               f"{dot_path}. To get the picture, {INSTALL_HINT}, then run this command again "
               f"(or: dot -Tsvg {dot_path} -o {Path(args.output).with_suffix('.svg')})", file=sys.stderr)

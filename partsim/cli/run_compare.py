@@ -3,7 +3,7 @@
 import argparse
 
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
-from ..report.output import atomic_write, to_json, write_output
+from ..report.output import to_json, write_file, write_output
 from .args import RUN_DIM_HELP, add_dim_arg, add_output_args, add_tolerance_run_args, parse_dims, split_list
 
 HELP = """\
@@ -73,7 +73,7 @@ def run(args):
     if args.lifecycle:
         _lifecycle(args, receipt, res, abs_tol, rel_tol)
     if args.receipt:
-        atomic_write(args.receipt, to_json(receipt))
+        write_file(args.receipt, to_json(receipt))
     d = receipt["cases"][0]["delegate"]
     res["delegate"] = {k: d.get(k) for k in ("requestedProviders", "grantedProviders", "stages", "fallbackReason",
                                              "partitionSummary", "delegateState", "runtime")}

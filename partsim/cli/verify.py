@@ -7,7 +7,7 @@ from pathlib import Path
 from ..api import predict
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
 from ..runtime.observation import import_observation
-from ..report.output import atomic_write, to_json, write_output
+from ..report.output import to_json, write_file, write_output
 from ..report.verify_junit import render_verify_junit
 from ..report.verify_table import render_verify_table
 from ..analysis.verify import baseline_record, compare, compare_baseline
@@ -77,7 +77,7 @@ def run(args):
     if args.baseline:
         path = Path(args.baseline)
         if args.update_baseline:
-            atomic_write(path, to_json(baseline_record(summary)))
+            write_file(path, to_json(baseline_record(summary)))
             result["baseline"] = {"passed": True, "updated": str(path), "now": baseline_record(summary)}
         else:
             if not path.exists():

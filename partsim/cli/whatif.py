@@ -18,16 +18,7 @@ Simulate MODEL with the requested providers as given ("before") and with one or
 more changes ("after"), and show both summaries' counts side by side with the
 difference, overall and per provider.
 
-changes:
-  --add-support OP[:dtype]   the first provider (after --drop-provider/--reorder)
-                             also accepts OP (DOMAIN:OP for other domains), for any
-                             dtype and shape, or only when its first input is dtype
-  --dim NAME=VALUE           a symbolic input dimension fixed (model reloaded)
-  --opset N                  the model converted with onnx.version_converter
-  --drop-provider EP         EP removed from the request
-  --reorder EP,EP…           these providers first, in this order
-  --optimize none|basic      the graph of the "after" run (the "before" run uses
-                             --base-optimize, default none = as written)
+The changes are the options under "changes" below; give at least one.
 
 Bytes and --link as in `partsim blame --help`.  Presets:
 {link_help()}
@@ -50,17 +41,19 @@ def add_parser(sub):
     add_link_arg(p)
     g = p.add_argument_group("changes")
     g.add_argument("--add-support", action="append", metavar="OP[:dtype][,…]",
-                   help="the first provider also accepts this op type (any shape; any dtype unless given)")
-    add_dim_arg(p, group=g)
+                   help="the first provider (after --drop-provider/--reorder) also accepts OP (DOMAIN:OP for other "
+                        "domains), for any dtype and shape, or only when its first input is dtype")
+    add_dim_arg(p, "a symbolic input dimension fixed to VALUE (the model reloaded); repeatable, or "
+                   "comma-separated", group=g)
     g.add_argument("--fix-dim", action="append", dest="dim", help=argparse.SUPPRESS)  # the old name of --dim
-    g.add_argument("--opset", type=int, metavar="N", help="convert the model to this ai.onnx opset first")
-    g.add_argument("--drop-provider", action="append", metavar="EP", help="remove a requested provider")
-    g.add_argument("--reorder", metavar="EP,EP…", help="new priority order of (some of) the requested providers")
+    g.add_argument("--opset", type=int, metavar="N", help="the model converted with onnx.version_converter first")
+    g.add_argument("--drop-provider", action="append", metavar="EP", help="EP removed from the request")
+    g.add_argument("--reorder", metavar="EP,EP…", help="these providers first, in this order")
     g.add_argument("--optimize", choices=("none", "basic"), default=None,
                    help="graph of the 'after' run: none = as written, basic = ORT_ENABLE_BASIC rewrite "
                         "(default: as --base-optimize)")
     g.add_argument("--base-optimize", choices=("none", "basic"), default="none",
-                   help="graph of the 'before' run (default none)")
+                   help="graph of the 'before' run (default none = as written)")
     p.set_defaults(run=run)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 
-__all__ = ["to_json", "write_output", "atomic_write"]
+__all__ = ["to_json", "write_output", "write_file", "atomic_write"]
 
 
 def to_json(data):
@@ -51,10 +51,21 @@ def atomic_write(path, text_or_bytes):
         raise
 
 
-def write_output(text, output=None):
-    """Write the payload to ``output`` (a path) or stdout."""
+def write_file(path, text_or_bytes, announce=True):
+    """:func:`atomic_write`, then (``announce``) one line on stderr saying what was written, so a
+    command run with ``-o`` does not finish in silence: ``partsim: wrote out.json (2.1 KiB)``."""
+    atomic_write(path, text_or_bytes)
+    if announce:
+        from .text import human_bytes
+
+        size = len(text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else text_or_bytes)
+        print(f"partsim: wrote {path} ({human_bytes(size)})", file=sys.stderr, flush=True)
+
+
+def write_output(text, output=None, announce=True):
+    """Write the payload to ``output`` (a path, announced on stderr) or stdout."""
     if output in (None, "-"):
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        atomic_write(output, text)
+        write_file(output, text, announce)
