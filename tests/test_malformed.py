@@ -586,7 +586,7 @@ def test_unknown_op_in_default_domain_is_flagged(tmp_path, run_cli):
 
 
 def test_unknown_provider_name_is_dropped_not_fatal(tmp_path, run_cli):
-    """SPEC section 2: names ORT does not know are dropped with reason unknown_provider."""
+    """docs/contract.md §2: names ORT does not know are dropped with reason unknown_provider."""
     p = good_model(tmp_path)
     code, stdout, stderr = run_cli("simulate", p, "-p", "NoSuchThingExecutionProvider,bogus",
                                    "--format", "json")

@@ -1,4 +1,4 @@
-"""Compare a prediction with an observation (SPEC section 5), and baselines for CI."""
+"""Compare a prediction with an observation (docs/contract.md §5), and baselines for CI."""
 
 from ..sim.summary import fragments_of
 

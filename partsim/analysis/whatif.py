@@ -18,7 +18,7 @@
 Every number is a count of the re-simulated summary, never an estimate from the
 baseline: "partitions saved" by lifting a cause is ``before - after``.
 
-Copies per inference (decision; SPEC section 1 counts transfers and Memcpy apart):
+Copies per inference (decision; docs/contract.md §1 counts transfers and Memcpy apart):
 every pair of ``transferList`` is one copy of its tensor, and every predicted Memcpy
 whose tensor is not already a transfer (a graph input copied by a node, a device
 output read from host memory by a device kernel's host port) is one more.  A

@@ -85,7 +85,7 @@ def _innermost_parser(parser, args):
         parser = sub.choices[name]
 
 
-# options whose values are files partsim reads (SPEC section 8: input files are never modified)
+# options whose values are files partsim reads (docs/contract.md §8: input files are never modified)
 _INPUT_OPTIONS = ("model", "rules", "observation", "inputs", "prediction", "receipt", "fp32_model",
                   "quant_model", "expected", "require")
 

@@ -7,7 +7,7 @@ from ..report.output import to_json, write_output
 from .args import add_output_args
 
 HELP = """\
-Compute the modelBundleId (SPEC §6): sha256 over the sha256 digests of the model
+Compute the modelBundleId (docs/contract.md §6): sha256 over the sha256 digests of the model
 file, its metadata (the model's metadata_props plus --metadata), labels,
 tokenizer, preprocessing and postprocessing configs, in that order; an absent part
 is hashed as empty bytes.  The exact bytes are documented in

@@ -1,4 +1,4 @@
-"""partsim compare: check a CPU-vs-delegate receipt (SPEC §6, JSON per §6a)."""
+"""partsim compare: check a CPU-vs-delegate receipt (docs/contract.md §6, JSON per §6a)."""
 
 import argparse
 

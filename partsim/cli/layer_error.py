@@ -1,4 +1,4 @@
-"""partsim layer-error: per-boundary quantization error, FP32 vs quantized model (SPEC §6, §6a)."""
+"""partsim layer-error: per-boundary quantization error, FP32 vs quantized model (docs/contract.md §6, §6a)."""
 
 import argparse
 

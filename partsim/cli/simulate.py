@@ -20,7 +20,7 @@ examples:
   partsim simulate model.onnx -p cuda --optimize basic     # after ORT's BASIC rewrites
   partsim simulate model.onnx --compat usability-checker  # ORT's mobile usability checker
 
-The JSON is the partitionSummary of SPEC section 4 (schema:
+The JSON is the partitionSummary of docs/contract.md §4 (schema:
 partsim/data/summary.schema.json).  Exit 0 on success (also when nothing is
 accelerated: check "accelerated"), 2 on a bad model, table or option.
 

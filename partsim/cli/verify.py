@@ -28,7 +28,7 @@ gate CI on a committed baseline.
 
 Predictions are made on the graph as written, so compare with observations made
 at ORT_DISABLE_ALL (the default --level); with --optimize basic the prediction is
-made on ORT's own BASIC rewrite: compare with --level basic (SPEC section 5).
+made on ORT's own BASIC rewrite: compare with --level basic (docs/contract.md §5).
 """
 
 

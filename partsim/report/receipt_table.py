@@ -1,6 +1,7 @@
 """An execution receipt as text: device, sample, candidate, the delegate's stages, one line per lifecycle cell."""
 
 from ..numerics.receipt_schema import CELLS, STAGES
+from .text import plural
 
 __all__ = ["render_receipt_table"]
 
@@ -13,8 +14,8 @@ def render_receipt_table(receipt):
              f"baseline check: {receipt['cpuBaseline']['baselineCheck']['result']}"
              f"  delegate {receipt['delegateState']}  fallbackReason {receipt['fallbackReason']}  stages "
              + " ".join(f"{k}={receipt['stages'][k]}" for k in STAGES),
-             f"partitionSummary delegated {receipt['partitionSummary']['delegatedNodeCount']} nodes in "
-             f"{receipt['partitionSummary']['partitionCount']} partition(s), undelegated "
+             f"partitionSummary delegated {plural(receipt['partitionSummary']['delegatedNodeCount'], 'node')} in "
+             f"{plural(receipt['partitionSummary']['partitionCount'], 'partition')}, undelegated "
              f"{receipt['partitionSummary']['undelegatedNodeCount']}"]
     for name in CELLS:
         c = receipt["lifecycle"].get(name)

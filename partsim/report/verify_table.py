@@ -1,6 +1,6 @@
 """A verify result as text: prediction vs observation, and vs a committed baseline."""
 
-from .text import format_table
+from .text import format_table, plural
 
 __all__ = ["render_verify_table"]
 
@@ -24,7 +24,7 @@ def render_verify_table(result):
                     for d in v["disagreements"][:60]]
             out.append(format_table(["node", "op", "predicted", "observed", "predicted reason"], rows))
         if v["unobserved"]:
-            out.append(f"{len(v['unobserved'])} predicted node(s) absent from the observation "
+            out.append(f"{plural(len(v['unobserved']), 'predicted node')} absent from the observation "
                        f"(removed or fused by ORT), e.g. {', '.join(v['unobserved'][:5])}")
     b = result.get("baseline")
     if b:

@@ -1,4 +1,4 @@
-"""Observations: where a real ORT session put each node (SPEC section 5).
+"""Observations: where a real ORT session put each node (docs/contract.md §5).
 
 partsim's own observation JSON (``schemaVersion``), and importers for what
 devices record: the per-level records of ``shared/observed/*/observed.json``

@@ -1,4 +1,4 @@
-"""From an :class:`~partsim.sim.assign.Assignment` to the partitionSummary (SPEC section 4).
+"""From an :class:`~partsim.sim.assign.Assignment` to the partitionSummary (docs/contract.md §4).
 
 Counts fragments, partitions, transfers, feed transfers, Memcpy nodes and
 conversion findings.  Pure: returns a JSON-ready dict with a stable order.
@@ -179,7 +179,7 @@ def _conversions(model, a, table_of, transfers):
 
 
 def summarize(a):
-    """Build the partitionSummary dict for assignment ``a`` (see SPEC section 4).
+    """Build the partitionSummary dict for assignment ``a`` (see docs/contract.md §4).
 
     Examples
     --------
