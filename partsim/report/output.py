@@ -11,9 +11,10 @@ from ..errors import UsageError
 __all__ = ["to_json", "write_output", "write_file", "atomic_write"]
 
 
-def to_json(data):
-    """Canonical JSON: sorted keys, two-space indent, trailing newline (byte-stable)."""
-    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+def to_json(data, indent=2):
+    """Canonical JSON: sorted keys, ``indent`` (two spaces; 0 = one item a line, for big data files),
+    UTF-8 text as is, trailing newline (byte-stable).  The one encoder of everything partsim writes."""
+    return json.dumps(data, sort_keys=True, indent=indent, ensure_ascii=False) + "\n"
 
 
 def atomic_write(path, text_or_bytes):
