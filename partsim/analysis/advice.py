@@ -52,7 +52,7 @@ def suggested_change(cause, symbolic_dims=(), optimized=False):
 
     >>> suggested_change({"reason": "dynamic_shape", "opType": "Conv", "domain": ""}, ["batch"])[0]
     ['--dim', 'batch=1']
-    >>> suggested_change({"reason": "dtype", "opType": "Gemm", "domain": "com.microsoft"})[0]
+    >>> suggested_change({"reason": "dtype", "opType": "Gemm", "domain": "com.microsoft", "provider": "EP"})[0]
     ['--add-support', 'com.microsoft:Gemm']
     """
     op = f"{cause['domain']}:{cause['opType']}" if cause["domain"] else cause["opType"]
