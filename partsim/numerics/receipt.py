@@ -49,7 +49,7 @@ from .run_compare import resolve_providers
 from .cells import baseline_check, lifecycle_cells, numeric_result, partition_summary, run_record
 from .describe import describe_arrays, dynamic_dims, head_values, quant_params
 from .expected import pb_set, load_expected
-from .receipt_schema import CELLS, FALLBACK_POLICIES, RECEIPT_SCHEMA_VERSION, STAGES
+from .receipt_schema import FALLBACK_POLICIES, RECEIPT_SCHEMA_VERSION
 
 __all__ = ["make_receipt"]
 

@@ -25,7 +25,7 @@ _FLOATISH = frozenset({"float", "float16", "bfloat16"})
 
 
 def fragments_of(model, provider):
-    """Maximal weakly-connected same-provider node sets (SPEC section 1).
+    """Maximal weakly-connected same-provider node sets (docs/contract.md §1).
 
     Returns a list of node-index lists, ordered by their first node in topological
     order (members in topological order too).
