@@ -8,7 +8,7 @@ import shlex
 import onnx
 import pytest
 
-from partsim.cli import COMMANDS, build_parser
+from partsim.cli import build_parser
 from partsim.report.glossary import GLOSSARY, REASONS
 from tests.conftest import ROOT, shared_path
 
