@@ -45,22 +45,14 @@ def load_for_prediction(path, optimize="none", seed=0, dims=None):
     """
     if optimize not in OPTIMIZE_LEVELS:
         raise UsageError(f"--optimize must be one of {', '.join(OPTIMIZE_LEVELS)}, not {optimize!r}")
-    if dims:
-        from .io.variants import check_dims, load_variant
+    from .io.variants import check_dims, load_optimized, load_variant
 
+    if dims:
         check_dims(load_model(path, infer_shapes=False), dims)
         return load_variant(path, optimize, fix_dims=dims, seed=seed, label="symbolic dimensions fixed with --dim")
     if optimize == "none":
         return load_model(path)
-    import tempfile
-
-    from .runtime.optimizer import optimize_for_checker
-
-    original = load_model(path, infer_shapes=False)  # validates the file, gives its digest
-    with tempfile.TemporaryDirectory(prefix="partsim-optimize-") as tmp:
-        optimized = optimize_for_checker(path, tmp, seed=seed)
-        return load_model(optimized, shown_as=(original.path, original.sha256),
-                          notes=["predicted on ORT's ORT_ENABLE_BASIC rewrite of the model (--optimize basic)"])
+    return load_optimized(path, seed)
 
 
 def build_request(providers=None, support=None, support_name="EP", support_kind="kernel"):

@@ -3,7 +3,7 @@
 
 from ..errors import ModelError, UsageError
 
-__all__ = ["load_variant", "fix_dims_in_proto", "dim_params", "check_dims"]
+__all__ = ["load_variant", "load_optimized", "fix_dims_in_proto", "dim_params", "check_dims"]
 
 
 def dim_params(model):
@@ -82,6 +82,22 @@ def _modify(proto, fix_dims, opset, path):
     return proto
 
 
+def load_optimized(path, seed=0):
+    """``path`` after ORT's own ORT_ENABLE_BASIC rewrites (constant folding, redundant-node removal,
+    simple fusions, which run before partitioning), on a copy with weights materialized when absent;
+    the model still names the user's file."""
+    import tempfile
+
+    from ..runtime.optimizer import optimize_for_checker
+    from .load import load_model
+
+    original = load_model(path, infer_shapes=False)  # validates the file, gives its digest
+    with tempfile.TemporaryDirectory(prefix="partsim-optimize-") as tmp:
+        optimized = optimize_for_checker(path, tmp, seed=seed)
+        return load_model(optimized, shown_as=(original.path, original.sha256),
+                          notes=["predicted on ORT's ORT_ENABLE_BASIC rewrite of the model (--optimize basic)"])
+
+
 def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0, label="what-if variant of the model"):
     """Load ``path`` with symbolic dims fixed and/or converted to another opset, at ``optimize``.
 
@@ -91,12 +107,11 @@ def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0, label
     optimizer runs on it.  The user's file is never written.  ``label`` starts the note the
     model carries (its summary's ``warnings``).
     """
-    from ..api import load_for_prediction
     from .load import load_model, model_from_proto
     from .read import read_model_proto
 
     if not fix_dims and opset is None:
-        return load_for_prediction(path, optimize, seed=seed)
+        return load_model(path) if optimize == "none" else load_optimized(path, seed)
     changes = ", ".join([f"{k}={v}" for k, v in sorted((fix_dims or {}).items())]
                         + ([f"opset {opset}"] if opset is not None else []))
     if optimize == "none":
