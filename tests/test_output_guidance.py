@@ -170,3 +170,20 @@ def test_contract_ships_and_every_citation_names_one_of_its_sections():
         assert f"**{term}" in contract or f"**{term.lower()}" in contract or term in contract, term
     for reason in REASONS:
         assert f"`{reason}`" in contract, reason
+
+
+def test_verify_and_render_take_the_same_dim(run_cli, tmp_path):
+    bert = shared_path("corpus", "graph_only", "bert_tiny.ts.onnx")
+    written = _fixed_copy(bert, tmp_path / "b.onnx", {"batch": 1, "seq": 8})
+    code, dot_dim, err = run_cli("render", bert, "-p", "nnapi", "--dim", "batch=1,seq=8", "-f", "dot")
+    assert code == 0, err
+    code, dot_written, _ = run_cli("render", written, "-p", "nnapi", "-f", "dot")
+    code, dot_open, _ = run_cli("render", bert, "-p", "nnapi", "-f", "dot")
+    assert dot_dim.replace(str(bert), "M").replace("bert_tiny.ts.onnx", "M") == \
+        dot_written.replace(str(written), "M").replace("b.onnx", "M")
+    assert dot_dim != dot_open
+    # verify: the prediction and the real session (its inputs sized by --dim) on the same fixed model
+    code, out, err = run_cli("verify", bert, "-p", "cpu", "--observe", "--dim", "batch=1,seq=8", "-f", "json")
+    assert code == 0, err
+    v = json.loads(out)["verify"]
+    assert v["passed"] and v["compared"] > 100
