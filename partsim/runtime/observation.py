@@ -13,7 +13,7 @@ import re
 from ..errors import ObservationError
 
 __all__ = ["OBSERVATION_SCHEMA_VERSION", "LEVELS", "normalize_level", "import_observation",
-           "observation_from_records", "MEMCPY_OPS"]
+           "observation_from_records", "MEMCPY_OPS", "is_unnamed"]
 
 OBSERVATION_SCHEMA_VERSION = "1.0"
 MAX_OBSERVATION_BYTES = 256 * 1024 * 1024
@@ -46,6 +46,15 @@ def _memcpy_counts(ops):
 MEMCPY_OPS = ("MemcpyFromHost", "MemcpyToHost")
 
 
+_UNNAMED = "<unnamed "
+
+
+def is_unnamed(name):
+    """Was this observed node reported by ORT without a name (``<unnamed OP>#k``)?  Such a node
+    cannot be matched to a node of the model by name."""
+    return not name or name.startswith(_UNNAMED)
+
+
 class _UniqueNames:
     """One name per reported node.  ORT reports an unnamed node with an empty name, and the nodes of a
     function it inlined under their names in the body (``_inlfunc_F_r``, the next call of F
@@ -58,7 +67,7 @@ class _UniqueNames:
         self.count = {}
 
     def __call__(self, name, op):
-        base = name or f"<unnamed {op}>"
+        base = name or f"{_UNNAMED}{op}>"
         k = self.count.get(base, 0) + 1
         self.count[base] = k
         if name and k == 1:
