@@ -110,7 +110,8 @@ def read_cases(paths, model=None, level=None):
         m = Path(model) if model else p.parent / "model.onnx"
         if not m.exists():
             raise ObservationError(f"no model for this observation (looked for {m}; give --model)", path)
-        cases.append(Case(name=p.parent.name if not model else m.stem, model=m, nodes={k: v for k, v in obs["nodes"].items() if not is_unnamed(k)},
+        named = {k: v for k, v in obs["nodes"].items() if not is_unnamed(k)}
+        cases.append(Case(name=p.parent.name if not model else m.stem, model=m, nodes=named,
                           source=str(p), runtime=str(obs.get("runtime") or ""),
                           device=str(obs.get("device") or ""), requested=list(obs.get("requested") or []),
                           op_types=dict(obs.get("opTypes") or {})))
