@@ -59,10 +59,15 @@ def build_request(providers=None, support=None, support_name="EP", support_kind=
     """The requested provider list and the ad-hoc tables behind ``--support``.
 
     Returns ``(requested names, extra RuleTables)``: the ``--support`` provider goes first
-    unless the list names it; an empty request means CPU only.
+    unless the list names it; ``providers=None`` means CPU only.  A single string is one
+    name; an empty list, an empty name or a name neither ORT nor a table knows raises
+    :class:`UsageError` ("did you mean nnapi?"), where ORT would drop it silently.
     """
+    from .rules.providers import check_provider_request
+
     extra = []
-    requested = list(providers or [])
+    names = (support_name,) if support else ()
+    requested = list(check_provider_request(providers, names) or [])
     if support:
         if support_kind not in ("kernel", "compiling"):
             raise UsageError(f"--support-kind must be kernel or compiling, not {support_kind!r}")
@@ -81,8 +86,10 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
     Parameters
     ----------
     model_or_path : str or Path or Model
-    providers : list of str, optional
-        Requested providers in priority order (names, aliases, ``NAME:variant``).
+    providers : list of str or str, optional
+        Requested providers in priority order (names, aliases, ``NAME:variant``); a
+        single string is one name.  ``None``: CPU only.  Unknown names and an empty
+        list raise :class:`~partsim.errors.UsageError`.
     rule_paths : list, optional
         Extra rule-table files or folders.
     support : list of str, optional

@@ -585,17 +585,15 @@ def test_unknown_op_in_default_domain_is_flagged(tmp_path, run_cli):
     assert s["nodes"][0].get("schemaKnown") is False
 
 
-def test_unknown_provider_name_is_dropped_not_fatal(tmp_path, run_cli):
-    """docs/contract.md §2: names ORT does not know are dropped with reason unknown_provider."""
+def test_unknown_provider_name_is_refused_with_a_suggestion(tmp_path, run_cli):
+    """ORT drops names it does not know (docs/contract.md §2; `partsim providers` reports that); a
+    prediction for them would be a silent CPU-only answer, so simulate refuses (issue 16)."""
     p = good_model(tmp_path)
-    code, stdout, stderr = run_cli("simulate", p, "-p", "NoSuchThingExecutionProvider,bogus",
-                                   "--format", "json")
-    assert code == 0, stderr
-    s = json.loads(stdout)
-    assert {"name": "NoSuchThingExecutionProvider", "reason": "unknown_provider"} in s["droppedProviders"]
-    assert {"name": "bogus", "reason": "unknown_provider"} in s["droppedProviders"]
-    assert s["effectiveProviders"] == ["CPUExecutionProvider"]
-    assert s["accelerated"] is False
+    for request, hint in (("NoSuchThingExecutionProvider,bogus", "NoSuchThingExecutionProvider"),
+                          ("nnpai", "did you mean nnapi?"), ("", "empty")):
+        code, stdout, stderr = run_cli("simulate", p, "-p", request, "--format", "json")
+        assert code == 2 and stdout == "", (request, stderr)
+        assert len(stderr.strip().splitlines()) == 1 and hint in stderr, stderr
 
 
 def test_external_inside_folder_is_fine_even_if_absent(tmp_path, run_cli):

@@ -4,7 +4,7 @@ from ..errors import UsageError
 from ..sim.assign import POLICIES
 
 __all__ = ["add_model_args", "add_provider_args", "add_output_args", "split_list", "add_tolerance_run_args",
-           "add_dim_arg", "parse_dims", "DIM_HELP", "RUN_DIM_HELP", "request_words"]
+           "add_dim_arg", "parse_dims", "DIM_HELP", "RUN_DIM_HELP", "request_words", "provider_request"]
 
 
 def split_list(values):
@@ -42,6 +42,12 @@ def parse_dims(values, option="--dim"):
 def add_dim_arg(p, help_text=DIM_HELP, group=None):
     """``--dim NAME=VALUE`` (repeatable), the same option on every command that takes a model."""
     (group or p).add_argument("--dim", action="append", default=[], metavar="NAME=VALUE", help=help_text)
+
+
+def provider_request(values):
+    """``-p`` values as a request: ``None`` when the option was not given (CPU only), else the
+    names (possibly none: ``-p ""`` is then refused as an empty list by the API)."""
+    return None if values is None else split_list(values)
 
 
 def add_model_args(p, optimize=True):

@@ -9,7 +9,7 @@ from ..analysis.lift import LIFTABLE_REASONS
 from ..analysis.cost import LINK_PRESETS, parse_link
 from ..analysis.blame import blame
 from ..analysis.context import prepare
-from .args import add_dim_arg, add_model_args, add_output_args, add_provider_args, parse_dims, split_list
+from .args import add_dim_arg, add_model_args, add_output_args, add_provider_args, parse_dims, provider_request, split_list
 
 __all__ = ["add_parser", "run", "link_help", "add_link_arg"]
 
@@ -81,7 +81,7 @@ def run(args):
         raise UsageError("--dim-value must be a positive integer")
     link = parse_link(args.link) if args.link else None
     dims = parse_dims(args.dim)
-    ctx = prepare(args.model, split_list(args.providers), args.rules, split_list(args.support),
+    ctx = prepare(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                   args.support_name, args.support_kind, args.policy, optimize=args.optimize)
     result = blame(ctx, link=link, dim_value=args.dim_value, dims=dims, analyse_dims=not args.no_dims)
     text = to_json(result) if args.format == "json" else render_blame_table(result, top=args.top)

@@ -10,7 +10,7 @@ from ..report.output import write_output
 from ..render import DEFAULT_COLLAPSE_THRESHOLD, find_dot, plan_render, render_html, render_svg
 from ..render.dot import memcpy_device
 from ..render.svg import DEFAULT_TIMEOUT, INSTALL_HINT
-from .args import add_dim_arg, add_model_args, add_provider_args, parse_dims, split_list
+from .args import add_dim_arg, add_model_args, add_provider_args, parse_dims, provider_request, split_list
 
 FORMATS = ("svg", "html", "dot")
 
@@ -78,7 +78,7 @@ def run(args):
         raise UsageError("--collapse-threshold must be >= 0")
     if args.timeout <= 0:
         raise UsageError("--timeout must be > 0")
-    summary, assignment = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
+    summary, assignment = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                                   args.support_name, args.support_kind, args.policy, optimize=args.optimize,
                                   dims=parse_dims(args.dim))
     plan = plan_render(summary, assignment.model, collapse=args.collapse, threshold=args.collapse_threshold,

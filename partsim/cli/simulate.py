@@ -4,7 +4,8 @@ from ..api import predict
 from ..errors import EXIT_OK
 from ..report.output import to_json, write_output
 from ..report.summary_table import render_summary_table
-from .args import add_dim_arg, add_model_args, add_output_args, add_provider_args, parse_dims, request_words, split_list
+from .args import (add_dim_arg, add_model_args, add_output_args, add_provider_args, parse_dims,
+                   provider_request, request_words, split_list)
 
 HELP = """\
 Predict how ONNX Runtime assigns every node of MODEL to the requested execution
@@ -65,22 +66,23 @@ def add_parser(sub):
 def run(args):
     if getattr(args, "compat", None):
         return _run_compat(args)
-    summary, assignment = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
+    summary, assignment = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                                   args.support_name, args.support_kind, args.policy, optimize=args.optimize,
                                   dims=parse_dims(args.dim))
     from ..progress import stage
 
     with stage(f"writing the {args.format}", f"wrote the {args.format}"):
         if args.format == "json":
-            text = to_json(summary)
+            from ..report.stream import write_json
+
+            write_json(summary, args.output)  # encoded piece by piece, never one big string
         else:
             from ..analysis.advice import next_steps
             from ..io.variants import dim_params
 
             steps = next_steps(summary, request_words(args), list(dim_params(assignment.model)),
                                optimized=args.optimize == "basic")
-            text = render_summary_table(summary, steps=steps)
-        write_output(text, args.output)
+            write_output(render_summary_table(summary, steps=steps), args.output)
     return EXIT_OK
 
 

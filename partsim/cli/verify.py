@@ -8,10 +8,12 @@ from ..api import predict
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
 from ..runtime.observation import import_observation
 from ..report.output import to_json, write_file, write_output
+from ..report.baseline_junit import render_baseline_junit
+from ..report.junit_xml import join_junit_documents
 from ..report.verify_junit import render_verify_junit
 from ..report.verify_table import render_verify_table
-from ..analysis.verify import baseline_record, compare, compare_baseline
-from .args import add_dim_arg, add_model_args, add_output_args, add_provider_args, parse_dims, split_list
+from ..analysis.verify import baseline_record, check_baseline_context, compare, compare_baseline
+from .args import add_dim_arg, add_model_args, add_output_args, add_provider_args, parse_dims, provider_request, split_list
 
 HELP = """\
 Check a prediction against where a real ONNX Runtime session put every node, or
@@ -24,7 +26,11 @@ gate CI on a committed baseline.
         shared/observed/*/observed.json (one record per optimization level), or an
         ORT profiling JSON (enable_profiling) from a device.
   partsim verify MODEL -p nnapi --baseline partsim-baseline.json [--update-baseline]
-        exit 1 when fragments, transfers, Memcpy nodes or partitions grew.
+        exit 1 when the first provider lost nodes, "accelerated" turned false, the
+        status changed, or partitions, fragments, transfers or Memcpy nodes grew; the
+        message names the nodes and ops that moved and why.  The baseline records
+        providers, level, policy, table digests, partsim version and model sha256:
+        another providers/level/policy/tables/version exits 2.
 
 Predictions are made on the graph as written, so compare with observations made
 at ORT_DISABLE_ALL (the default --level); with --optimize basic the prediction is
@@ -62,10 +68,16 @@ def run(args):
         raise UsageError("give either --observation FILE or --observe, not both")
     if not 0.0 <= args.min_agreement <= 1.0:
         raise UsageError("--min-agreement must be between 0 and 1")
+    if args.update_baseline and not args.baseline:
+        raise UsageError("--update-baseline needs --baseline FILE")
+    from ..rules.providers import check_provider_request
+
+    # before any real session runs: a misspelt name is refused, not observed on CPU only
+    check_provider_request(provider_request(args.providers), (args.support_name,) if args.support else ())
     observation = import_observation(args.observation, args.level) if args.observation else None
     if args.observe:
         observation = _observe_now(args)
-    summary, assignment = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
+    summary, assignment = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                                   args.support_name, args.support_kind, args.policy, optimize=args.optimize,
                                   dims=parse_dims(args.dim))
     result = {"model": args.model}
@@ -76,32 +88,47 @@ def run(args):
         passed = passed and v["passed"]
     if args.baseline:
         path = Path(args.baseline)
+        level = "basic" if args.optimize == "basic" else "disable"
+        now = baseline_record(summary, assignment.resolution, level)
         if args.update_baseline:
-            write_file(path, to_json(baseline_record(summary)))
-            result["baseline"] = {"passed": True, "updated": str(path), "now": baseline_record(summary)}
+            write_file(path, to_json(now))
+            result["baseline"] = {"passed": True, "updated": str(path),
+                                  "now": {k: v for k, v in now.items() if k != "nodes"}}
         else:
-            if not path.exists():
-                raise UsageError("baseline file does not exist (create it with --update-baseline)", path)
-            try:
-                base = json.loads(path.read_text())
-            except (OSError, ValueError) as exc:
-                raise UsageError(f"cannot read baseline: {exc}", path) from None
-            if not isinstance(base, dict):
-                raise UsageError("baseline must be a JSON object", path)
-            b = compare_baseline(summary, base)
+            base = read_baseline(path)
+            check_baseline_context(now, base, path)
+            b = compare_baseline(summary, base, now)
             result["baseline"] = b
             passed = passed and b["passed"]
     result["passed"] = passed
     if args.format == "json":
         text = to_json(result)
     elif args.format == "junit":
-        if observation is None:
-            raise UsageError("--format junit needs --observation")
-        text = render_verify_junit(result["verify"], args.model)
+        text = ""
+        if observation is not None:
+            text = render_verify_junit(result["verify"], args.model)
+        if args.baseline:
+            b_text = render_baseline_junit(result["baseline"], args.model)
+            text = b_text if not text else join_junit_documents(text, b_text)
     else:
         text = render_verify_table(result)
     write_output(text, args.output)
     return EXIT_OK if passed else EXIT_FAIL
+
+
+def read_baseline(path):
+    """The JSON object in a baseline file, or a one-line UsageError."""
+    if not path.exists():
+        raise UsageError("baseline file does not exist (create it with --update-baseline)", path)
+    from ..io.files import read_text
+
+    try:
+        base = json.loads(read_text(path, 1 << 30, what="baseline"))
+    except ValueError as exc:
+        raise UsageError(f"cannot read baseline: {exc}", path) from None
+    if not isinstance(base, dict):
+        raise UsageError("baseline must be a JSON object", path)
+    return base
 
 
 def _observe_now(args):
@@ -112,7 +139,8 @@ def _observe_now(args):
     from ..rules.providers import KNOWN_PROVIDERS
     from ..rules.providers import canonical_name
 
-    providers = [canonical_name(p.partition(":")[0]) for p in split_list(args.providers)] or ["CPUExecutionProvider"]
+    providers = ([canonical_name(p.partition(":")[0]) for p in split_list(args.providers)]
+                 or ["CPUExecutionProvider"])
     providers = [p for p in providers if p in KNOWN_PROVIDERS]
     level = normalize_level(args.level)
     with tempfile.TemporaryDirectory(prefix="partsim-verify-") as tmp:

@@ -8,7 +8,7 @@ from ..report.whatif_table import render_whatif_table
 from ..analysis.cost import parse_link
 from ..analysis.context import prepare
 from ..analysis.whatif import whatif
-from .args import add_dim_arg, add_model_args, add_output_args, add_provider_args, parse_dims, split_list
+from .args import add_dim_arg, add_model_args, add_output_args, add_provider_args, parse_dims, provider_request, split_list
 from .blame import add_link_arg, link_help
 
 __all__ = ["add_parser", "run"]
@@ -69,7 +69,7 @@ def run(args):
             or (args.optimize and args.optimize != args.base_optimize)):
         raise UsageError("nothing to compare: give at least one change (--add-support, --dim, --opset, "
                          "--drop-provider, --reorder, --optimize)")
-    ctx = prepare(args.model, split_list(args.providers), args.rules, split_list(args.support),
+    ctx = prepare(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                   args.support_name, args.support_kind, args.policy, optimize=args.base_optimize)
     result = whatif(ctx, add=add, fix_dims=fix, opset=args.opset, drop=drop, reorder=reorder,
                     optimize=args.optimize, link=link)

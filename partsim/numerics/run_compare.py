@@ -21,7 +21,7 @@ count), ``invoked`` means the CPU EP ran it: a real receipt for CPU-vs-CPU check
 """
 
 from ..errors import ObservationError
-from ..rules.providers import ALIASES, KNOWN_PROVIDERS
+from ..rules.providers import KNOWN_PROVIDERS, canonical_name
 
 __all__ = ["run_compare", "resolve_providers", "DELEGATE_STATES"]
 
@@ -32,7 +32,7 @@ def resolve_providers(names):
     """Aliases -> ORT names, duplicates dropped, CPU appended last if absent."""
     out = []
     for n in names:
-        real = ALIASES.get(n.lower(), n)
+        real = canonical_name(n)
         if real not in out:
             out.append(real)
     if "CPUExecutionProvider" not in out:

@@ -30,10 +30,11 @@ def render_verify_table(result):
     if b:
         if b.get("updated"):
             out.append(f"baseline     updated {b['updated']}")
-        elif b["grew"]:
-            for g in b["grew"]:
-                out.append(f"baseline     {g['count']} grew {g['baseline']} -> {g['now']}")
+        elif b["failures"]:
+            for f in b["failures"]:
+                out.append(f"baseline     FAIL {f['rule']}: {f['message']}")
         else:
-            out.append("baseline     no count grew")
+            out.append("baseline     no node left the first provider, no count grew, status and "
+                       "acceleration unchanged")
     out.append("PASSED" if result["passed"] else "FAILED")
     return "\n".join(out) + "\n"
