@@ -17,3 +17,13 @@ def test_readme_examples(monkeypatch):
     runner.run(test)
     result = runner.summarize(verbose=False)
     assert result.failed == 0 and result.attempted >= 15, result
+
+
+def test_readme_shows_the_table_simulate_prints(run_cli, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    marker = "Reading the table (`python cli.py simulate fixtures/demo.onnx -p nnapi`):\n\n```\n"
+    shown = text.split(marker, 1)[1].split("```\n", 1)[0]
+    code, out, err = run_cli("simulate", "fixtures/demo.onnx", "-p", "nnapi")
+    assert code == 0, err
+    assert shown == out
