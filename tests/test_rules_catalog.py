@@ -93,3 +93,12 @@ def test_a_user_table_with_lint_errors_warns_when_used(tmp_path, run_cli):
     f.write_text(HEAD + "- op: MatMul\n")
     code, out, err = run_cli("simulate", ROOT / "fixtures" / "chain.onnx", "-r", f, "-p", "xnnpack")
     assert code == 0 and err == ""
+
+
+def test_every_shipped_table_shows_under_its_listed_name(run_cli):
+    code, out, _ = run_cli("rules", "list", "-f", "json")
+    for r in json.loads(out):
+        name = (r["aliases"][0] if r["aliases"] else r["provider"]) + (f":{r['variant']}" if r["variant"] else "")
+        code, text, err = run_cli("rules", "show", name)
+        assert code == 0, err
+        assert parse_table(text).rules == load_table(RULES / r["file"]).rules, name
