@@ -88,3 +88,20 @@ def test_inlined_nodes_get_unique_names_in_observations(run_cli, tmp_path):
         assert sum(len(p["nodes"]) for p in obs["partitions"]) == 5
         if named:  # ORT's own names for the inlined bodies are kept
             assert {"_inlfunc_MyF_r", "_inlfunc_MyF_n", "_inlfunc_MyF_token_0_r"} <= set(obs["nodes"])
+
+
+def test_no_singular_count_with_a_plural_noun(run_cli):
+    import re
+
+    from tests.conftest import shared_path
+
+    tt = shared_path("corpus", "full", "tiny_transformer.ts.onnx")
+    outputs = [run_cli("blame", tt, "-p", "nnapi")[1], run_cli("simulate", tt, "-p", "nnapi")[1],
+               run_cli("whatif", tt, "-p", "nnapi", "--add-support", "Erf")[1],
+               run_cli("simulate", ROOT / "partsim" / "data" / "one_relu.onnx")[1],
+               run_cli("lint", ROOT / "rules" / "nnapi.yaml")[1]]
+    assert "non_constant_input: 1 node in 1 group, e.g." in outputs[0]
+    wrong = re.compile(r"(?<![\d.])1 (nodes|groups|partitions|copies|files|errors|warnings|transfers|"
+                       r"shape subgraphs)\b")
+    for text in outputs:
+        assert not wrong.search(text), wrong.search(text)

@@ -1,7 +1,7 @@
 """A whatif result as a text table: before, after and the change, overall and per provider."""
 
 from ..analysis.cost import METRIC_KEYS
-from .text import format_table, human_bytes
+from .text import format_table, human_bytes, plural
 
 __all__ = ["render_whatif_table"]
 
@@ -23,7 +23,7 @@ def _signed(v):
 def render_whatif_table(r):
     """Text report of a whatif result (pure)."""
     b, a = r["before"], r["after"]
-    out = [f"model    {r['model']['path']}  ({r['model']['nodeCount']} nodes)"]
+    out = [f"model    {r['model']['path']}  ({plural(r['model']['nodeCount'], 'node')})"]
     out.append("changes  " + "; ".join(f"{c['change']} {c['value']}" for c in r["changes"]))
     out.append(f"before   {' > '.join(b['providers'])}, optimize {b['optimize']}, {b['status']}"
                + ("" if b["accelerated"] else ", NOT accelerated"))
