@@ -65,12 +65,14 @@ def suggested_change(cause, symbolic_dims=(), optimized=False):
     return (["--add-support", op], f"suppose {cause['provider']} accepted every {op} node")
 
 
-def next_steps(summary, request, symbolic_dims=(), optimized=False):
+def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=None):
     """What to do after reading a summary: records ``{"text", "command"}`` (``command`` a list of
     words after ``partsim``, or None).
 
     ``request`` is the model and the provider options exactly as the user gave them
-    (``["m.onnx", "-p", "nnapi"]``), so each command can be pasted as it is.
+    (``["m.onnx", "-p", "nnapi"]``), so each command can be pasted as it is.  ``fixed_dims``: the
+    dimensions the prediction fixed (``--dim``); whatif and blame start from the model without
+    them, which a last step says.
 
     >>> s = {"effectiveProviders": ["EP", CPU], "nodes": [
     ...     {"name": "a", "opType": "Erf", "domain": "", "reason": "op_not_in_table", "reasonDetail": "no rule"}]}
@@ -95,8 +97,18 @@ def next_steps(summary, request, symbolic_dims=(), optimized=False):
     nodes = f"{cause['nodes']} {cause['opType']} node{'' if cause['nodes'] == 1 else 's'}"
     detail = f": {cause['detail']}" if cause["detail"] else ""
     change, what = suggested_change(cause, symbolic_dims, optimized)
-    return [{"text": f"the largest cause: {cause['reason']} keeps {nodes} off {cause['provider']}{detail}",
-             "command": None},
-            {"text": f"{what}, and compare:", "command": ["whatif"] + base[:1] + base[1:] + change},
-            {"text": "rank every cause by what lifting it alone saves (partitions, transfers, copies):",
-             "command": blame}]
+    if fixed_dims:  # whatif's "after" keeps the user's --dim; its "before" is the model as written
+        given = [f"{k}={v}" for k, v in sorted(fixed_dims.items())]
+        if change[0] == "--dim":
+            change = ["--dim", ",".join(given + change[1].split(","))]
+        else:
+            change = ["--dim", ",".join(given)] + change
+    steps = [{"text": f"the largest cause: {cause['reason']} keeps {nodes} off {cause['provider']}{detail}",
+              "command": None},
+             {"text": f"{what}, and compare:", "command": ["whatif"] + base + change},
+             {"text": "rank every cause by what lifting it alone saves (partitions, transfers, copies):",
+              "command": blame}]
+    if fixed_dims:
+        steps.append({"text": "whatif's before and blame are the model as written, without your --dim",
+                      "command": None})
+    return steps

@@ -81,7 +81,7 @@ def run(args):
             from ..io.variants import dim_params
 
             steps = next_steps(summary, request_words(args), list(dim_params(assignment.model)),
-                               optimized=args.optimize == "basic")
+                               optimized=args.optimize == "basic", fixed_dims=parse_dims(args.dim))
             write_output(render_summary_table(summary, steps=steps), args.output)
     return EXIT_OK
 
