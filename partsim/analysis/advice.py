@@ -71,8 +71,8 @@ def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=N
 
     ``request`` is the model and the provider options exactly as the user gave them
     (``["m.onnx", "-p", "nnapi"]``), so each command can be pasted as it is.  ``fixed_dims``: the
-    dimensions the prediction fixed (``--dim``); whatif and blame start from the model without
-    them, which a last step says.
+    dimensions the prediction fixed (``--dim``): the whatif change keeps them, while whatif's
+    "before" and blame start from the model as written, which a last step says.
 
     >>> s = {"effectiveProviders": ["EP", CPU], "nodes": [
     ...     {"name": "a", "opType": "Erf", "domain": "", "reason": "op_not_in_table", "reasonDetail": "no rule"}]}
