@@ -24,14 +24,27 @@ def link_help():
 HELP = f"""\
 For every op type and every rejection category that keeps nodes of MODEL off the
 first provider (the accelerator), lift that one cause and simulate again on the
-same loaded model: how many partitions, transfers, Memcpy nodes and boundary
-bytes disappear.  Ranked: most partitions saved first, then transfers.
+same loaded model: how much accelerator coverage it wins and how many
+partitions, transfers, Memcpy nodes and boundary bytes disappear.
 
 Lifting means a copy of the first provider's rule table that:
   op type              accepts that op for any dtype, shape and attribute
 {chr(10).join(f"  {k:<20} {v}" for k, v in LIFTABLE_REASONS.items())}
-Symbolic input dimensions (dim_param names) are fixed one at a time (to
---dim-value, default 1, or --dim NAME=VALUE) and the model reloaded.
+Symbolic input dimensions (dim_param names) are fixed one at a time and all
+together (to --dim-value, default 1, or --dim NAME=VALUE) and the model
+reloaded; ORT's higher optimization levels (its own constant folding, e.g.
+"level basic" on a model predicted at none) are measured on ORT's rewrite; and
+when nodes are rejected for their schema version, the nearest opsets at which
+the table has a kernel ("opset N", converted with onnx.version_converter).
+
+Ranked by accelerator coverage gained (the share of the graph's nodes on the
+first provider; a level that folds nodes away changes the total), then
+accelerator partitions saved; ties go to causes you can act on.  "who" says who
+can act: you (a session option; an export or conversion: dims, opset, level,
+constant inputs, dtype, rank, attributes), the provider's vendor (an op with no
+kernel at any version, a kernel version not registered, partitioning hooks;
+your own table via -r only predicts the change), or ORT (its CPU-preferred
+pass).  The last line names the best change you can make.
 
 "saved" = before - after; a negative number means lifting that cause makes
 more of it (e.g. lifting cpu_preferred on CUDA moves shape computations to the
@@ -72,6 +85,8 @@ def add_parser(sub):
                    help="size a symbolic input dimension is fixed to when its effect is measured (default 1)")
     add_dim_arg(p, "size for one symbolic dimension when its effect is measured (overrides --dim-value)", g)
     g.add_argument("--no-dims", action="store_true", help="do not measure symbolic input dimensions")
+    p.add_argument("--no-variants", action="store_true",
+                   help="measure only table lifts: no dims, optimization levels or opsets (no model reloads)")
     p.add_argument("--top", type=int, default=20, metavar="N", help="rows of the table (JSON has all; default 20)")
     p.set_defaults(run=run)
 
@@ -83,7 +98,8 @@ def run(args):
     dims = parse_dims(args.dim)
     ctx = prepare(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                   args.support_name, args.support_kind, args.policy, optimize=args.optimize)
-    result = blame(ctx, link=link, dim_value=args.dim_value, dims=dims, analyse_dims=not args.no_dims)
+    result = blame(ctx, link=link, dim_value=args.dim_value, dims=dims, analyse_dims=not (args.no_dims or args.no_variants),
+                   analyse_levels=not args.no_variants, analyse_opsets=not args.no_variants)
     text = to_json(result) if args.format == "json" else render_blame_table(result, top=args.top)
     write_output(text, args.output)
     return EXIT_OK

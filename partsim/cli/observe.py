@@ -7,11 +7,10 @@ from pathlib import Path
 from ..data import data_path
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
 from ..runtime.observation import normalize_level
-from ..runtime.observe import observation_from_run, run_session
+from ..runtime.observe import dropped_providers, observation_from_run, run_session
 from ..report.output import to_json, write_output
 from ..report.observe_table import render_observe_table
 from ..report.providers_table import render_providers_table
-from ..rules.providers import KNOWN_PROVIDERS
 from .args import RUN_DIM_HELP, add_dim_arg, add_output_args, parse_dims, split_list
 
 OBSERVE_HELP = """\
@@ -114,13 +113,7 @@ def run_providers(args):
     used = {}
     for ep, members in rec.get("assignment") or []:
         used[ep] = used.get(ep, 0) + len(members)
-    dropped = []
-    for name in requested:
-        if name in granted:
-            continue
-        # ORT knows the name but this build lacks it -> not_available; a name no ORT build has -> unknown_provider
-        reason = "not_available" if name in KNOWN_PROVIDERS else "unknown_provider"
-        dropped.append({"name": name, "reason": reason})
+    dropped = dropped_providers(requested, granted)
     warnings = list(rec.get("warnings", [])) + [f"EP Error {b}" for b in rec.get("stderr_banners", [])]
     result = {"requested": requested, "available": available, "granted": granted, "used": used,
               "dropped": dropped, "warnings": warnings, "state": rec.get("state")}

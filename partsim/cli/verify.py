@@ -25,6 +25,12 @@ gate CI on a committed baseline.
         or when Memcpy counts differ.  Observations: partsim observation JSON,
         shared/observed/*/observed.json (one record per optimization level), or an
         ORT profiling JSON (enable_profiling) from a device.
+  partsim verify MODEL -p cpu --observe
+        the same against a session run here now.  When this machine's onnxruntime
+        lacks a requested provider (NNAPI on a PC), ORT would silently run those
+        nodes on the CPU: verify says it cannot check that provider here and exits
+        2 -- a check that cannot run is not a pass (1 is kept for a prediction that
+        disagrees with a real session).
   partsim verify MODEL -p nnapi --baseline partsim-baseline.json [--update-baseline]
         exit 1 when the first provider lost nodes, "accelerated" turned false, the
         status changed, or partitions, fragments, transfers or Memcpy nodes grew; the
@@ -77,6 +83,8 @@ def run(args):
     observation = import_observation(args.observation, args.level) if args.observation else None
     if args.observe:
         observation = _observe_now(args)
+    if observation is not None:
+        _refuse_unchecked(observation, args, here=args.observe)
     summary, assignment = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                                   args.support_name, args.support_kind, args.policy, optimize=args.optimize,
                                   dims=parse_dims(args.dim))
@@ -153,3 +161,27 @@ def _observe_now(args):
     if rec.get("state") != "ok":
         raise UsageError(f"the real session did not run ({rec.get('state')}): {rec.get('error', '')}", args.model)
     return observation_from_run(rec, level)
+
+
+def _refuse_unchecked(obs, args, here):
+    """A session where ORT dropped a requested accelerator ran its nodes elsewhere (ORT only
+    warns); comparing it with the prediction measures nothing about that provider, so verify
+    refuses (exit 2): a check that cannot run is not a pass."""
+    from ..rules.providers import canonical_name
+
+    wanted = {canonical_name(p.partition(":")[0]) for p in split_list(args.providers)}
+    missing = [d["name"] for d in obs.get("dropped") or ()
+               if d.get("name") in wanted and d.get("name") != "CPUExecutionProvider"]
+    if not missing:
+        return
+    ran = ", ".join(obs.get("granted") or []) or "no provider"
+    if here:
+        raise UsageError(
+            f"cannot check {', '.join(missing)} here: this {obs.get('runtime') or 'onnxruntime'} build has "
+            f"{', '.join(obs.get('available') or []) or 'no providers'} (ORT dropped the request and ran every "
+            f"node on {ran}); record an observation where the provider exists (partsim observe MODEL -p "
+            f"{','.join(split_list(args.providers))} -o obs.json) and run verify --observation obs.json, or point "
+            "--python at an interpreter whose onnxruntime has it", args.model)
+    raise UsageError(f"cannot check {', '.join(missing)} with this observation: its session dropped the "
+                     f"provider and ran every node on {ran}; record it where the provider exists",
+                     args.observation)
