@@ -32,8 +32,11 @@ def load_tables(rule_paths=()):
 OPTIMIZE_LEVELS = ("none", "basic")
 
 
-def load_for_prediction(path, optimize="none", seed=0):
+def load_for_prediction(path, optimize="none", seed=0, dims=None):
     """Load ``path`` as ORT would see it when partitioning at ``optimize``.
+
+    ``dims`` (``{"batch": 1}``) fixes symbolic input dimensions first, as ``--dim`` does;
+    a name no graph input has is a :class:`UsageError`.
 
     ``none`` is the graph as written (an ORT_DISABLE_ALL session).  ``basic`` runs
     ORT's own ORT_ENABLE_BASIC rewrites (constant folding, redundant-node removal,
@@ -42,17 +45,14 @@ def load_for_prediction(path, optimize="none", seed=0):
     """
     if optimize not in OPTIMIZE_LEVELS:
         raise UsageError(f"--optimize must be one of {', '.join(OPTIMIZE_LEVELS)}, not {optimize!r}")
+    from .io.variants import check_dims, load_optimized, load_variant
+
+    if dims:
+        check_dims(load_model(path, infer_shapes=False), dims)
+        return load_variant(path, optimize, fix_dims=dims, seed=seed, label="symbolic dimensions fixed with --dim")
     if optimize == "none":
         return load_model(path)
-    import tempfile
-
-    from .runtime.optimizer import optimize_for_checker
-
-    original = load_model(path, infer_shapes=False)  # validates the file, gives its digest
-    with tempfile.TemporaryDirectory(prefix="partsim-optimize-") as tmp:
-        optimized = optimize_for_checker(path, tmp, seed=seed)
-        return load_model(optimized, shown_as=(original.path, original.sha256),
-                          notes=["predicted on ORT's ORT_ENABLE_BASIC rewrite of the model (--optimize basic)"])
+    return load_optimized(path, seed)
 
 
 def build_request(providers=None, support=None, support_name="EP", support_kind="kernel"):
@@ -80,7 +80,7 @@ def build_request(providers=None, support=None, support_name="EP", support_kind=
 
 
 def predict(model_or_path, providers=None, rule_paths=(), support=None, support_name="EP",
-            support_kind="kernel", policy="per-node", model=None, optimize="none"):
+            support_kind="kernel", policy="per-node", model=None, optimize="none", dims=None):
     """Load (if needed), resolve providers, simulate and summarize.
 
     Parameters
@@ -94,6 +94,10 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
         Extra rule-table files or folders.
     support : list of str, optional
         Op types of an ad-hoc provider (``--support``).
+    optimize : {"none", "basic"}
+        The graph predicted on: as written, or after ORT's ORT_ENABLE_BASIC rewrites.
+    dims : dict, optional
+        Symbolic input dimensions fixed before predicting (``{"batch": 1}``, as ``--dim``).
 
     Returns
     -------
@@ -106,7 +110,7 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
         raise UsageError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
     with _gc_paused():
         return _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy,
-                        optimize)
+                        optimize, dims)
 
 
 class _gc_paused:
@@ -127,16 +131,18 @@ class _gc_paused:
         return False
 
 
-def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, optimize):
+def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, optimize, dims=None):
     from .ir.model import Model
     from .progress import stage
 
     if isinstance(model_or_path, Model):
+        if dims:
+            raise UsageError("dims need a model file, not a loaded Model (fix them with load_for_prediction)")
         m = model_or_path
     else:
         box = []
         with stage(f"loading {model_or_path}", lambda: f"loaded {len(box[0].nodes):,} nodes"):
-            box.append(load_for_prediction(model_or_path, optimize))
+            box.append(load_for_prediction(model_or_path, optimize, dims=dims))
         m = box[0]
     tables = load_tables(rule_paths)
     requested, extra = build_request(providers, support, support_name, support_kind)

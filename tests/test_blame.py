@@ -42,7 +42,7 @@ ops:
 
 
 def _independent_partitions(proto, on_ep):
-    """Kernel-EP partitions = weakly-connected same-provider node sets (SPEC section 1),
+    """Kernel-EP partitions = weakly-connected same-provider node sets (docs/contract.md §1),
     counted with networkx straight from the ONNX proto."""
     producer = {o: n.name for n in proto.graph.node for o in n.output}
     g = nx.Graph()
@@ -252,7 +252,7 @@ def test_swin_memcpy_blamed_on_cpu_preferred_and_gone_at_basic(run_cli):
     code, out, err = run_cli("blame", path, "-p", "cuda", "--optimize", "none", "--format", "json")
     assert code == 0, err
     r = json.loads(out)
-    # SPEC section 5, observed on a GPU at ORT_DISABLE_ALL: 175 Memcpy nodes
+    # docs/contract.md §5, observed on a GPU at ORT_DISABLE_ALL: 175 Memcpy nodes
     assert r["baseline"]["memcpy"] == 175
     assert set(r["reasons"]) == {"cpu_preferred"}
     assert r["memcpyCauses"] == {"cpu_preferred": 175}

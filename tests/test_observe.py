@@ -67,7 +67,7 @@ def test_optimize_basic_matches_a_real_basic_session(run_cli, name):
 
 
 def test_optimize_basic_folds_cuda_shape_subgraphs(run_cli):
-    # SPEC section 5: swin_t has many CPU-preferred shape nodes and Memcpy at DISABLE_ALL, none after BASIC
+    # docs/contract.md §5: swin_t has many CPU-preferred shape nodes and Memcpy at DISABLE_ALL, none after BASIC
     model = shared_path("corpus", "graph_only", "swin_t.ts.onnx")
     _, raw, _ = run_cli("simulate", model, "-p", "cuda", "-f", "json")
     _, basic, _ = run_cli("simulate", model, "-p", "cuda", "--optimize", "basic", "-f", "json")

@@ -4,14 +4,14 @@ import argparse
 
 from ..errors import EXIT_OK, UsageError
 from ..report.output import to_json, write_output
-from ..report.table import format_table
+from ..report.blame_table import render_blame_table
 from ..analysis.lift import LIFTABLE_REASONS
 from ..analysis.cost import LINK_PRESETS, parse_link
 from ..analysis.blame import blame
 from ..analysis.context import prepare
-from .args import add_model_args, add_output_args, add_provider_args, provider_request, split_list
+from .args import add_dim_arg, add_model_args, add_output_args, add_provider_args, parse_dims, provider_request, split_list
 
-__all__ = ["add_parser", "run", "render_blame_table", "link_help", "add_link_arg", "parse_dims", "human_bytes"]
+__all__ = ["add_parser", "run", "link_help", "add_link_arg"]
 
 
 def link_help():
@@ -73,21 +73,6 @@ def add_link_arg(p):
                         "description above)")
 
 
-def parse_dims(values, option="--dim"):
-    out = {}
-    for v in split_list(values):
-        name, sep, val = v.partition("=")
-        name = name.strip()
-        try:
-            num = int(val)
-        except ValueError:
-            num = 0
-        if not sep or not name or num < 1:
-            raise UsageError(f"{option} {v!r}: expected NAME=VALUE with a positive integer VALUE")
-        out[name] = num
-    return out
-
-
 def add_parser(sub):
     p = sub.add_parser("blame", help="rank the causes that keep nodes off the accelerator (re-simulated)",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -98,8 +83,7 @@ def add_parser(sub):
     g = p.add_argument_group("symbolic dimensions")
     g.add_argument("--dim-value", type=int, default=1, metavar="N",
                    help="size a symbolic input dimension is fixed to when its effect is measured (default 1)")
-    g.add_argument("--dim", action="append", metavar="NAME=VALUE",
-                   help="size for one symbolic dimension (overrides --dim-value)")
+    add_dim_arg(p, "size for one symbolic dimension when its effect is measured (overrides --dim-value)", g)
     g.add_argument("--no-dims", action="store_true", help="do not measure symbolic input dimensions")
     p.add_argument("--no-variants", action="store_true",
                    help="measure only table lifts: no dims, optimization levels or opsets (no model reloads)")
@@ -119,113 +103,3 @@ def run(args):
     text = to_json(result) if args.format == "json" else render_blame_table(result, top=args.top)
     write_output(text, args.output)
     return EXIT_OK
-
-
-def human_bytes(n):
-    """``14676`` -> ``14.3 KiB`` (exact bytes are in the JSON)."""
-    if n is None:
-        return "?"
-    sign = "-" if n < 0 else ""
-    n = abs(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{sign}{n} {unit}" if unit == "B" else f"{sign}{n:.1f} {unit}"
-        n /= 1024
-    return f"{sign}{n}"
-
-
-def _short(names, limit=4):
-    if len(names) <= limit:
-        return ", ".join(names)
-    return ", ".join(names[:limit]) + f", … (+{len(names) - limit})"
-
-
-def baseline_line(m, link):
-    text = (f"partitions {m['partitions']} ({m['acceleratorPartitions']} on accelerators)   "
-            f"transfers {m['transfers']}   Memcpy {m['memcpyFromHost']} from host + {m['memcpyToHost']} to host   "
-            f"boundary {human_bytes(m['boundaryBytes'])} in {m['copies']} copies")
-    if m["unsizedCopies"]:
-        text += f" ({m['unsizedCopies']} of unknown size)"
-    if link is not None:
-        text += f"   copy time {m['copyTimeUs']:.1f} us/inference over {link['name']}"
-    return text
-
-
-def render_blame_table(r, top=20):
-    """Text report of a blame result (pure)."""
-    out = []
-    m = r["model"]
-    out.append(f"model      {m['path']}  ({m['nodeCount']} nodes, optimize {r['optimize']})")
-    out.append(f"providers  {' > '.join(r['effectiveProviders'])}")
-    out.append(f"baseline   {baseline_line(r['baseline'], r['link'])}")
-    cov = r["coverage"]
-    out.append(f"coverage   {cov['firstProviderNodes']} of {cov['nodes']} nodes on {r['firstProvider']} "
-               f"({cov['percent']:.1f}%)")
-    reasons = ", ".join(f"{k} {v}" for k, v in r["reasons"].items()) or "none"
-    out.append(f"off {r['firstProvider']}: {r['undelegatedNodes']} nodes ({reasons})")
-    if r["baseline"]["memcpy"]:
-        at = ", ".join(f"{k} {v}" for k, v in r["memcpyCauses"].items() if v) or "none"
-        out.append(f"Memcpy at the nodes of: {at} (of {r['baseline']['memcpy']})")
-    out.append("")
-    rows_in = r["causes"]
-    if not rows_in:
-        out.append("nothing keeps nodes off the first provider: nothing to blame")
-        return "\n".join(out) + "\n"
-    link = r["link"] is not None
-    headers = ["rank", "cause", "kind", "who", "nodes", "coverage", "accel parts", "partitions", "transfers",
-               "Memcpy", "bytes"]
-    if link:
-        headers.append("copy us")
-    headers.append("Memcpy at nodes")
-    kinds = {"opType": "op type", "reason": "reason", "dim": "dim", "dims": "all dims", "level": "level",
-             "level+dims": "level+dims", "opset": "opset"}
-    who = {"session": "you", "model": "you", "provider": "vendor", "ort": "ORT"}
-    rows = []
-    for row in rows_in[:top]:
-        s = row["saved"]
-        c = row["coverage"]
-        cells = [row["rank"], row["cause"], kinds.get(row["kind"], row["kind"]), who.get(row["actionBy"], "?"),
-                 row["nodeCount"], f"{c['after']['percent']:.1f}% ({c['gainPoints']:+.1f})",
-                 s["acceleratorPartitions"], s["partitions"], s["transfers"], s["memcpy"], s["boundaryBytes"]]
-        if link:
-            cells.append(f"{s['copyTimeUs']:.1f}")
-        cells.append(len(row["memcpyAtNodes"]) if "memcpyAtNodes" in row else "")
-        rows.append(cells)
-    out.append("ranked by accelerator coverage gained (share of nodes on the first provider), then accelerator")
-    out.append("partitions saved; each cause lifted alone (saved = before - after; negative = more):")
-    out.append(format_table(headers, rows, [">", "<", "<", "<"] + [">"] * (len(headers) - 4)))
-    out.append("who: you = a session option or a change to the model; vendor = only the provider's vendor (or "
-               "your own table, -r); ORT = ONNX Runtime's own pass")
-    if len(rows_in) > top:
-        out.append(f"… {len(rows_in) - top} more causes (--top, or --format json for all)")
-    for nm in r.get("notMeasured", ()):
-        out.append(f"not measured: {nm['cause']}: {nm['why']}")
-    if r["notLiftable"]:
-        out.append("not liftable on a table: " + ", ".join(f"{k} ({v} nodes)" for k, v in r["notLiftable"].items()))
-    out.append("")
-    out.append("nodes concerned:")
-    for row in rows_in[:top]:
-        if row["kind"] == "reason" and row.get("groups"):
-            what = "shape subgraphs" if row["cause"] == "cpu_preferred" else "groups"
-            line = (f"  {row['cause']}: {row['nodeCount']} nodes in {len(row['groups'])} {what}, e.g. "
-                    f"[{_short(row['groups'][0], 6)}]")
-        elif row["kind"] in ("dim", "dims", "level", "level+dims", "opset"):
-            where = f" ({', '.join(row['inputs'])})" if row.get("inputs") else ""
-            gone = (f", {row['goneNodes']} of its nodes gone (folded, fused or renamed by the change)"
-                    if row.get("goneNodes") else "")
-            line = (f"  {row['cause']}{where}: {row['nodeCount']} nodes move to the first provider{gone}"
-                    + (f": {_short(row['nodes'])}" if row["nodes"] else ""))
-        else:
-            line = f"  {row['cause']}: {_short(row['nodes'])}"
-            if row.get("reasons"):
-                line += "  (" + ", ".join(f"{k} {v}" for k, v in row["reasons"].items()) + ")"
-        out.append(line)
-    best = next((row for row in rows_in if row["actionable"] and row["coverage"]["gainPoints"] > 0), None)
-    out.append("")
-    if best is not None:
-        out.append(f"next step: {best['cause']} (rank {best['rank']}, coverage "
-                   f"{best['coverage']['after']['percent']:.1f}%): {best['remedy']}")
-    else:
-        out.append("next step: nothing you can change in the model or session raises coverage; the remaining "
-                   "causes need the provider itself (try another provider, or check with whatif)")
-    return "\n".join(out) + "\n"

@@ -11,7 +11,7 @@ from ..render import (DEFAULT_COLLAPSE_THRESHOLD, HTML_COLLAPSE_THRESHOLD, find_
                       plan_render, render_html, render_svg, render_svgs)
 from ..render.dot import memcpy_device
 from ..render.svg import DEFAULT_TIMEOUT, INSTALL_HINT
-from .args import add_model_args, add_provider_args, provider_request, split_list
+from .args import add_dim_arg, add_model_args, add_provider_args, parse_dims, provider_request, split_list
 
 FORMATS = ("svg", "html", "dot", "model-explorer")
 
@@ -62,6 +62,7 @@ def add_parser(sub):
     p = sub.add_parser("render", help="draw the predicted assignment (SVG, HTML report, DOT)", description=HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_args(p)
+    add_dim_arg(p)
     add_provider_args(p)
     g = p.add_argument_group("output")
     g.add_argument("--output", "-o", metavar="FILE",
@@ -105,7 +106,8 @@ def run(args):
     if args.timeout <= 0:
         raise UsageError("--timeout must be > 0")
     summary, assignment = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
-                                  args.support_name, args.support_kind, args.policy, optimize=args.optimize)
+                                  args.support_name, args.support_kind, args.policy, optimize=args.optimize,
+                                  dims=parse_dims(args.dim))
     if fmt == "model-explorer":
         from ..io.read import read_model_proto
         from ..report.model_explorer import render_model_explorer
@@ -127,7 +129,7 @@ def run(args):
                   file=sys.stderr)
             return EXIT_ERROR
         dot_path = Path(args.output).with_suffix(".dot")
-        write_output(plan.dot, str(dot_path))
+        write_output(plan.dot, str(dot_path), announce=False)  # the error below says where it is
         print(f"partsim: error: graphviz 'dot' not found, so no {fmt.upper()} was written; the DOT text is in "
               f"{dot_path}. To get the picture, {INSTALL_HINT}, then run this command again "
               f"(or: dot -Tsvg {dot_path} -o {Path(args.output).with_suffix('.svg')})", file=sys.stderr)

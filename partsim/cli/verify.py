@@ -7,11 +7,13 @@ from pathlib import Path
 from ..api import predict
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
 from ..runtime.observation import import_observation
-from ..report.output import atomic_write, to_json, write_output
-from ..report.junit import render_baseline_junit, render_verify_junit
-from ..report.table import format_table
+from ..report.output import to_json, write_file, write_output
+from ..report.baseline_junit import render_baseline_junit
+from ..report.junit_xml import join_junit_documents
+from ..report.verify_junit import render_verify_junit
+from ..report.verify_table import render_verify_table
 from ..analysis.verify import baseline_record, check_baseline_context, compare, compare_baseline
-from .args import add_model_args, add_output_args, add_provider_args, provider_request, split_list
+from .args import add_dim_arg, add_model_args, add_output_args, add_provider_args, parse_dims, provider_request, split_list
 
 HELP = """\
 Check a prediction against where a real ONNX Runtime session put every node, or
@@ -38,7 +40,7 @@ gate CI on a committed baseline.
 
 Predictions are made on the graph as written, so compare with observations made
 at ORT_DISABLE_ALL (the default --level); with --optimize basic the prediction is
-made on ORT's own BASIC rewrite: compare with --level basic (SPEC section 5).
+made on ORT's own BASIC rewrite: compare with --level basic (docs/contract.md §5).
 """
 
 
@@ -46,6 +48,8 @@ def add_parser(sub):
     p = sub.add_parser("verify", help="check a prediction against a real ORT observation or a baseline",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_args(p)
+    add_dim_arg(p, "fix a symbolic input dimension (NAME=VALUE, repeatable) in the prediction and, with --observe, "
+                   "in the real session's inputs")
     add_provider_args(p)
     g = p.add_argument_group("what to compare with")
     g.add_argument("--observation", metavar="FILE", help="observation recorded earlier (here or on a device)")
@@ -82,7 +86,8 @@ def run(args):
     if observation is not None:
         _refuse_unchecked(observation, args, here=args.observe)
     summary, assignment = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
-                                  args.support_name, args.support_kind, args.policy, optimize=args.optimize)
+                                  args.support_name, args.support_kind, args.policy, optimize=args.optimize,
+                                  dims=parse_dims(args.dim))
     result = {"model": args.model}
     passed = True
     if observation is not None:
@@ -94,7 +99,7 @@ def run(args):
         level = "basic" if args.optimize == "basic" else "disable"
         now = baseline_record(summary, assignment.resolution, level)
         if args.update_baseline:
-            atomic_write(path, to_json(now))
+            write_file(path, to_json(now))
             result["baseline"] = {"passed": True, "updated": str(path),
                                   "now": {k: v for k, v in now.items() if k != "nodes"}}
         else:
@@ -112,9 +117,9 @@ def run(args):
             text = render_verify_junit(result["verify"], args.model)
         if args.baseline:
             b_text = render_baseline_junit(result["baseline"], args.model)
-            text = b_text if not text else _join_suites(text, b_text)
+            text = b_text if not text else join_junit_documents(text, b_text)
     else:
-        text = _table(result)
+        text = render_verify_table(result)
     write_output(text, args.output)
     return EXIT_OK if passed else EXIT_FAIL
 
@@ -132,13 +137,6 @@ def read_baseline(path):
     if not isinstance(base, dict):
         raise UsageError("baseline must be a JSON object", path)
     return base
-
-
-def _join_suites(a, b):
-    """Two JUnit documents with one <testsuite> each -> one <testsuites> document."""
-    head = '<?xml version="1.0" encoding="UTF-8"?>\n'
-    body = [t[len(head):] if t.startswith(head) else t for t in (a, b)]
-    return head + "<testsuites>\n" + "".join(body) + "</testsuites>\n"
 
 
 def _observe_now(args):
@@ -159,7 +157,7 @@ def _observe_now(args):
             runnable = materialize_weights(args.model, Path(tmp))
         except ImportError:  # pragma: no cover
             runnable = args.model
-        rec = run_session(runnable, providers, level, args.python, args.timeout)
+        rec = run_session(runnable, providers, level, args.python, args.timeout, dims=parse_dims(args.dim))
     if rec.get("state") != "ok":
         raise UsageError(f"the real session did not run ({rec.get('state')}): {rec.get('error', '')}", args.model)
     return observation_from_run(rec, level)
@@ -187,37 +185,3 @@ def _refuse_unchecked(obs, args, here):
     raise UsageError(f"cannot check {', '.join(missing)} with this observation: its session dropped the "
                      f"provider and ran every node on {ran}; record it where the provider exists",
                      args.observation)
-
-
-def _table(result):
-    out = []
-    v = result.get("verify")
-    if v:
-        o = v["observation"]
-        out.append(f"observation  {o.get('source')} {o.get('runtime') or ''} {o.get('device') or ''} "
-                   f"level={o.get('level')}")
-        out.append(f"agreement    {v['agreeing']}/{v['compared']} nodes = {v['agreement']:.4f} "
-                   f"(need {v['minAgreement']})")
-        rows = [[k, c["predicted"], "?" if c["observed"] is None else c["observed"]]
-                for k, c in sorted(v["counts"].items())]
-        out.append(format_table(["count", "predicted", "observed"], rows, ["<", ">", ">"]))
-        if v["disagreements"]:
-            out.append("")
-            rows = [[d["node"], d["opType"], d["predicted"], d["observed"], d["predictedReason"] or ""]
-                    for d in v["disagreements"][:60]]
-            out.append(format_table(["node", "op", "predicted", "observed", "predicted reason"], rows))
-        if v["unobserved"]:
-            out.append(f"{len(v['unobserved'])} predicted node(s) absent from the observation "
-                       f"(removed or fused by ORT), e.g. {', '.join(v['unobserved'][:5])}")
-    b = result.get("baseline")
-    if b:
-        if b.get("updated"):
-            out.append(f"baseline     updated {b['updated']}")
-        elif b["failures"]:
-            for f in b["failures"]:
-                out.append(f"baseline     FAIL {f['rule']}: {f['message']}")
-        else:
-            out.append("baseline     no node left the first provider, no count grew, status and "
-                       "acceleration unchanged")
-    out.append("PASSED" if result["passed"] else "FAILED")
-    return "\n".join(out) + "\n"

@@ -1,4 +1,4 @@
-"""From an :class:`~partsim.sim.assign.Assignment` to the partitionSummary (SPEC section 4).
+"""From an :class:`~partsim.sim.assign.Assignment` to the partitionSummary (docs/contract.md §4).
 
 Counts fragments, partitions, transfers, feed transfers, Memcpy nodes and
 conversion findings.  Pure: returns a JSON-ready dict with a stable order.
@@ -25,7 +25,7 @@ _FLOATISH = frozenset({"float", "float16", "bfloat16"})
 
 
 def fragments_of(model, provider):
-    """Maximal weakly-connected same-provider node sets (SPEC section 1).
+    """Maximal weakly-connected same-provider node sets (docs/contract.md §1).
 
     Returns a list of node-index lists, ordered by their first node in topological
     order (members in topological order too).
@@ -179,7 +179,7 @@ def _conversions(model, a, table_of, transfers):
 
 
 def summarize(a):
-    """Build the partitionSummary dict for assignment ``a`` (see SPEC section 4).
+    """Build the partitionSummary dict for assignment ``a`` (see docs/contract.md §4).
 
     Examples
     --------
