@@ -120,20 +120,8 @@ def _memcpy(model, a, tables):
         for i in members:
             node = model.nodes[i]
             rule = a.rules.get(i) if on_device[i] else None
-            for k, t in enumerate(node.inputs):
-                if not t:
-                    continue
-                if on_device[i] and not (rule is not None and k in rule.host_inputs):
-                    dev_in.add(t)
-                else:
-                    host_in.add(t)
-            for k, t in enumerate(node.outputs):
-                if not t:
-                    continue
-                if on_device[i] and not (rule is not None and k in rule.host_outputs):
-                    dev_out.add(t)
-                else:
-                    host_out.add(t)
+            _by_memory(node.inputs, on_device[i], rule.host_inputs if rule is not None else (), dev_in, host_in)
+            _by_memory(node.outputs, on_device[i], rule.host_outputs if rule is not None else (), dev_out, host_out)
         if scope:
             parent = model.nodes[members[0]].parent
             outer = set(model.nodes[parent].implicit_inputs) if parent is not None else set()
@@ -148,6 +136,13 @@ def _memcpy(model, a, tables):
         for t in dev_out & host_in:
             copies[(t, "toHost")] = True
     return copies
+
+
+def _by_memory(tensors, on_device, host_ports, device, host):
+    """Sort a node's port tensors into device- and host-memory sets (a device kernel's host ports are host)."""
+    for k, t in enumerate(tensors):
+        if t:
+            (device if on_device and k not in host_ports else host).add(t)
 
 
 def _conversions(model, a, table_of, transfers):
