@@ -32,8 +32,11 @@ def load_tables(rule_paths=()):
 OPTIMIZE_LEVELS = ("none", "basic")
 
 
-def load_for_prediction(path, optimize="none", seed=0):
+def load_for_prediction(path, optimize="none", seed=0, dims=None):
     """Load ``path`` as ORT would see it when partitioning at ``optimize``.
+
+    ``dims`` (``{"batch": 1}``) fixes symbolic input dimensions first, as ``--dim`` does;
+    a name no graph input has is a :class:`UsageError`.
 
     ``none`` is the graph as written (an ORT_DISABLE_ALL session).  ``basic`` runs
     ORT's own ORT_ENABLE_BASIC rewrites (constant folding, redundant-node removal,
@@ -42,27 +45,29 @@ def load_for_prediction(path, optimize="none", seed=0):
     """
     if optimize not in OPTIMIZE_LEVELS:
         raise UsageError(f"--optimize must be one of {', '.join(OPTIMIZE_LEVELS)}, not {optimize!r}")
+    from .io.variants import check_dims, load_optimized, load_variant
+
+    if dims:
+        check_dims(load_model(path, infer_shapes=False), dims)
+        return load_variant(path, optimize, fix_dims=dims, seed=seed, label="symbolic dimensions fixed with --dim")
     if optimize == "none":
         return load_model(path)
-    import tempfile
-
-    from .runtime.optimizer import optimize_for_checker
-
-    original = load_model(path, infer_shapes=False)  # validates the file, gives its digest
-    with tempfile.TemporaryDirectory(prefix="partsim-optimize-") as tmp:
-        optimized = optimize_for_checker(path, tmp, seed=seed)
-        return load_model(optimized, shown_as=(original.path, original.sha256),
-                          notes=["predicted on ORT's ORT_ENABLE_BASIC rewrite of the model (--optimize basic)"])
+    return load_optimized(path, seed)
 
 
 def build_request(providers=None, support=None, support_name="EP", support_kind="kernel"):
     """The requested provider list and the ad-hoc tables behind ``--support``.
 
     Returns ``(requested names, extra RuleTables)``: the ``--support`` provider goes first
-    unless the list names it; an empty request means CPU only.
+    unless the list names it; ``providers=None`` means CPU only.  A single string is one
+    name; an empty list, an empty name or a name neither ORT nor a table knows raises
+    :class:`UsageError` ("did you mean nnapi?"), where ORT would drop it silently.
     """
+    from .rules.providers import check_provider_request
+
     extra = []
-    requested = list(providers or [])
+    names = (support_name,) if support else ()
+    requested = list(check_provider_request(providers, names) or [])
     if support:
         if support_kind not in ("kernel", "compiling"):
             raise UsageError(f"--support-kind must be kernel or compiling, not {support_kind!r}")
@@ -75,18 +80,24 @@ def build_request(providers=None, support=None, support_name="EP", support_kind=
 
 
 def predict(model_or_path, providers=None, rule_paths=(), support=None, support_name="EP",
-            support_kind="kernel", policy="per-node", model=None, optimize="none"):
+            support_kind="kernel", policy="per-node", model=None, optimize="none", dims=None):
     """Load (if needed), resolve providers, simulate and summarize.
 
     Parameters
     ----------
     model_or_path : str or Path or Model
-    providers : list of str, optional
-        Requested providers in priority order (names, aliases, ``NAME:variant``).
+    providers : list of str or str, optional
+        Requested providers in priority order (names, aliases, ``NAME:variant``); a
+        single string is one name.  ``None``: CPU only.  Unknown names and an empty
+        list raise :class:`~partsim.errors.UsageError`.
     rule_paths : list, optional
         Extra rule-table files or folders.
     support : list of str, optional
         Op types of an ad-hoc provider (``--support``).
+    optimize : {"none", "basic"}
+        The graph predicted on: as written, or after ORT's ORT_ENABLE_BASIC rewrites.
+    dims : dict, optional
+        Symbolic input dimensions fixed before predicting (``{"batch": 1}``, as ``--dim``).
 
     Returns
     -------
@@ -99,7 +110,7 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
         raise UsageError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
     with _gc_paused():
         return _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy,
-                        optimize)
+                        optimize, dims)
 
 
 class _gc_paused:
@@ -120,16 +131,18 @@ class _gc_paused:
         return False
 
 
-def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, optimize):
+def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, optimize, dims=None):
     from .ir.model import Model
     from .progress import stage
 
     if isinstance(model_or_path, Model):
+        if dims:
+            raise UsageError("dims need a model file, not a loaded Model (fix them with load_for_prediction)")
         m = model_or_path
     else:
         box = []
         with stage(f"loading {model_or_path}", lambda: f"loaded {len(box[0].nodes):,} nodes"):
-            box.append(load_for_prediction(model_or_path, optimize))
+            box.append(load_for_prediction(model_or_path, optimize, dims=dims))
         m = box[0]
     tables = load_tables(rule_paths)
     requested, extra = build_request(providers, support, support_name, support_kind)

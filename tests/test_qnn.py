@@ -94,7 +94,7 @@ def test_layout_transformation_matches_real_sessions(tmp_path):
         rec, obs = _observe(path)
         assert rec["state"] == "ok", (name, rec.get("error"))
         summary, _ = predict(str(path), ["qnn"])
-        predicted = {n.get("ortName", n["name"]): n["provider"] for n in summary["nodes"]}
+        predicted = {n.get("ortName", n["name"]): n["provider"] for n in summary["nodes"] + summary["insertedNodes"]}
         assert predicted == obs["nodes"], name
 
 
@@ -194,7 +194,7 @@ def test_layout_conversions_ort_inserts_are_not_missing(tmp_path):
     summary, _ = predict(str(path), ["qnn"])
     by_name = {n["name"]: n for n in summary["nodes"]}
     assert by_name["conv"]["ortName"] == "conv_token_1" and by_name["acos"]["provider"] == "CPUExecutionProvider"
-    inserted = [n for n in summary["nodes"] if n.get("origin") == "inserted:layout"]
+    inserted = [n for n in summary["insertedNodes"] if n["origin"] == "inserted:layout"]
     assert [(n["name"], n["input"], n["provider"]) for n in inserted] == [
         ("Transpose", "x", QNN), ("Transpose_token_3", "acos", QNN)]
     assert not [c for c in summary["conversions"] if c["kind"] == "layout"]

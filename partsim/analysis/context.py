@@ -45,7 +45,7 @@ def prepare(path, providers=None, rule_paths=(), support=None, support_name="EP"
     :func:`partsim.api.predict` does."""
     from ..api import build_request, load_for_prediction, load_tables
 
+    requested, extra = build_request(providers, support, support_name, support_kind)  # bad names: before loading
     m = model if model is not None else load_for_prediction(path, optimize, seed=seed)
     tables = load_tables(rule_paths)
-    requested, extra = build_request(providers, support, support_name, support_kind)
     return Context(m, str(path), optimize, tables, tuple(extra), tuple(requested), policy, seed)

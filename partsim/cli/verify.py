@@ -7,11 +7,13 @@ from pathlib import Path
 from ..api import predict
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
 from ..runtime.observation import import_observation
-from ..report.output import atomic_write, to_json, write_output
-from ..report.junit import render_verify_junit
-from ..report.table import format_table
-from ..analysis.verify import baseline_record, compare, compare_baseline
-from .args import add_model_args, add_output_args, add_provider_args, split_list
+from ..report.output import to_json, write_file, write_output
+from ..report.baseline_junit import render_baseline_junit
+from ..report.junit_xml import join_junit_documents
+from ..report.verify_junit import render_verify_junit
+from ..report.verify_table import render_verify_table
+from ..analysis.verify import baseline_record, check_baseline_context, compare, compare_baseline
+from .args import add_dim_arg, add_model_args, add_output_args, add_provider_args, parse_dims, provider_request, split_list
 
 HELP = """\
 Check a prediction against where a real ONNX Runtime session put every node, or
@@ -23,12 +25,22 @@ gate CI on a committed baseline.
         or when Memcpy counts differ.  Observations: partsim observation JSON,
         shared/observed/*/observed.json (one record per optimization level), or an
         ORT profiling JSON (enable_profiling) from a device.
+  partsim verify MODEL -p cpu --observe
+        the same against a session run here now.  When this machine's onnxruntime
+        lacks a requested provider (NNAPI on a PC), ORT would silently run those
+        nodes on the CPU: verify says it cannot check that provider here and exits
+        2 -- a check that cannot run is not a pass (1 is kept for a prediction that
+        disagrees with a real session).
   partsim verify MODEL -p nnapi --baseline partsim-baseline.json [--update-baseline]
-        exit 1 when fragments, transfers, Memcpy nodes or partitions grew.
+        exit 1 when the first provider lost nodes, "accelerated" turned false, the
+        status changed, or partitions, fragments, transfers or Memcpy nodes grew; the
+        message names the nodes and ops that moved and why.  The baseline records
+        providers, level, policy, table digests, partsim version and model sha256:
+        another providers/level/policy/tables/version exits 2.
 
 Predictions are made on the graph as written, so compare with observations made
 at ORT_DISABLE_ALL (the default --level); with --optimize basic the prediction is
-made on ORT's own BASIC rewrite: compare with --level basic (SPEC section 5).
+made on ORT's own BASIC rewrite: compare with --level basic (docs/contract.md §5).
 """
 
 
@@ -36,6 +48,8 @@ def add_parser(sub):
     p = sub.add_parser("verify", help="check a prediction against a real ORT observation or a baseline",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_args(p)
+    add_dim_arg(p, "fix a symbolic input dimension (NAME=VALUE, repeatable) in the prediction and, with --observe, "
+                   "in the real session's inputs")
     add_provider_args(p)
     g = p.add_argument_group("what to compare with")
     g.add_argument("--observation", metavar="FILE", help="observation recorded earlier (here or on a device)")
@@ -62,11 +76,20 @@ def run(args):
         raise UsageError("give either --observation FILE or --observe, not both")
     if not 0.0 <= args.min_agreement <= 1.0:
         raise UsageError("--min-agreement must be between 0 and 1")
+    if args.update_baseline and not args.baseline:
+        raise UsageError("--update-baseline needs --baseline FILE")
+    from ..rules.providers import check_provider_request
+
+    # before any real session runs: a misspelt name is refused, not observed on CPU only
+    check_provider_request(provider_request(args.providers), (args.support_name,) if args.support else ())
     observation = import_observation(args.observation, args.level) if args.observation else None
     if args.observe:
         observation = _observe_now(args)
-    summary, assignment = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
-                                  args.support_name, args.support_kind, args.policy, optimize=args.optimize)
+    if observation is not None:
+        _refuse_unchecked(observation, args, here=args.observe)
+    summary, assignment = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
+                                  args.support_name, args.support_kind, args.policy, optimize=args.optimize,
+                                  dims=parse_dims(args.dim))
     result = {"model": args.model}
     passed = True
     if observation is not None:
@@ -75,32 +98,47 @@ def run(args):
         passed = passed and v["passed"]
     if args.baseline:
         path = Path(args.baseline)
+        level = "basic" if args.optimize == "basic" else "disable"
+        now = baseline_record(summary, assignment.resolution, level)
         if args.update_baseline:
-            atomic_write(path, to_json(baseline_record(summary)))
-            result["baseline"] = {"passed": True, "updated": str(path), "now": baseline_record(summary)}
+            write_file(path, to_json(now))
+            result["baseline"] = {"passed": True, "updated": str(path),
+                                  "now": {k: v for k, v in now.items() if k != "nodes"}}
         else:
-            if not path.exists():
-                raise UsageError("baseline file does not exist (create it with --update-baseline)", path)
-            try:
-                base = json.loads(path.read_text())
-            except (OSError, ValueError) as exc:
-                raise UsageError(f"cannot read baseline: {exc}", path) from None
-            if not isinstance(base, dict):
-                raise UsageError("baseline must be a JSON object", path)
-            b = compare_baseline(summary, base)
+            base = read_baseline(path)
+            check_baseline_context(now, base, path)
+            b = compare_baseline(summary, base, now)
             result["baseline"] = b
             passed = passed and b["passed"]
     result["passed"] = passed
     if args.format == "json":
         text = to_json(result)
     elif args.format == "junit":
-        if observation is None:
-            raise UsageError("--format junit needs --observation")
-        text = render_verify_junit(result["verify"], args.model)
+        text = ""
+        if observation is not None:
+            text = render_verify_junit(result["verify"], args.model)
+        if args.baseline:
+            b_text = render_baseline_junit(result["baseline"], args.model)
+            text = b_text if not text else join_junit_documents(text, b_text)
     else:
-        text = _table(result)
+        text = render_verify_table(result)
     write_output(text, args.output)
     return EXIT_OK if passed else EXIT_FAIL
+
+
+def read_baseline(path):
+    """The JSON object in a baseline file, or a one-line UsageError."""
+    if not path.exists():
+        raise UsageError("baseline file does not exist (create it with --update-baseline)", path)
+    from ..io.files import read_text
+
+    try:
+        base = json.loads(read_text(path, 1 << 30, what="baseline"))
+    except ValueError as exc:
+        raise UsageError(f"cannot read baseline: {exc}", path) from None
+    if not isinstance(base, dict):
+        raise UsageError("baseline must be a JSON object", path)
+    return base
 
 
 def _observe_now(args):
@@ -111,7 +149,8 @@ def _observe_now(args):
     from ..runtime.observe import observation_from_run, run_session
     from .observe import ep_options
 
-    providers = [canonical_name(p.partition(":")[0]) for p in split_list(args.providers)] or ["CPUExecutionProvider"]
+    providers = ([canonical_name(p.partition(":")[0]) for p in split_list(args.providers)]
+                 or ["CPUExecutionProvider"])
     providers = [p for p in providers if p in KNOWN_PROVIDERS]
     level = normalize_level(args.level)
     with tempfile.TemporaryDirectory(prefix="partsim-verify-") as tmp:
@@ -120,7 +159,7 @@ def _observe_now(args):
             runnable = materialize_weights(args.model, Path(tmp))
         except ImportError:  # pragma: no cover
             runnable = args.model
-        rec = run_session(runnable, providers, level, args.python, args.timeout,
+        rec = run_session(runnable, providers, level, args.python, args.timeout, dims=parse_dims(args.dim),
                           ep_options=ep_options(args, providers))
     if rec.get("state") == "create_failed" and "QNNExecutionProvider" in providers:
         return observation_from_run(rec, level)  # QNN refused the graph: an observed refusal, compared as such
@@ -129,38 +168,25 @@ def _observe_now(args):
     return observation_from_run(rec, level)
 
 
-def _table(result):
-    out = []
-    v = result.get("verify")
-    if v and v.get("refusal"):
-        r = v["refusal"]
-        out.append(f"observation  the real session was not created: {r['observed']}")
-        out.append(f"prediction   {'session_would_fail: ' + r['predicted'] if r['predicted'] else 'a session (ok)'}")
-    elif v:
-        o = v["observation"]
-        out.append(f"observation  {o.get('source')} {o.get('runtime') or ''} {o.get('device') or ''} "
-                   f"level={o.get('level')}")
-        out.append(f"agreement    {v['agreeing']}/{v['compared']} nodes = {v['agreement']:.4f} "
-                   f"(need {v['minAgreement']})")
-        rows = [[k, c["predicted"], "?" if c["observed"] is None else c["observed"]]
-                for k, c in sorted(v["counts"].items())]
-        out.append(format_table(["count", "predicted", "observed"], rows, ["<", ">", ">"]))
-        if v["disagreements"]:
-            out.append("")
-            rows = [[d["node"], d["opType"], d["predicted"], d["observed"], d["predictedReason"] or ""]
-                    for d in v["disagreements"][:60]]
-            out.append(format_table(["node", "op", "predicted", "observed", "predicted reason"], rows))
-        if v["unobserved"]:
-            out.append(f"{len(v['unobserved'])} predicted node(s) absent from the observation "
-                       f"(removed or fused by ORT), e.g. {', '.join(v['unobserved'][:5])}")
-    b = result.get("baseline")
-    if b:
-        if b.get("updated"):
-            out.append(f"baseline     updated {b['updated']}")
-        elif b["grew"]:
-            for g in b["grew"]:
-                out.append(f"baseline     {g['count']} grew {g['baseline']} -> {g['now']}")
-        else:
-            out.append("baseline     no count grew")
-    out.append("PASSED" if result["passed"] else "FAILED")
-    return "\n".join(out) + "\n"
+def _refuse_unchecked(obs, args, here):
+    """A session where ORT dropped a requested accelerator ran its nodes elsewhere (ORT only
+    warns); comparing it with the prediction measures nothing about that provider, so verify
+    refuses (exit 2): a check that cannot run is not a pass."""
+    from ..rules.providers import canonical_name
+
+    wanted = {canonical_name(p.partition(":")[0]) for p in split_list(args.providers)}
+    missing = [d["name"] for d in obs.get("dropped") or ()
+               if d.get("name") in wanted and d.get("name") != "CPUExecutionProvider"]
+    if not missing:
+        return
+    ran = ", ".join(obs.get("granted") or []) or "no provider"
+    if here:
+        raise UsageError(
+            f"cannot check {', '.join(missing)} here: this {obs.get('runtime') or 'onnxruntime'} build has "
+            f"{', '.join(obs.get('available') or []) or 'no providers'} (ORT dropped the request and ran every "
+            f"node on {ran}); record an observation where the provider exists (partsim observe MODEL -p "
+            f"{','.join(split_list(args.providers))} -o obs.json) and run verify --observation obs.json, or point "
+            "--python at an interpreter whose onnxruntime has it", args.model)
+    raise UsageError(f"cannot check {', '.join(missing)} with this observation: its session dropped the "
+                     f"provider and ran every node on {ran}; record it where the provider exists",
+                     args.observation)

@@ -575,6 +575,9 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
                   f"{no_session} without a session or a node of that name)")
     table["partitioning"] = dict(table["partitioning"])
     table["partitioning"]["offload_graph_io_quantization"] = True
+    # seen on real sessions: tiny_resnet with a symbolic batch (only its weight Identities are claimed) and the
+    # attention *_expanded node tests fail with "Having zero graph inputs is not supported on this backend"
+    table["partitioning"]["refuse_all_constant_input_groups"] = True
     # probes whose side inputs come at run time (output shape unknown) were all refused, while a Reshape
     # whose shape input is computed from static shapes is claimed: the outputs must be static too
     table["defaults"] = {**table["defaults"], "static_outputs": True}

@@ -11,6 +11,7 @@ from .external import check_external_location
 
 
 MAX_DIM = 2**40  # a dimension above this is not a real tensor
+DYNAMIC_DIM = -1  # a declared dimension of -1 is a dynamic one (paddle2onnx), not an error
 
 
 def _dtype_name(code):
@@ -46,6 +47,9 @@ def _parse_type(tp):
                 w = d.WhichOneof("value")
                 if w == "dim_value":
                     v = int(d.dim_value)
+                    if v == DYNAMIC_DIM:  # paddle2onnx writes -1 for a dynamic dimension; ORT reads it so
+                        dims.append(None)
+                        continue
                     if bad is None and not 0 <= v <= MAX_DIM:
                         bad = v
                     dims.append(v)
@@ -156,6 +160,7 @@ class _Builder:
         if self.walk(g, "", None, {}) is None:
             return None  # listed out of order: the caller infers shapes again on a sorted copy
         del g
+        ir_version = int(self.proto.ir_version)
         self.proto = None  # the IR is complete: let the proto go before edges are built
         nodes, self.nodes = self.nodes, None
         # already topological: no sort, and no cycle
@@ -164,7 +169,7 @@ class _Builder:
         model = Model(path, sha256, self.opsets, nodes, self.values, self.producer,
                       self.consumers, [self._main_inputs[i] for i in range(len(self._main_inputs))],
                       self._main_outputs, self.scope_outputs, self.warnings + self.notes, op_schemas=self.op_schemas,
-                      _derived=known)
+                      ir_version=ir_version, _derived=known)
         if not self.in_order:
             self._check_acyclic(model)
         return model

@@ -9,8 +9,12 @@ import hashlib
 
 from ..errors import ModelError
 from ..ir.schemas import normalize_domain
-from .build import MAX_DIM, _Builder
+from .build import DYNAMIC_DIM, MAX_DIM, _Builder
 from .read import read_model_proto
+
+# The ai.onnx opset ORT gives a model that imports none (onnxruntime 1.31.1 writes ai.onnx 26 into
+# such a model; "Current official support for domain ai.onnx is till opset 26").
+ORT_DEFAULT_ONNX_OPSET = 26
 from .shape_inference import _infer_shapes_as_listed, _infer_shapes_sorted
 
 __all__ = ["load_model", "model_from_proto"]
@@ -92,6 +96,10 @@ def _try_build(proto, path, sha256, warnings, file_order, resort, shown_as=None,
         if o.domain.__class__ is not str:
             raise ModelError(f"an opset import domain is not valid UTF-8 text: {o.domain[:60]!r}", path)
         opsets[normalize_domain(o.domain)] = int(o.version)
+    if "" not in opsets:  # ORT adds the import itself (onnxruntime/core/graph/model.cc: missing domains get
+        opsets[""] = ORT_DEFAULT_ONNX_OPSET  # their newest opset), e.g. for an ai.onnx.ml-only model
+        warnings.append(f"no opset import for the default ONNX domain: ai.onnx {ORT_DEFAULT_ONNX_OPSET} "
+                        "assumed, as onnxruntime 1.31.1 does")
     builder = _Builder(proto, path, sha256, opsets, warnings, file_order, resort, shown_as, notes)
     del proto
     try:
@@ -115,7 +123,9 @@ def _check_declared_dims(proto, path):
             if tt is None or not tt.HasField("shape"):
                 continue
             for d in tt.shape.dim:
-                if d.WhichOneof("value") == "dim_value" and not 0 <= d.dim_value <= MAX_DIM:
+                if d.WhichOneof("value") == "dim_value" and d.dim_value == DYNAMIC_DIM:
+                    d.Clear()  # in memory only: shape inference sees an unknown dimension
+                elif d.WhichOneof("value") == "dim_value" and not 0 <= d.dim_value <= MAX_DIM:
                     raise ModelError(f"tensor {vi.name!r} has an impossible dimension {d.dim_value}", path)
         for t in g.initializer:
             for d in t.dims:

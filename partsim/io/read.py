@@ -2,7 +2,6 @@
 """
 
 from ..errors import ModelError
-from ..ir.schemas import normalize_domain
 from .files import read_bytes
 
 __all__ = ["read_model_proto", "MAX_MODEL_BYTES"]
@@ -36,8 +35,6 @@ def read_model_proto(path, check_node_text=True):
     if not proto.HasField("graph"):
         raise ModelError("not an ONNX model: no graph", path)
     _check_strings(proto, path, nodes=check_node_text)
-    if not any(normalize_domain(o.domain) == "" for o in proto.opset_import):
-        raise ModelError("model has no opset import for the default ONNX domain", path)
     return proto, data
 
 

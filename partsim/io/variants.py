@@ -1,9 +1,9 @@
 """Model variants for what-if questions: fixed symbolic dimensions, another opset, another optimization level.
 """
 
-from ..errors import ModelError
+from ..errors import ModelError, UsageError
 
-__all__ = ["load_variant", "fix_dims_in_proto", "dim_params"]
+__all__ = ["load_variant", "load_optimized", "fix_dims_in_proto", "dim_params", "check_dims"]
 
 
 def dim_params(model):
@@ -17,6 +17,16 @@ def dim_params(model):
             if isinstance(d, str) and d:
                 out.setdefault(d, []).append((name, axis))
     return {k: sorted(v) for k, v in sorted(out.items())}
+
+
+def check_dims(model, fixed, option="--dim"):
+    """Refuse (one-line :class:`UsageError`) a name in ``fixed`` that no graph input of ``model`` has as a
+    symbolic dimension, listing those it has."""
+    known = dim_params(model)
+    bad = sorted(set(fixed or ()) - set(known))
+    if bad:
+        raise UsageError(f"{option} {bad[0]}: no graph input has that symbolic dimension "
+                         f"(symbolic: {', '.join(known) or 'none'})")
 
 
 def fix_dims_in_proto(proto, fixed):
@@ -72,20 +82,36 @@ def _modify(proto, fix_dims, opset, path):
     return proto
 
 
-def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0):
+def load_optimized(path, seed=0):
+    """``path`` after ORT's own ORT_ENABLE_BASIC rewrites (constant folding, redundant-node removal,
+    simple fusions, which run before partitioning), on a copy with weights materialized when absent;
+    the model still names the user's file."""
+    import tempfile
+
+    from ..runtime.optimizer import optimize_for_checker
+    from .load import load_model
+
+    original = load_model(path, infer_shapes=False)  # validates the file, gives its digest
+    with tempfile.TemporaryDirectory(prefix="partsim-optimize-") as tmp:
+        optimized = optimize_for_checker(path, tmp, seed=seed)
+        return load_model(optimized, shown_as=(original.path, original.sha256),
+                          notes=["predicted on ORT's ORT_ENABLE_BASIC rewrite of the model (--optimize basic)"])
+
+
+def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0, label="what-if variant of the model"):
     """Load ``path`` with symbolic dims fixed and/or converted to another opset, at ``optimize``.
 
     At ``none`` the change is made on the in-memory proto and the IR rebuilt
     (:func:`partsim.io.load.model_from_proto`).  At ``basic`` the weights are materialized
     in a temporary folder first, the changed copy is written there and ORT's BASIC
-    optimizer runs on it.  The user's file is never written.
+    optimizer runs on it.  The user's file is never written.  ``label`` starts the note the
+    model carries (its summary's ``warnings``).
     """
-    from ..api import load_for_prediction
     from .load import load_model, model_from_proto
     from .read import read_model_proto
 
     if not fix_dims and opset is None:
-        return load_for_prediction(path, optimize, seed=seed)
+        return load_model(path) if optimize == "none" else load_optimized(path, seed)
     changes = ", ".join([f"{k}={v}" for k, v in sorted((fix_dims or {}).items())]
                         + ([f"opset {opset}"] if opset is not None else []))
     if optimize == "none":
@@ -94,7 +120,7 @@ def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0):
         proto, data = read_model_proto(path)
         proto = _modify(proto, fix_dims, opset, path)
         return model_from_proto(proto, path=str(path), sha256=hashlib.sha256(data).hexdigest(),
-                                notes=[f"what-if variant of the model ({changes})"])
+                                notes=[f"{label} ({changes})"])
     import tempfile
     from pathlib import Path
 
@@ -112,4 +138,4 @@ def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0):
         onnx.save(proto, str(changed))  # external-data references stay relative to the same folder
         optimized = optimize_for_checker(changed, Path(tmp) / "opt", seed=seed)
         return load_model(optimized, shown_as=(original.path, original.sha256),
-                          notes=[f"what-if variant of the model ({changes}), predicted on ORT's ORT_ENABLE_BASIC rewrite"])
+                          notes=[f"{label} ({changes}), predicted on ORT's ORT_ENABLE_BASIC rewrite"])

@@ -209,6 +209,7 @@ class Model:
     scope_outputs: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
     op_schemas: dict = field(default_factory=dict, repr=False, compare=False)
+    ir_version: int = 0  # the file's IR version (ORT refuses newer ones than it knows)
     _in_edges: list = field(default=None, repr=False)
     _out_edges: list = field(default=None, repr=False)
     _derived: dict = field(default_factory=dict, repr=False, compare=False)

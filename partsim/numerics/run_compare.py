@@ -1,4 +1,4 @@
-"""CPU baseline vs accelerated path in real ORT, written as a receipt and compared (SPEC §6).
+"""CPU baseline vs accelerated path in real ORT, written as a receipt and compared (docs/contract.md §6).
 
 Both sides run the same model file on the same feeds (seeded or ``--inputs``), each
 in its own child process (:mod:`partsim.runtime.sessions`); the accelerated side
@@ -21,7 +21,7 @@ count), ``invoked`` means the CPU EP ran it: a real receipt for CPU-vs-CPU check
 """
 
 from ..errors import ObservationError
-from ..rules.providers import ALIASES, KNOWN_PROVIDERS
+from ..rules.providers import KNOWN_PROVIDERS, canonical_name
 
 __all__ = ["run_compare", "resolve_providers", "DELEGATE_STATES"]
 
@@ -32,7 +32,7 @@ def resolve_providers(names):
     """Aliases -> ORT names, duplicates dropped, CPU appended last if absent."""
     out = []
     for n in names:
-        real = ALIASES.get(n.lower(), n)
+        real = canonical_name(n)
         if real not in out:
             out.append(real)
     if "CPUExecutionProvider" not in out:
@@ -62,7 +62,7 @@ def run_compare(model, providers, abs_tol, rel_tol, seed=0, inputs=None, python=
     Returns
     -------
     (dict, dict)
-        The receipt (SPEC §6 shape plus the stage fields) and the ``compare`` result.
+        The receipt (docs/contract.md §6 shape plus the stage fields) and the ``compare`` result.
     """
     from .bundle import bundle_id
     from .compare import compare_receipt

@@ -21,7 +21,8 @@ from ..ir.schemas import normalize_domain
 from .providers import KNOWN_PROVIDERS
 from .table import OpRule, PREDICATE_KEYS, RuleTable, _freeze, _norm_type
 
-__all__ = ["load_table", "parse_table", "builtin_rules_dir", "builtin_tables", "TableSet", "table_schema"]
+__all__ = ["load_table", "parse_table", "builtin_rules_dir", "builtin_tables", "TableSet", "table_schema",
+           "layer_table"]
 
 
 MAX_RULE_FILE_BYTES = 16 * 1024 * 1024
@@ -145,12 +146,14 @@ def parse_table(text, path="<rules>"):
     data, lines = _compose(text, path)
     if not isinstance(data, dict):
         raise RuleTableError("a rule table must be a mapping", path, 1)
+    from .schema_errors import schema_problems
+
     validator = jsonschema.Draft202012Validator(table_schema())
-    errors = sorted(validator.iter_errors(data), key=lambda e: (_line_for(lines, e.absolute_path) or 0, e.message))
-    if errors:
-        e = errors[0]
-        where = "/".join(str(p) for p in e.absolute_path) or "(top)"
-        raise RuleTableError(f"{where}: {e.message}", path, _line_for(lines, e.absolute_path))
+    problems = sorted(((_line_for(lines, where) or 0, message) for e in validator.iter_errors(data)
+                       for where, message in schema_problems(e)))
+    if problems:
+        line, message = problems[0]
+        raise RuleTableError(message, path, line or None)
     table = _build_table(data, lines, path)
     _cache_put(text, data, lines)
     return table
@@ -224,7 +227,9 @@ def _build_table(data, lines, path):
             if merged["dtype_pairs"] else None,
             host_inputs=tuple(r.get("host_inputs", ())), host_outputs=tuple(r.get("host_outputs", ())),
             layout_sensitive=bool(r.get("layout_sensitive", False)),
-            layout_refusal=bool(r.get("layout_refusal", False)), notes=r.get("notes", ""), line=line)
+            layout_refusal=bool(r.get("layout_refusal", False)), notes=r.get("notes", ""), line=line,
+            kernel_requires=tuple(tuple(sorted((k, _freeze(v)) for k, v in a.items()))
+                                  for a in r.get("kernel_requires", ())))
         rules.setdefault((rule.domain, rule.op), []).append(rule)
     return RuleTable(
         provider=data["provider"], kind=data["kind"], source=dict(data["source"]),
@@ -234,7 +239,21 @@ def _build_table(data, lines, path):
         compute_precision=data.get("compute_precision", "fp32"),
         partitioning=dict(data.get("partitioning", {})), notes=tuple(data.get("notes", ())),
         path=str(path), variant=data.get("variant", ""),
-        default_variant=bool(data.get("default_variant", False)))
+        default_variant=bool(data.get("default_variant", False)),
+        overlay=None if "overlay" not in data else tuple(
+            (normalize_domain(r.get("domain", "")), r["op"]) for r in data["overlay"].get("remove", ())))
+
+
+def layer_table(base, overlay):
+    """``overlay`` (a table with ``overlay:``) layered over ``base``: each (domain, op) the
+    overlay names gets the overlay's rules instead of the base's; ``remove`` drops ops.
+    Everything else (kind, partitioning hooks, notes) stays the base's."""
+    import dataclasses
+
+    rules = {k: v for k, v in base.rules.items() if k not in overlay.overlay}
+    rules.update(overlay.rules)
+    return dataclasses.replace(base, rules=rules, path=f"{base.path} + {overlay.path}",
+                               source=dict(base.source, overlay=overlay.source.get("version", "")))
 
 
 def read_table_text(path):
@@ -297,6 +316,18 @@ class TableSet(Mapping):
         self._insert(provider, entry, front)
 
     def add_table(self, table, front=True):
+        if table.overlay is not None:  # layered over the table it overlays, not in place of it
+            entries = self._entries.get(table.provider, [])
+            for e in entries:
+                if e[1] == table.variant:
+                    if e[2] is None:
+                        e[2] = _cached_load(e[0])
+                    e[2] = layer_table(e[2], table)
+                    e[0] = e[2].path
+                    return
+            raise RuleTableError(f"overlay for {table.provider}"
+                                 f"{':' + table.variant if table.variant else ''} has no table to layer over",
+                                 table.path, 1)
         self._insert(table.provider, [table.path, table.variant, table], front)
 
     def _insert(self, provider, entry, front):

@@ -40,11 +40,12 @@ class OpRule:
     layout_refusal: bool = False  # claimed before the NHWC layout transformation, refused after it
     notes: str = ""
     line: int = 0
+    kernel_requires: tuple = ()  # attr conditions the kernel's constructor enforces (else ORT refuses the session)
 
 
 @dataclass(frozen=True)
 class RuleTable:
-    """A provider's capability table (see SPEC section 3)."""
+    """A provider's capability table (see docs/contract.md §3)."""
 
     provider: str
     kind: str
@@ -60,6 +61,7 @@ class RuleTable:
     path: str = ""
     variant: str = ""
     default_variant: bool = False
+    overlay: object = None  # None, or (removed (domain, op) keys,): layered over the base table (layer_table)
 
     @property
     def is_compiling(self):

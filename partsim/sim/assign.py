@@ -14,6 +14,7 @@ from ..ir.order import topological_order
 from ..rules.providers import CPU
 from .cpu_preferred import cpu_preferred_nodes
 from .layout import layout_pass
+from .refusals import kernel_creation_failures, load_refusal
 from .match import Matcher, Rejection
 from .ov_clusters import openvino_clusters
 from .qdq import find_node_units
@@ -177,6 +178,13 @@ def simulate(model, resolution, policy="per-node"):
         failure = (f"no provider has a kernel for {len(no_kernel)} node(s), e.g. "
                    f"{model.nodes[i].name} ({model.nodes[i].qualified_op}): {why.detail}")
         failure_nodes = tuple(i for i, _ in no_kernel)
+    if status == "ok":  # ORT's refusals at load and at kernel creation (sim/refusals.py)
+        refusal = load_refusal(model)
+        created = kernel_creation_failures(model, assigned, rules, order)
+        if refusal:
+            status, failure = "session_would_fail", refusal
+        elif created:
+            status, failure, failure_nodes = "session_would_fail", created[0][1], tuple(i for i, _ in created)
     reasons = []
     for i in range(n):
         if assigned[i] == first:
@@ -271,6 +279,11 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                 assigned[i] = ep
                 rules[i] = matched[i]
             partitions.append((ep, tuple(g)))
+            if table.option("refuse_all_constant_input_groups") and _all_inputs_constant(model, g):
+                names = ", ".join(model.nodes[i].name for i in g[:5]) + (" …" if len(g) > 5 else "")
+                refused.append((f"{ep} claims a partition ({names}) whose every input is a constant initializer; "
+                                "its compiled graph has no inputs, which the backend refuses (\"Having zero graph "
+                                "inputs is not supported on this backend\")", tuple(g)))
     return refused
 
 

@@ -1,4 +1,4 @@
-"""From an :class:`~partsim.sim.assign.Assignment` to the partitionSummary (SPEC section 4).
+"""From an :class:`~partsim.sim.assign.Assignment` to the partitionSummary (docs/contract.md §4).
 
 Counts fragments, partitions, transfers, feed transfers, Memcpy nodes and
 conversion findings.  Pure: returns a JSON-ready dict with a stable order.
@@ -26,7 +26,7 @@ _FLOATISH = frozenset({"float", "float16", "bfloat16"})
 
 
 def fragments_of(model, provider):
-    """Maximal weakly-connected same-provider node sets (SPEC section 1).
+    """Maximal weakly-connected same-provider node sets (docs/contract.md §1).
 
     Returns a list of node-index lists, ordered by their first node in topological
     order (members in topological order too).
@@ -121,20 +121,8 @@ def _memcpy(model, a, tables):
         for i in members:
             node = model.nodes[i]
             rule = a.rules.get(i) if on_device[i] else None
-            for k, t in enumerate(node.inputs):
-                if not t:
-                    continue
-                if on_device[i] and not (rule is not None and k in rule.host_inputs):
-                    dev_in.add(t)
-                else:
-                    host_in.add(t)
-            for k, t in enumerate(node.outputs):
-                if not t:
-                    continue
-                if on_device[i] and not (rule is not None and k in rule.host_outputs):
-                    dev_out.add(t)
-                else:
-                    host_out.add(t)
+            _by_memory(node.inputs, on_device[i], rule.host_inputs if rule is not None else (), dev_in, host_in)
+            _by_memory(node.outputs, on_device[i], rule.host_outputs if rule is not None else (), dev_out, host_out)
         if scope:
             parent = model.nodes[members[0]].parent
             outer = set(model.nodes[parent].implicit_inputs) if parent is not None else set()
@@ -149,6 +137,13 @@ def _memcpy(model, a, tables):
         for t in dev_out & host_in:
             copies[(t, "toHost")] = True
     return copies
+
+
+def _by_memory(tensors, on_device, host_ports, device, host):
+    """Sort a node's port tensors into device- and host-memory sets (a device kernel's host ports are host)."""
+    for k, t in enumerate(tensors):
+        if t:
+            (device if on_device and k not in host_ports else host).add(t)
 
 
 def _conversions(model, a, table_of, transfers):
@@ -181,7 +176,7 @@ def _conversions(model, a, table_of, transfers):
 
 
 def summarize(a):
-    """Build the partitionSummary dict for assignment ``a`` (see SPEC section 4).
+    """Build the partitionSummary dict for assignment ``a`` (see docs/contract.md §4).
 
     Examples
     --------
@@ -279,10 +274,9 @@ def summarize(a):
         if n.index in layout_names:  # recreated by ORT's NHWC layout transformation
             entry["ortName"], entry["ortDomain"] = layout_names[n.index]
         nodes.append(entry)
-    for r in a.layout:
-        for name, ep, tensor in r.transposes:
-            nodes.append({"name": name, "opType": "Transpose", "domain": "", "provider": ep, "reason": None,
-                          "origin": "inserted:layout", "input": tensor})
+    # nodes ORT adds that the model does not have (kept apart: "nodes" is one entry per model node)
+    inserted = [{"name": name, "opType": "Transpose", "domain": "", "provider": ep, "origin": "inserted:layout",
+                 "input": tensor} for r in a.layout for name, ep, tensor in r.transposes]
     caveats = []
     for i in sorted(a.caveats, key=pos.__getitem__):
         for ep, note in a.caveats[i]:
@@ -313,6 +307,7 @@ def summarize(a):
         "partitionCount": sum(1 for p in partitions if p["provider"] != CPU),
         "undelegatedReasons": dict(sorted(undelegated.items())),
         "uncheckedCaveats": caveats,
+        "insertedNodes": inserted,
         "accelerated": delegated > 0,
         "status": a.status,
     }
