@@ -309,6 +309,12 @@ QNN_OPS = (
 ).split()
 QNN_MS_OPS = ("FusedMatMul", "Gelu", "Inverse", "MatMulNBits", "QuickGelu")
 
+def _last_axis_only():
+    """One output (Y) and ``axis`` the last axis: the HTP checks of QNN's LayerNormalization and
+    RMSNormalization builders (IsOpSupported; the optional Mean/InvStdDev outputs are refused)."""
+    return {"max_outputs": 1, "attrs": [_attr("axis", default=-1, last_axis=True)]}
+
+
 # Checks in the op builders (file: opbuilder/<name>_op_builder.cc) encoded as predicates.
 QNN_PREDICATES = {
     "Conv": _rank(3, 5),            # conv_op_builder.cc: "only supports 3D(rank 5), 2D (rank 4) or 1D (rank 3)"
@@ -317,7 +323,10 @@ QNN_PREDICATES = {
     "Gather": _rank(2, 4),          # gather_op_builder.cc: input0 rank > 1 && <= 4
     "InstanceNormalization": _rank(3, 4),  # instance_norm_op_builder.cc: rank 3 or 4
     "LRN": _rank(3, 4),             # lrn_op_builder.cc
-    "RMSNormalization": _rank(None, 4),    # rms_norm_op_builder.cc
+    "RMSNormalization": {**_rank(None, 4), **_last_axis_only()},  # rmsnormalization_op_builder.cc
+    # layernormalization_op_builder.cc: "QNN LayerNorm only support 1 output", "on HTP only supports
+    # normalization along the last axis"
+    "LayerNormalization": _last_axis_only(),
     "Expand": _const(1),            # expand_op_builder.cc: "QNN doesn't support dynamic shape" (shape input)
     "Conv_notes": None,
 }

@@ -29,7 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["PROBE_OPS", "DTYPES", "RANKS", "probe_specs", "build_probe", "probe_models", "derive_rules",
+__all__ = ["PROBE_OPS", "DTYPES", "RANKS", "probe_specs", "build_probe", "probe_models", "derive_rules", "usable_evidence",
            "qnn_table"]
 
 DTYPES = ("float", "float16", "double", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "bool")
@@ -99,6 +99,10 @@ VARIANTS.update({"ArgMax": ({"keepdims": 0}, {"select_last_index": 1}),
 
 #: a variant whose constant side inputs (shape, axes, starts, pads, indices, ...) become graph inputs
 DYNAMIC_SIDE = "__dynamic_side_inputs__"
+#: a ``--models`` case: the positions of its side inputs fed at run time (e.g. ``"2,3"``)
+DYNAMIC_POSITIONS = "__dynamic_side_positions__"
+#: the fate of a refusal that only speaks about attributes (see :func:`usable_evidence`)
+ATTR_ONLY = "refused:attributes"
 
 
 def probe_specs(ops=PROBE_OPS, ranks=RANKS):
@@ -360,6 +364,7 @@ def _features(path):
             attrs[a.name] = v
     if dyn_side:
         attrs[DYNAMIC_SIDE] = "models"
+        attrs[DYNAMIC_POSITIONS] = ",".join(str(k) for k, t in enumerate(n.input) if k and t and t not in inits)
     return n.op_type, n.domain, dtype, rank, n.name, attrs
 
 
@@ -368,7 +373,8 @@ def derive_rules(evidence):
 
     Per op: the dtypes QNN claimed at least once; dtypes with the same claimed rank range share a
     rule; the range is written only where a refused rank of that dtype lies outside it.  An op
-    never claimed maps to ``[]``.
+    never claimed maps to ``[]``.  A case whose fate is :data:`ATTR_ONLY` counts for the attribute
+    conditions only.
     """
     by_op, cases, refusals = {}, {}, {}
     for op, domain, dtype, rank, claimed, *rest in evidence:
@@ -376,6 +382,9 @@ def derive_rules(evidence):
             continue
         if claimed == "layout_refusal":
             refusals.setdefault((domain, op), {}).setdefault(dtype, set()).add(rank)
+            continue
+        if claimed == ATTR_ONLY:
+            cases.setdefault((domain, op), []).append((dtype, rank, False, rest[0] if rest else {}))
             continue
         by_op.setdefault((domain, op), {}).setdefault(dtype, {"yes": set(), "no": set()})[
             "yes" if claimed else "no"].add(rank)
@@ -417,6 +426,36 @@ def derive_rules(evidence):
                 rule.update({"rank_inputs": [0], "min_rank": known[0], "max_rank": known[-1]})
             out.setdefault(key, []).append(rule)
     return out
+
+
+def usable_evidence(evidence):
+    """The cases of ``evidence`` (``(op, domain, dtype, rank, fate, attrs)``) that say something about the
+    op's dtype, rank and attributes, with the private markers dropped from ``attrs``.
+
+    A node whose side inputs come at run time may be refused for that reason alone, so such a refusal is
+    left out, unless QNN claimed a ``--models`` node of the same op whose run-time side inputs include
+    all of these positions (the ONNX node tests feed every input at run time: QNN took
+    ``test_resize_downsample_scales_linear`` with its scales so, hence its refusal of the antialiased
+    variant is the attribute's doing).  Claims (also ones refused after the NHWC conversion) always count.
+    """
+    claimed_dyn = {}
+    for op, domain, dtype, rank, fate, attrs in evidence:
+        if fate is True and attrs.get(DYNAMIC_SIDE) == "models":
+            claimed_dyn.setdefault((domain, op), []).append(_positions(attrs))
+    out = []
+    for op, domain, dtype, rank, fate, attrs in evidence:
+        if DYNAMIC_SIDE in attrs and fate not in (True, "layout_refusal"):
+            if attrs[DYNAMIC_SIDE] != "models" or not any(
+                    _positions(attrs) <= seen for seen in claimed_dyn.get((domain, op), ())):
+                continue
+            fate = ATTR_ONLY  # not a reason to narrow the dtypes or ranks
+        out.append((op, domain, dtype, rank, fate,
+                    {k: v for k, v in attrs.items() if k not in (DYNAMIC_SIDE, DYNAMIC_POSITIONS)}))
+    return out
+
+
+def _positions(attrs):
+    return frozenset(int(k) for k in str(attrs.get(DYNAMIC_POSITIONS, "")).split(",") if k)
 
 
 def _static_output(model):
@@ -521,8 +560,7 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     # nodes whose side inputs come at run time: a claim (also one refused after the NHWC conversion) is
     # evidence, a refusal may be for that reason alone
     dynamic = [e for e in evidence if e[5].get(DYNAMIC_SIDE) == 1]  # the probes (a --models case says "models")
-    evidence = [e for e in evidence if DYNAMIC_SIDE not in e[5] or e[4] in (True, "layout_refusal")]
-    evidence = [e[:5] + ({k: v for k, v in e[5].items() if k != DYNAMIC_SIDE},) for e in evidence]
+    evidence = usable_evidence(evidence)
     derived = derive_rules(evidence)
     for op, domain, dtype, rank, fate, attrs in dynamic:
         # claimed with constant side inputs, refused when they come at run time (the output shapes declared
@@ -557,17 +595,20 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
             merged = {k: v for k, v in rule.items() if k not in ("min_rank", "max_rank", "rank_inputs")
                       or not ("min_rank" in d or "max_rank" in d)}
             merged.update(d)
+            if rule.get("attrs") and d.get("attrs"):  # the builder's conditions stay, the measured ones add
+                merged["attrs"] = list(rule["attrs"]) + [a for a in d["attrs"] if a["name"] not in
+                                                         {b["name"] for b in rule["attrs"]}]
             ops_out.append(merged)
     for key in sorted(set(derived) - seen):
         for d in derived[key]:
             ops_out.append({"op": key[1], **({"domain": key[0]} if key[0] else {}), **d})
-    claimed = sum(1 for e in evidence if e[4])
+    claimed = sum(1 for e in evidence if e[4] in (True, "layout_refusal"))
     table["ops"] = ops_out
     table["source"] = dict(table["source"])
     table["source"]["description"] = ("QNN EP op builders (op_builder_factory.cc) narrowed and extended by real "
                                       "onnxruntime-qnn sessions on single-op probes (partsim/gen/qnn.py)")
     table["source"]["generated_by"] = "partsim rules import qnn" + "".join(f" --models {m}" for m in models)
-    refused = sum(1 for e in evidence if e[4] is False)
+    refused = sum(1 for e in evidence if e[4] is False or e[4] == ATTR_ONLY)
     no_session = sum(1 for e in evidence if e[4] is None)
     table["source"]["version"] = (f"onnxruntime {_ort_version(python)} + onnxruntime-qnn {_qnn_version(python)}, "
                                   f"HTP emulator soc_model {soc_model}; builders {table['source']['version']}")
@@ -578,6 +619,9 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     # seen on real sessions: tiny_resnet with a symbolic batch (only its weight Identities are claimed) and the
     # attention *_expanded node tests fail with "Having zero graph inputs is not supported on this backend"
     table["partitioning"]["refuse_all_constant_input_groups"] = True
+    # qnn_node_group/dq_matmul_integer_fusion.cc: DynamicQuantizeLinear + MatMulInteger (+ Cast, Muls, Add) as
+    # one float MatMul; neither has a builder alone (seen on q_tiny_resnet.ts.dyn's classifier)
+    table["partitioning"]["node_groups"] = ["dq_matmul_integer"]
     # probes whose side inputs come at run time (output shape unknown) were all refused, while a Reshape
     # whose shape input is computed from static shapes is claimed: the outputs must be static too
     table["defaults"] = {**table["defaults"], "static_outputs": True}

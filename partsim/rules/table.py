@@ -8,7 +8,7 @@ from ..ir.schemas import normalize_domain
 __all__ = ["OpRule", "RuleTable", "adhoc_table"]
 
 
-PREDICATE_KEYS = ("static_shape", "static_outputs", "min_rank", "max_rank", "rank_inputs", "const_inputs", "attrs",
+PREDICATE_KEYS = ("static_shape", "static_outputs", "max_outputs", "min_rank", "max_rank", "rank_inputs", "const_inputs", "attrs",
                   "dtype_pairs")
 
 
@@ -28,6 +28,7 @@ class OpRule:
     types: dict = field(default_factory=dict, hash=False)  # compared: rules differing only in dtypes differ
     static_shape: bool = False
     static_outputs: bool = False  # every output's shape known too (QNN builds its tensors from them)
+    max_outputs: object = None  # at most this many outputs used (QNN's LayerNormalization builds only Y)
     min_rank: object = None
     max_rank: object = None
     rank_inputs: object = None

@@ -15,7 +15,9 @@ from ..rules.providers import CPU
 from .cpu_preferred import cpu_preferred_nodes
 from .layout import layout_pass
 from .refusals import kernel_creation_failures, load_refusal
+from ..rules.table import OpRule
 from .match import Matcher, Rejection
+from .node_groups import node_group_members
 from .ov_clusters import openvino_clusters
 from .qdq import find_node_units
 from .wave import create_supported_groups
@@ -127,6 +129,10 @@ def simulate(model, resolution, policy="per-node"):
             else:
                 matched[i] = rule
         if table.is_compiling:
+            if table.option("node_groups"):  # fusions claimed as a whole (sim/node_groups.py)
+                mains = [i for i in order if not nodes[i].scope and assigned[i] is None]
+                for i in node_group_members(model, table.option("node_groups"), mains, matched):
+                    matched.setdefault(i, OpRule(op=nodes[i].op_type, domain=nodes[i].domain))
             refused.extend(_claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason))
         else:
             tentative = [i for i in order if i in matched]

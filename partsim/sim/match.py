@@ -69,7 +69,9 @@ def _check_types(rule, node, model):
     return None
 
 
-def _attr_ok(cond, node):
+def _attr_ok(cond, node, rank=None):
+    """``None`` when ``node`` meets the attribute condition ``cond``, else why not; ``rank`` is the
+    rank of input 0 (for ``last_axis``; unknown: the condition holds)."""
     c = dict(cond)
     name = c["name"]
     present = name in node.attrs
@@ -88,6 +90,8 @@ def _attr_ok(cond, node):
         return f"{name}={value!r} below {c['min']}"
     if "max" in c and isinstance(value, (int, float)) and value > c["max"]:
         return f"{name}={value!r} above {c['max']}"
+    if c.get("last_axis") and isinstance(value, int) and rank and value not in (rank - 1, -1):
+        return f"{name}={value} is not the last axis (rank {rank})"
     if c.get("symmetric_pads") and isinstance(value, tuple) and len(value) % 2 == 0:
         h = len(value) // 2
         if tuple(value[:h]) != tuple(value[h:]):
@@ -117,6 +121,10 @@ def _check_rule(rule, node, model):
         for t in node.outputs:
             if t and not model.value(t).is_static:
                 return "dynamic_shape", "an output has no static shape", None
+    if rule.max_outputs is not None:
+        used = sum(1 for t in node.outputs if t)
+        if used > rule.max_outputs:
+            return "attribute", f"{used} outputs used; the provider builds at most {rule.max_outputs}", None
     if rule.min_rank is not None or rule.max_rank is not None:
         idx = rule.rank_inputs if rule.rank_inputs is not None else range(len(node.inputs))
         for k in idx:
@@ -130,7 +138,7 @@ def _check_rule(rule, node, model):
             if rule.min_rank is not None and r < rule.min_rank:
                 return "rank", f"input {k} has rank {r} < {rule.min_rank}", None
     for cond in rule.attrs:
-        why = _attr_ok(cond, node)
+        why = _attr_ok(cond, node, model.value(node.inputs[0]).rank if node.inputs and node.inputs[0] else None)
         if why:
             return "attribute", why, None
     for k in rule.const_inputs:

@@ -1,0 +1,136 @@
+"""Node groups a compiling provider claims only as a whole (QNN's ``qnn_node_group`` fusions).
+
+The QNN EP first forms node units (QDQ groups, single nodes), then tries its fusions
+(``onnxruntime/onnxruntime-qnn`` ``onnxruntime/core/providers/qnn/builder/qnn_node_group/qnn_node_group.cc``);
+a fusion makes several units one group that is supported as a whole, although some of its
+members have no builder of their own.  Ported here, for the table option
+``partitioning.node_groups``:
+
+``dq_matmul_integer`` (``qnn_node_group/dq_matmul_integer_fusion.cc``, ``DQMatMulIntegerFusion::TryFusion``):
+a dynamically quantized MatMul ::
+
+    x -> DynamicQuantizeLinear -> (a_q, a_scale, a_zp)
+    MatMulInteger(a_q, B, a_zp[, B_zp]) -> Cast(to=float) -> Mul(., Mul(a_scale, B_scale)) [-> Add(., bias)]
+
+becomes one float MatMul: ``DynamicQuantizeLinear`` and ``MatMulInteger`` (no builders of their own)
+are claimed together with the Cast, the two Muls and the optional bias Add.  The checks kept: ``B``
+a rank-2 int8/uint8 initializer whose first dimension is ``A``'s last, ``A`` of rank >= 2, ``a_zp``
+from the same DynamicQuantizeLinear, a constant ``B_zp`` if present, each link the only consumer of
+the one before, ``B_scale`` a constant float (scalar, [1], [N] or [1, N]), a constant float bias
+([N] or [1, N]), and the DynamicQuantizeLinear's outputs read only by MatMulIntegers (a_q, a_zp) and
+Muls (a_scale).  Not checked: QNN's own validation of the fused MatMul.
+
+Pure: reads the model, returns indices.
+"""
+
+__all__ = ["NODE_GROUPS", "node_group_members"]
+
+
+def _only_consumer(model, consumers, tensor):
+    cs = consumers.get(tensor, [])
+    if len(cs) != 1 or tensor in model.graph_outputs:
+        return None
+    return cs[0]
+
+
+def _const(model, name):
+    return bool(name) and model.value(name).is_constant
+
+
+def _dq_matmul_integer(model, members):
+    """``[group indices]`` of every DQMatMulIntegerFusion among ``members`` (main-graph node indices)."""
+    nodes = model.nodes
+    member_set = set(members)
+    producer, consumers = {}, {}
+    for i in members:
+        for t in nodes[i].outputs:
+            if t:
+                producer[t] = i
+        for t in nodes[i].inputs:
+            if t:
+                consumers.setdefault(t, []).append(i)
+    groups = []
+    for i in sorted(member_set):
+        mm = nodes[i]
+        if mm.op_type != "MatMulInteger" or mm.domain != "" or not 3 <= len(mm.inputs) <= 4 or len(
+                [o for o in mm.outputs if o]) != 1:
+            continue
+        a, b, a_zp = mm.inputs[0], mm.inputs[1], mm.inputs[2]
+        b_zp = mm.inputs[3] if len(mm.inputs) > 3 else ""
+        va, vb = model.value(a), model.value(b)
+        if not a_zp or va.rank is None or va.rank < 2 or vb.shape is None or len(vb.shape) != 2:
+            continue
+        if not _const(model, b) or vb.dtype not in ("int8", "uint8") or (b_zp and not _const(model, b_zp)):
+            continue
+        if va.shape is not None and va.shape[-1] != vb.shape[0]:
+            continue
+        d = producer.get(a)
+        if d is None or nodes[d].op_type != "DynamicQuantizeLinear" or len(nodes[d].outputs) != 3:
+            continue
+        dq = nodes[d]
+        if dq.outputs[0] != a or dq.outputs[2] != a_zp:
+            continue
+        cast = _only_consumer(model, consumers, mm.outputs[0])
+        if cast is None or nodes[cast].op_type != "Cast" or nodes[cast].attrs.get("to") != 1:
+            continue
+        rm = _only_consumer(model, consumers, nodes[cast].outputs[0])
+        if rm is None or nodes[rm].op_type != "Mul" or len(nodes[rm].inputs) != 2:
+            continue
+        ri = nodes[rm].inputs
+        if (ri[0] == nodes[cast].outputs[0]) == (ri[1] == nodes[cast].outputs[0]):
+            continue
+        pm = producer.get(ri[1] if ri[0] == nodes[cast].outputs[0] else ri[0])
+        if pm is None or nodes[pm].op_type != "Mul" or _only_consumer(model, consumers, nodes[pm].outputs[0]) != rm:
+            continue
+        pi = nodes[pm].inputs
+        if len(pi) != 2 or (pi[0] == dq.outputs[1]) == (pi[1] == dq.outputs[1]):
+            continue
+        b_scale = pi[1] if pi[0] == dq.outputs[1] else pi[0]
+        n_out = vb.shape[1]
+        if not _const(model, b_scale) or model.value(b_scale).dtype != "float" or not _vector_of(
+                model.value(b_scale).shape, n_out, scalar_ok=True):
+            continue
+        group = [d, i, cast, pm, rm]
+        add = _only_consumer(model, consumers, nodes[rm].outputs[0])
+        if add is not None and nodes[add].op_type == "Add":
+            ai = nodes[add].inputs
+            bias = ai[1] if ai and ai[0] == nodes[rm].outputs[0] else (ai[0] if ai else "")
+            if len(ai) != 2 or nodes[rm].outputs[0] not in ai or not _const(model, bias) or model.value(
+                    bias).dtype != "float" or not _vector_of(model.value(bias).shape, n_out, scalar_ok=False):
+                continue  # TryFusion rejects the whole pattern
+            group.append(add)
+        outs = dq.outputs
+        if not all(nodes[c].op_type == "MatMulInteger" for c in consumers.get(outs[0], []) + consumers.get(outs[2], [])):
+            continue
+        if not all(nodes[c].op_type == "Mul" for c in consumers.get(outs[1], [])):
+            continue
+        if any(t in model.graph_outputs for t in outs):
+            continue
+        groups.append(group)
+    return groups
+
+
+def _vector_of(shape, n, scalar_ok):
+    if shape is None:
+        return False
+    shape = tuple(shape)
+    if scalar_ok and (shape == () or shape == (1,)):
+        return True
+    return shape == (n,) or shape == (1, n)
+
+
+NODE_GROUPS = {"dq_matmul_integer": _dq_matmul_integer}
+
+
+def node_group_members(model, names, members, matched):
+    """``{node index: group}`` for the members of every node group in ``names`` (table option
+    ``node_groups``) whose members with a table rule of their own (``matched``) all matched: the
+    others (DynamicQuantizeLinear, MatMulInteger) are then claimed with them."""
+    out = {}
+    for name in names:
+        for group in NODE_GROUPS[name](model, members):
+            own = [i for i in group if model.nodes[i].op_type not in ("DynamicQuantizeLinear", "MatMulInteger")]
+            if all(i in matched for i in own):
+                for i in group:
+                    out.setdefault(i, tuple(group))
+    return out
