@@ -262,4 +262,4 @@ def test_recorded_node_tests_of_measured_attribute_refusals():
         checked += 1
         if v["disagreements"]:
             wrong.append((test, [(d["opType"], d["observed"]) for d in v["disagreements"]]))
-    assert checked >= 60 and not wrong, wrong[:10]
+    assert checked >= 40 and not wrong, wrong[:10]
