@@ -328,6 +328,8 @@ QNN_PREDICATES = {
     # normalization along the last axis"
     "LayerNormalization": _last_axis_only(),
     "Expand": _const(1),            # expand_op_builder.cc: "QNN doesn't support dynamic shape" (shape input)
+    "TopK": _const(1),              # topk_op_builder.cc: "k must be specified as constant input"
+    "Split": _const(1),             # split_op_builder.cc: "QNN doesn't support dynamic split"
     "Conv_notes": None,
 }
 QNN_PREDICATES.pop("Conv_notes")
