@@ -7,7 +7,8 @@ from .loader import load_model
 from .ruletable import adhoc_table, builtin_tables, load_table
 from .sim import resolve_providers, simulate, summarize
 
-__all__ = ["load_tables", "predict", "load_for_prediction", "DEFAULT_PROVIDERS", "OPTIMIZE_LEVELS", "build_request"]
+__all__ = ["load_tables", "predict", "load_for_prediction", "DEFAULT_PROVIDERS", "OPTIMIZE_LEVELS", "LEVELS",
+           "build_request", "resolve_level"]
 
 DEFAULT_PROVIDERS = ("CPUExecutionProvider",)
 
@@ -28,30 +29,46 @@ def load_tables(rule_paths=()):
 
 
 OPTIMIZE_LEVELS = ("none", "basic")
+LEVELS = ("disable", "basic", "extended", "all")  # ORT's GraphOptimizationLevel names; "all" is ORT's default
 
 
-def load_for_prediction(path, optimize="none", seed=0):
-    """Load ``path`` as ORT would see it when partitioning at ``optimize``.
+def resolve_level(level="all", optimize=None):
+    """The level to predict: ``level``, or the older ``optimize`` (``none`` = ``disable``)
+    when given; both given and different is a usage error."""
+    from .sim.pipeline import normalize_level
 
-    ``none`` is the graph as written (an ORT_DISABLE_ALL session).  ``basic`` runs
-    ORT's own ORT_ENABLE_BASIC rewrites (constant folding, redundant-node removal,
-    simple fusions), which happen before partitioning, on a copy with weights
-    materialized when absent; the summary still names the user's file.
+    want = normalize_level(level) if level is not None else "all"
+    if want is None:
+        raise UsageError(f"--level must be one of {', '.join(LEVELS)}, not {level!r}")
+    if optimize is not None:
+        old = normalize_level(optimize)
+        if old not in ("disable", "basic"):
+            raise UsageError(f"--optimize must be one of {', '.join(OPTIMIZE_LEVELS)}, not {optimize!r}")
+        if level is not None and old != want:
+            raise UsageError(f"--optimize {optimize} and --level {level} name different levels; give one")
+        want = old
+    return want
+
+
+def load_for_prediction(path, optimize="all", seed=0, resolution=None):
+    """Load ``path`` as ORT partitions it at level ``optimize`` for ``resolution``'s providers.
+
+    ``optimize`` is a level (``disable``, ``basic``, ``extended``, ``all``; ``none`` is
+    ``disable``); ``resolution`` defaults to CPU only.  The IR keeps the user's path and
+    digest.  See :func:`partsim.pipeline.prepare`.
     """
-    if optimize not in OPTIMIZE_LEVELS:
-        raise UsageError(f"--optimize must be one of {', '.join(OPTIMIZE_LEVELS)}, not {optimize!r}")
-    if optimize == "none":
-        return load_model(path)
-    import tempfile
+    from .pipeline import prepare
+    from .sim.pipeline import normalize_level
 
-    from .compat import optimize_for_checker
-
-    original = load_model(path, infer_shapes=False)  # validates the file, gives its digest
-    with tempfile.TemporaryDirectory(prefix="partsim-optimize-") as tmp:
-        optimized = optimize_for_checker(path, tmp, seed=seed)
-        m = load_model(optimized)
-    m.path, m.sha256 = original.path, original.sha256
-    m.warnings.append("predicted on ORT's ORT_ENABLE_BASIC rewrite of the model (--optimize basic)")
+    level = normalize_level(optimize)
+    if level is None:
+        raise UsageError(f"--level must be one of {', '.join(LEVELS)}, not {optimize!r}")
+    if resolution is None:
+        resolution = resolve_providers(list(DEFAULT_PROVIDERS), load_tables())
+    prepared = prepare(path, level, resolution, seed=seed)
+    m = prepared.model
+    if prepared.failure:
+        m.warnings.append(prepared.failure)
     return m
 
 
@@ -75,8 +92,8 @@ def build_request(providers=None, support=None, support_name="EP", support_kind=
 
 
 def predict(model_or_path, providers=None, rule_paths=(), support=None, support_name="EP",
-            support_kind="kernel", policy="per-node", model=None, optimize="none"):
-    """Load (if needed), resolve providers, simulate and summarize.
+            support_kind="kernel", policy="per-node", model=None, optimize=None, level="all"):
+    """Load (if needed), run ORT's pipeline for ``level``, resolve providers, simulate and summarize.
 
     Parameters
     ----------
@@ -87,15 +104,20 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
         Extra rule-table files or folders.
     support : list of str, optional
         Op types of an ad-hoc provider (``--support``).
+    level : {"disable", "basic", "extended", "all"}
+        ORT's graph optimization level of the session predicted (default ``all``, ORT's
+        default).  ``optimize`` (``none``/``basic``) is the older spelling.  A
+        :class:`~partsim.model.Model` passed in is taken as the graph ORT partitions.
 
     Returns
     -------
     (dict, Assignment)
         The partitionSummary and the assignment it was computed from.
     """
+    level = resolve_level(level if optimize is None or level != "all" else None, optimize)
     with _gc_paused():
         return _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy,
-                        optimize)
+                        level)
 
 
 class _gc_paused:
@@ -116,22 +138,28 @@ class _gc_paused:
         return False
 
 
-def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, optimize):
+def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, level):
     from .model import Model
     from .progress import stage
+    from .sim.pipeline import annotate_summary
 
-    if isinstance(model_or_path, Model):
-        m = model_or_path
-    else:
-        box = []
-        with stage(f"loading {model_or_path}", lambda: f"loaded {len(box[0].nodes):,} nodes"):
-            box.append(load_for_prediction(model_or_path, optimize))
-        m = box[0]
     tables = load_tables(rule_paths)
     requested, extra = build_request(providers, support, support_name, support_kind)
     resolution = resolve_providers(requested, tables, extra)
+    origins, failure, notes = None, "", []
+    if isinstance(model_or_path, Model):
+        m = model_or_path
+    else:
+        from .pipeline import prepare
+
+        box = []
+        with stage(f"loading {model_or_path} (ORT pipeline, level {level})",
+                   lambda: f"loaded {len(box[0].model.nodes):,} nodes"):
+            box.append(prepare(model_or_path, level, resolution))
+        m, origins, failure, notes = box[0].model, box[0].origins, box[0].failure, box[0].notes
     with stage(f"assigning nodes to {', '.join(resolution.effective)}", "assigned every node"):
         assignment = simulate(m, resolution, policy)
     with stage("counting fragments, partitions, transfers and copies", "summarized"):
         summary = summarize(assignment)
+    annotate_summary(summary, level, origins, failure, notes)
     return summary, assignment

@@ -2,7 +2,7 @@
 
 from .sim.summary import fragments_of
 
-__all__ = ["compare", "baseline_record", "compare_baseline"]
+__all__ = ["compare", "baseline_record", "compare_baseline", "observed_status"]
 
 
 def compare(summary, assignment, observation, min_agreement=1.0, check_counts=True):
@@ -55,6 +55,14 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
     counts_ok = all(v["observed"] is None or v["predicted"] == v["observed"]
                     for k, v in counts.items() if k.startswith("memcpy"))
     passed = compared > 0 and agreement >= min_agreement and (counts_ok or not check_counts)
+    # a session predicted to fail that ran (or the other way round) is a failed prediction
+    obs_status = observed_status(observation)
+    status = {"predicted": summary.get("status"), "observed": obs_status}
+    if obs_status is not None:
+        if obs_status != summary.get("status"):
+            passed = False
+        elif obs_status == "session_would_fail":
+            passed = True
     return {
         "passed": passed,
         "minAgreement": min_agreement,
@@ -65,8 +73,22 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
         "unobserved": sorted(unobserved),
         "unpredicted": unpredicted,
         "counts": counts,
+        "status": status,
         "observation": {k: observation.get(k) for k in ("source", "runtime", "device", "level", "granted")},
     }
+
+
+def observed_status(observation):
+    """``ok`` / ``session_would_fail`` for an observation that says whether its session was
+    built (``state`` of a run here, ``status`` or ``create_error`` of a record), else ``None``."""
+    if observation.get("status") in ("ok", "session_would_fail"):
+        return observation["status"]
+    state = observation.get("state")
+    if state == "ok":
+        return "ok"
+    if state == "create_failed":
+        return "session_would_fail"
+    return None
 
 
 BASELINE_KEYS = ("fragments", "transfers", "memcpyFromHost", "memcpyToHost", "partitionCount")

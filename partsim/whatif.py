@@ -374,9 +374,13 @@ def prepare(path, providers=None, rule_paths=(), support=None, support_name="EP"
     :func:`partsim.api.predict` does."""
     from .api import build_request, load_for_prediction, load_tables
 
-    m = model if model is not None else load_for_prediction(path, optimize, seed=seed)
     tables = load_tables(rule_paths)
     requested, extra = build_request(providers, support, support_name, support_kind)
+    if model is None:
+        from .sim.assign import resolve_providers as _resolve
+
+        model = load_for_prediction(path, optimize, seed=seed, resolution=_resolve(requested, tables, extra))
+    m = model
     return Context(m, str(path), optimize, tables, tuple(extra), tuple(requested), policy, seed)
 
 
@@ -446,7 +450,7 @@ def _modify(proto, fix_dims, opset, path):
     return proto
 
 
-def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0):
+def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0, resolution=None):
     """Load ``path`` with symbolic dims fixed and/or converted to another opset, at ``optimize``.
 
     At ``none`` the change is made on the in-memory proto and the IR rebuilt
@@ -458,10 +462,10 @@ def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0):
     from .loader import load_model, model_from_proto, read_model_proto
 
     if not fix_dims and opset is None:
-        return load_for_prediction(path, optimize, seed=seed)
+        return load_for_prediction(path, optimize, seed=seed, resolution=resolution)
     changes = ", ".join([f"{k}={v}" for k, v in sorted((fix_dims or {}).items())]
                         + ([f"opset {opset}"] if opset is not None else []))
-    if optimize == "none":
+    if optimize in ("none", "disable"):
         import hashlib
 
         proto, data = read_model_proto(path)
@@ -668,7 +672,8 @@ def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True):
         params = dim_params(model)
         for name, where in params.items():
             value = int((dims or {}).get(name, dim_value))
-            variant = load_variant(ctx.path, ctx.optimize, {name: value}, seed=ctx.seed)
+            variant = load_variant(ctx.path, ctx.optimize, {name: value}, seed=ctx.seed,
+                                   resolution=ctx.resolution())
             after_s, _ = ctx.run(res, model=variant)
             row = _row("dim", f"{name}={value}", [], before_m, before_s, after_s, variant, link, device,
                        f"symbolic dimension {name!r} of the graph inputs fixed to {value}")
@@ -676,7 +681,7 @@ def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True):
             dim_rows.append(_dim_nodes(row))
         if len(params) > 1:
             fixed = {k: int((dims or {}).get(k, dim_value)) for k in params}
-            variant = load_variant(ctx.path, ctx.optimize, fixed, seed=ctx.seed)
+            variant = load_variant(ctx.path, ctx.optimize, fixed, seed=ctx.seed, resolution=ctx.resolution())
             after_s, _ = ctx.run(res, model=variant)
             label = ",".join(f"{k}={v}" for k, v in fixed.items())
             row = _row("dim", label, [], before_m, before_s, after_s, variant, link, device,
@@ -769,7 +774,7 @@ def whatif(ctx, add=(), fix_dims=None, opset=None, drop=(), reorder=(), optimize
             changes.append({"change": "opset", "value": int(opset)})
         if after_opt != ctx.optimize:
             changes.append({"change": "optimize", "value": f"{ctx.optimize} -> {after_opt}"})
-        model = load_variant(ctx.path, after_opt, fix_dims, opset, seed=ctx.seed)
+        model = load_variant(ctx.path, after_opt, fix_dims, opset, seed=ctx.seed, resolution=ctx.resolution())
     requested = _apply_provider_changes(ctx.requested, drop, reorder)
     for d in drop:
         changes.append({"change": "drop-provider", "value": _canonical(d.partition(":")[0])})

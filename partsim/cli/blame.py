@@ -6,7 +6,7 @@ from ..errors import EXIT_OK, UsageError
 from ..outputs import to_json, write_output
 from ..report.table import format_table
 from ..whatif import LIFTABLE_REASONS, LINK_PRESETS, blame, parse_link, prepare
-from .args import add_model_args, add_output_args, add_provider_args, split_list
+from .args import level_of, add_model_args, add_output_args, add_provider_args, split_list
 
 __all__ = ["add_parser", "run", "render_blame_table", "link_help", "add_link_arg", "parse_dims", "human_bytes"]
 
@@ -95,7 +95,7 @@ def run(args):
     link = parse_link(args.link) if args.link else None
     dims = parse_dims(args.dim)
     ctx = prepare(args.model, split_list(args.providers), args.rules, split_list(args.support),
-                  args.support_name, args.support_kind, args.policy, optimize=args.optimize)
+                  args.support_name, args.support_kind, args.policy, optimize=level_of(args))
     result = blame(ctx, link=link, dim_value=args.dim_value, dims=dims, analyse_dims=not args.no_dims)
     text = to_json(result) if args.format == "json" else render_blame_table(result, top=args.top)
     write_output(text, args.output)

@@ -10,7 +10,7 @@ from ..outputs import write_output
 from ..render import DEFAULT_COLLAPSE_THRESHOLD, find_dot, plan_render, render_html, render_svg
 from ..render.dot import memcpy_device
 from ..render.svg import DEFAULT_TIMEOUT, INSTALL_HINT
-from .args import add_model_args, add_provider_args, split_list
+from .args import level_of, add_model_args, add_provider_args, split_list
 
 FORMATS = ("svg", "html", "dot")
 
@@ -78,7 +78,7 @@ def run(args):
     if args.timeout <= 0:
         raise UsageError("--timeout must be > 0")
     summary, assignment = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
-                                  args.support_name, args.support_kind, args.policy, optimize=args.optimize)
+                                  args.support_name, args.support_kind, args.policy, level=level_of(args))
     plan = plan_render(summary, assignment.model, collapse=args.collapse, threshold=args.collapse_threshold,
                        device=memcpy_device(assignment))
     if plan.mode == "collapsed" and args.collapse is None:

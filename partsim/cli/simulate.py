@@ -4,7 +4,7 @@ from ..api import predict
 from ..errors import EXIT_OK
 from ..outputs import to_json, write_output
 from ..report.table import render_summary_table
-from .args import add_model_args, add_output_args, add_provider_args, split_list
+from .args import level_of, add_model_args, add_output_args, add_provider_args, split_list
 
 HELP = """\
 Predict how ONNX Runtime assigns every node of MODEL to the requested execution
@@ -53,7 +53,7 @@ def run(args):
     if getattr(args, "compat", None):
         return _run_compat(args)
     summary, _ = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
-                         args.support_name, args.support_kind, args.policy, optimize=args.optimize)
+                         args.support_name, args.support_kind, args.policy, level=level_of(args))
     from ..progress import stage
 
     with stage(f"writing the {args.format}", f"wrote the {args.format}"):

@@ -11,7 +11,7 @@ from ..outputs import atomic_write, to_json, write_output
 from ..report.junit import render_verify_junit
 from ..report.table import format_table
 from ..verify import baseline_record, compare, compare_baseline
-from .args import add_model_args, add_output_args, add_provider_args, split_list
+from .args import level_of, add_model_args, add_output_args, add_provider_args, split_list
 
 HELP = """\
 Check a prediction against where a real ONNX Runtime session put every node, or
@@ -26,9 +26,10 @@ gate CI on a committed baseline.
   partsim verify MODEL -p nnapi --baseline partsim-baseline.json [--update-baseline]
         exit 1 when fragments, transfers, Memcpy nodes or partitions grew.
 
-Predictions are made on the graph as written, so compare with observations made
-at ORT_DISABLE_ALL (the default --level); with --optimize basic the prediction is
-made on ORT's own BASIC rewrite: compare with --level basic (SPEC section 5).
+--level (default all, ORT's default) is the level of the session predicted and of
+the observation record compared; an observation made at another level is refused.
+verify fails when the predicted status (ok / session_would_fail) differs from the
+observed one (a session that ran, or did not).
 """
 
 
@@ -43,8 +44,6 @@ def add_parser(sub):
                    help="run a real ORT session here now (child process) with the same providers and compare")
     g.add_argument("--python", metavar="PATH", help="with --observe: interpreter with another ORT build")
     g.add_argument("--timeout", type=float, default=120.0, help="with --observe: session timeout in seconds")
-    g.add_argument("--level", default="disable", help="optimization level of the observation record to use "
-                   "(disable, basic, extended, all; default disable)")
     g.add_argument("--min-agreement", type=float, default=1.0, help="share of nodes that must agree (default 1.0)")
     g.add_argument("--ignore-counts", action="store_true", help="pass on node agreement alone (not Memcpy counts)")
     g.add_argument("--baseline", metavar="FILE", help="committed baseline of fragment/transfer/Memcpy counts")
@@ -60,11 +59,16 @@ def run(args):
         raise UsageError("give either --observation FILE or --observe, not both")
     if not 0.0 <= args.min_agreement <= 1.0:
         raise UsageError("--min-agreement must be between 0 and 1")
-    observation = import_observation(args.observation, args.level) if args.observation else None
+    level = level_of(args)
+    observation = import_observation(args.observation, level) if args.observation else None
     if args.observe:
-        observation = _observe_now(args)
+        observation = _observe_now(args, level)
+    if observation is not None and observation.get("level") and observation["level"] != level:
+        raise UsageError(f"the observation was made at level {observation['level']} and the prediction is for "
+                         f"level {level}: partsim does not compare across levels (give --level "
+                         f"{observation['level']})", args.observation)
     summary, assignment = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
-                                  args.support_name, args.support_kind, args.policy, optimize=args.optimize)
+                                  args.support_name, args.support_kind, args.policy, level=level_of(args))
     result = {"model": args.model}
     passed = True
     if observation is not None:
@@ -101,17 +105,15 @@ def run(args):
     return EXIT_OK if passed else EXIT_FAIL
 
 
-def _observe_now(args):
+def _observe_now(args, level):
     import tempfile
 
-    from ..observation import normalize_level
     from ..ortrun import observation_from_run, run_session
     from ..ruletable import KNOWN_PROVIDERS
     from ..sim.assign import _canonical
 
     providers = [_canonical(p.partition(":")[0]) for p in split_list(args.providers)] or ["CPUExecutionProvider"]
     providers = [p for p in providers if p in KNOWN_PROVIDERS]
-    level = normalize_level(args.level)
     with tempfile.TemporaryDirectory(prefix="partsim-verify-") as tmp:
         try:
             from ..materialize import materialize_weights
@@ -119,6 +121,8 @@ def _observe_now(args):
         except ImportError:  # pragma: no cover
             runnable = args.model
         rec = run_session(runnable, providers, level, args.python, args.timeout)
+    if rec.get("state") == "create_failed":  # ORT refused the session: compared with the predicted status
+        return observation_from_run(rec, level)
     if rec.get("state") != "ok":
         raise UsageError(f"the real session did not run ({rec.get('state')}): {rec.get('error', '')}", args.model)
     return observation_from_run(rec, level)
@@ -133,6 +137,10 @@ def _table(result):
                    f"level={o.get('level')}")
         out.append(f"agreement    {v['agreeing']}/{v['compared']} nodes = {v['agreement']:.4f} "
                    f"(need {v['minAgreement']})")
+        st = v.get("status", {})
+        if st.get("observed") is not None:
+            mark = "" if st["predicted"] == st["observed"] else "   <- differ"
+            out.append(f"status       predicted {st['predicted']}, observed {st['observed']}{mark}")
         rows = [[k, c["predicted"], "?" if c["observed"] is None else c["observed"]]
                 for k, c in sorted(v["counts"].items())]
         out.append(format_table(["count", "predicted", "observed"], rows, ["<", ">", ">"]))

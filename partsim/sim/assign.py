@@ -85,7 +85,8 @@ def _canonical(name):
 
 
 def resolve_providers(requested, tables, extra=()):
-    """Resolve a requested list as ORT does: aliases, duplicates, unknown names, CPU last.
+    """Resolve a requested list as ORT does: aliases, duplicates, unknown names, CPU appended
+    last when absent (the user's order otherwise kept).
 
     Parameters
     ----------
@@ -138,8 +139,9 @@ def resolve_providers(requested, tables, extra=()):
             pass
         else:
             chosen.append(cpu[0])
-    # ORT keeps the CPU EP last whatever the request order said
-    chosen = [t for t in chosen if t.provider != CPU] + [t for t in chosen if t.provider == CPU]
+    # ORT keeps the user's order (a CPU asked first takes every node it has a kernel for);
+    # the CPU EP is appended last only when absent (core/session/inference_session.cc,
+    # InferenceSession::Initialize registers it after the user's providers)
     return Resolution(tuple(requested), tuple(chosen), tuple(dropped))
 
 
@@ -192,10 +194,11 @@ def simulate(model, resolution, policy="per-node"):
         if provider == first and first_reason[i] is None:
             first_reason[i] = why
 
-    for table in resolution.tables:
+    last = len(resolution.tables) - 1
+    for k, table in enumerate(resolution.tables):
         ep = table.provider
-        if ep == CPU:
-            break
+        if ep == CPU and k == last:
+            break  # the CPU fallback below takes the rest
         matched = {}
         match = Matcher.of(table, model).match
         nodes = model.nodes

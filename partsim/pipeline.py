@@ -1,0 +1,141 @@
+"""From a model file to the graph ORT partitions at a level, for a provider list.
+
+The steps, in ORT's order (``../shared/ORT-PIPELINE.md``): EP-aware function inlining,
+EnsureUniqueDQForNodeUnit, then (``basic`` and above) ORT's own optimizer through
+:func:`partsim.ortopt.pipeline_graph`.  Returns the partsim IR of that graph and the
+``origin`` of every node.
+"""
+
+import hashlib
+
+from .errors import ModelError
+
+__all__ = ["prepare", "Prepared", "function_claims"]
+
+CPU = "CPUExecutionProvider"
+
+
+class Prepared:
+    """``model`` (IR), ``origins`` (node name -> origin), ``level``, ``failure`` (ORT's message
+    when ORT itself cannot build the session), ``notes`` (warnings for the summary)."""
+
+    def __init__(self, model, origins, level, failure="", notes=()):
+        self.model = model
+        self.origins = origins
+        self.level = level
+        self.failure = failure
+        self.notes = list(notes)
+
+
+def _covers(rule, since):
+    v = rule.versions
+    if v is None or since is None:
+        return True
+    start, end = v
+    return since == start if end is None else start <= since <= end
+
+
+def _claimers(proto, node, tables, opset, cache):
+    """Providers of ``tables`` whose table has a rule for ``node``'s op at its schema version."""
+    import onnx
+
+    key = (node.domain or "", node.op_type)
+    if key not in cache:
+        since = None
+        if key[0] in ("", "ai.onnx") and opset is not None:
+            try:
+                since = onnx.defs.get_schema(node.op_type, opset, "").since_version
+            except Exception:  # onnx.defs.SchemaError: not an ONNX op (a model-local function)
+                since = None
+        cache[key] = [t.provider for t in tables if any(_covers(r, since) for r in t.rules_for(*key))]
+    return cache[key]
+
+
+def function_claims(proto, tables):
+    """For each function node of ``proto``'s main graph: which of ``tables`` (RuleTables)
+    claim it, by op, domain and schema version (the check ORT's AOT inlining makes through
+    each provider's GetCapability; dtypes are not looked at).
+
+    Returns ``{node position: (op_type, [providers claiming it])}``.
+    """
+    from .sim.inline import function_body
+
+    cache, claims, out = {}, {}, {}
+    opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
+    for k, n in enumerate(proto.graph.node):
+        if function_body(proto, n, cache) is None:
+            continue
+        out[k] = (n.op_type, _claimers(proto, n, tables, opset, claims))
+    return out
+
+
+def prepare(path, level, resolution, seed=0):
+    """The graph ORT partitions for ``resolution``'s providers at ``level``, as partsim IR.
+
+    Parameters
+    ----------
+    path : str or Path
+    level : {"disable", "basic", "extended", "all"}
+    resolution : partsim.sim.assign.Resolution
+    """
+    from .loader import model_from_proto, read_model_proto
+    from .sim.inline import _tensor_names, inline_functions
+    from .sim.names import NameGenerator
+    from .sim.pipeline import origin_of
+    from .sim.unique_dq import ensure_unique_dq
+
+    proto, data = read_model_proto(path)
+    sha256 = hashlib.sha256(data).hexdigest()
+    del data
+    from .ortopt import _all_nodes
+
+    original, unnamed = {}, {}
+    for n in _all_nodes(proto.graph):
+        if n.name:
+            original[n.name] = (n.domain or "", n.op_type)
+        elif n.output:
+            unnamed[n.output[0]] = (n.domain or "", n.op_type)
+    claims = function_claims(proto, resolution.tables)
+    notes = []
+    failure = ""
+    if level == "disable":
+        if any(not eps for _, eps in claims.values()):
+            names = NameGenerator(_tensor_names(proto.graph))
+            opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
+            cache = {}
+            inline_functions(proto, lambda n: bool(_claimers(proto, n, resolution.tables, opset, cache)), names)
+            ensure_unique_dq(proto, names)
+        else:
+            ensure_unique_dq(proto)
+        model = model_from_proto(proto, str(path), sha256)
+    else:
+        from .ortopt import pipeline_graph
+
+        effective = [(t.provider, t.is_compiling) for t in resolution.tables]
+        kept = [proto.graph.node[k].name for k, (_, eps) in claims.items()
+                if eps and CPU not in eps and proto.graph.node[k].name]
+        result = pipeline_graph(path, level, effective, kept, seed=seed)
+        if result.proto is None:
+            failure = f"ONNX Runtime cannot build the session ({result.ort_level}): {result.failure}"
+            prepared = prepare(path, "disable", resolution, seed)
+            prepared.level = level
+            prepared.failure = failure
+            return prepared
+        if any(c for _, c in effective) and level in ("extended", "all"):
+            notes.append("Level 2/3 fusions are not simulated on the CPU nodes left by a compiling provider "
+                         "(predicted on ORT's Level 1 graph)")
+        try:
+            model = model_from_proto(result.proto, str(path), sha256)
+        except ModelError as exc:
+            raise ModelError(f"partsim cannot read ORT's optimized graph: {exc}", path) from None
+    origins = {}
+    for n in model.nodes:
+        tensors = n.inputs + n.outputs
+        if n.name not in original and n.outputs and unnamed.get(n.outputs[0]) == (n.domain, n.op_type):
+            origins[n.name] = "model"
+        elif n.name not in original and any(t.startswith("_inlfunc_") for t in tensors):
+            op = next(t for t in tensors if t.startswith("_inlfunc_"))[len("_inlfunc_"):].split("_")[0]
+            origins[n.name] = f"inlined:{op}"
+        else:
+            origins[n.name] = origin_of(n.name, n.domain, n.op_type, original)
+    return Prepared(model, origins, level, failure, notes)
