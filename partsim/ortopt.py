@@ -45,6 +45,7 @@ class PipelineResult:
     (ORT's message), ``level`` run by ORT, ``disabled`` transformers, ``kept`` function nodes."""
 
     def __init__(self, proto, failure="", ort_level="", disabled=(), kept=()):
+        self.missing_kernel = False
         self.proto = proto
         self.failure = failure
         self.ort_level = ort_level
@@ -111,7 +112,13 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), seed=0):
         try:
             ort.InferenceSession(str(copy), so, providers=[CPU], disabled_optimizers=list(disabled))
         except Exception as exc:  # onnxruntime's own exception types (Fail, InvalidGraph, RuntimeException ...)
-            return PipelineResult(None, _first_line(exc), ort_level, disabled, kept)
+            msg = _first_line(exc)
+            # a kernel only the CPU lacks is the partitioner's business (another provider may take the
+            # node): the graph ORT saved before it looked for kernels is still the one it partitions
+            if not ("Could not find an implementation" in msg and target.is_file()):
+                result = PipelineResult(None, msg, ort_level, disabled, kept)
+                result.missing_kernel = "Could not find an implementation" in msg or "NOT_IMPLEMENTED" in msg
+                return result
         if not target.is_file():
             raise ModelError("ONNX Runtime wrote no optimized model", model_path)
         out = onnx.load(str(target), load_external_data=False)

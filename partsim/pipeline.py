@@ -111,15 +111,23 @@ def prepare(path, level, resolution, seed=0):
     else:
         from .ortopt import pipeline_graph
 
+        # partsim's own checks first: a bad model is a usage error (exit 2), not ORT's failure
+        model_from_proto(proto, str(path), sha256, infer_shapes=False)
         effective = [(t.provider, t.is_compiling) for t in resolution.tables]
         kept = [proto.graph.node[k].name for k, (_, eps) in claims.items()
                 if eps and CPU not in eps and proto.graph.node[k].name]
         result = pipeline_graph(path, level, effective, kept, seed=seed)
         if result.proto is None:
-            failure = f"ONNX Runtime cannot build the session ({result.ort_level}): {result.failure}"
             prepared = prepare(path, "disable", resolution, seed)
             prepared.level = level
-            prepared.failure = failure
+            if result.missing_kernel and any(t.provider != CPU for t in resolution.tables):
+                # the CPU-only session lacks a kernel another requested provider may have: no
+                # oracle for this graph; predicted on the graph as written instead
+                prepared.notes.append(f"ORT's {result.ort_level} rewrite could not be computed without the "
+                                      f"requested providers ({result.failure[:200]}); predicted on the graph "
+                                      f"as written (level disable)")
+            else:
+                prepared.failure = f"ONNX Runtime cannot build the session ({result.ort_level}): {result.failure}"
             return prepared
         if any(c for _, c in effective) and level in ("extended", "all"):
             notes.append("Level 2/3 fusions are not simulated on the CPU nodes left by a compiling provider "
