@@ -74,7 +74,10 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
     if nodes:
         source = "assignment_info"
     lvl = normalize_level(level if level is not None else rec.get("level"))
-    if lvl in ("extended", "layout", "all") and rec.get("profile_nodes"):
+    if lvl in ("extended", "layout", "all") and nodes and rec.get("run_error"):
+        # the run stopped early, so its profile is partial: only the partitioning-time graph is known
+        source = "assignment_info (at partitioning, before Level 2/3: the run failed)"
+    elif lvl in ("extended", "layout", "all") and rec.get("profile_nodes"):
         # assignment info is recorded at partitioning, before Level 2/3 rewrite the graph: the
         # session's final nodes are the ones that ran (profile), plus nodes of the saved
         # optimized model that did not run (a branch not taken)
