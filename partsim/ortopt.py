@@ -8,7 +8,7 @@ hands to (or leaves after) partitioning, following ``InferenceSession::Transform
     pure partsim: EP-aware function inlining (:mod:`partsim.sim.inline`) and
     EnsureUniqueDQForNodeUnit (:mod:`partsim.sim.unique_dq`), with ORT's names.
 ``basic`` / ``extended`` / ``all``
-    a CPU-only ORT session at that level on a copy with weights materialized
+    a CPU-only ORT session at that level on a copy with the weights (zeros when absent)
     (``optimized_model_filepath``), which runs the same inlining, DQ duplication and
     transformers.  Two things make it the session *for the requested providers*:
 
@@ -58,7 +58,7 @@ def _first_line(exc):
     return text[:600] if text else type(exc).__name__
 
 
-def pipeline_graph(model_path, level, providers, kept_nodes=(), seed=0):
+def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data=None):
     """Run ORT's optimizer for ``level`` as a session over ``providers`` would.
 
     Parameters
@@ -69,14 +69,16 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), seed=0):
         The effective providers, in order.
     kept_nodes : iterable of str
         Names of function nodes a requested provider claims (keep them whole).
-    seed : int
-        Seed of the materialized weights of a graph-only model.
+    proto, data : onnx.ModelProto and bytes, optional
+        The model already read (:func:`partsim.loader.read_model_proto`); read if absent.
     """
     import onnx
     import onnxruntime as ort
 
-    from .materialize import materialize_weights
+    from .loader import read_model_proto
 
+    if proto is None:
+        proto, data = read_model_proto(model_path)
     compiling = any(c for _, c in providers)
     ort_level = ORT_LEVEL[level]
     if compiling and level in ("extended", "all"):
@@ -85,13 +87,14 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), seed=0):
     disabled = transformers_to_disable(kernel_eps) if ort_level != ORT_LEVEL["basic"] else ()
     with tempfile.TemporaryDirectory(prefix="partsim-pipeline-") as tmp:
         tmp = Path(tmp)
-        copy = materialize_weights(model_path, tmp / "materialized", seed=seed)
+        copy = _structural_copy(model_path, proto, tmp / "model")
         kept = []
         originals = {}
         if kept_nodes:
-            proto = onnx.load(str(copy), load_external_data=False)
             want = set(kept_nodes)
-            for n in proto.graph.node:
+            changed = onnx.ModelProto()
+            changed.CopyFrom(proto)
+            for n in changed.graph.node:
                 if n.name in want and len(n.input) == 1 and len(n.output) == 1:
                     saved = onnx.NodeProto()
                     saved.CopyFrom(n)
@@ -100,15 +103,23 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), seed=0):
                     del n.attribute[:]
                     kept.append(n.name)
             if kept:
-                _ensure_opset(proto, 1)
-                copy = copy.with_name("protected_" + copy.name)
-                onnx.save(proto, str(copy))
+                _ensure_opset(changed, 1)
+                copy.write_bytes(changed.SerializeToString())
+        if not kept:
+            copy.write_bytes(data)
         target = tmp / "optimized.onnx"
         so = ort.SessionOptions()
         so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, ort_level)
         so.optimized_model_filepath = str(target)
         so.log_severity_level = 3
         so.add_session_config_entry("session.optimized_model_external_initializers_file_name", "weights.pb")
+        # the session is never run: no thread pools, no weight prepacking, no arena (none of these
+        # changes what the transformers do to the graph, which is saved before kernels are made)
+        so.intra_op_num_threads = 1
+        so.inter_op_num_threads = 1
+        so.add_session_config_entry("session.disable_prepacking", "1")
+        so.enable_cpu_mem_arena = False
+        so.enable_mem_pattern = False
         try:
             ort.InferenceSession(str(copy), so, providers=[CPU], disabled_optimizers=list(disabled))
         except Exception as exc:  # onnxruntime's own exception types (Fail, InvalidGraph, RuntimeException ...)
@@ -129,6 +140,33 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), seed=0):
             del n.attribute[:]
             n.attribute.extend(orig.attribute)
     return PipelineResult(out, "", ort_level, disabled, kept)
+
+
+def _structural_copy(model_path, proto, out_dir):
+    """A folder ORT can open the model from: its external-data files copied when present, else
+    created as sparse files (zeros, nothing written).  Values do not change the graph ORT's
+    optimizer makes from float weights (value checks in ``optimizer_utils.cc`` look at scalars
+    only, and external tensors have >= 256 elements here); they would change outputs, which the
+    pipeline never computes.  Returns the path the model file goes to (not yet written)."""
+    import os
+    import shutil
+
+    from .materialize import external_tensors
+
+    out_dir.mkdir(parents=True)
+    base = Path(model_path).resolve().parent
+    need = {}
+    for e in external_tensors(proto, model_path):
+        need[e["rel"]] = max(need.get(e["rel"], 0), e["offset"] + e["nbytes"])
+    for rel, size in sorted(need.items(), key=lambda kv: str(kv[0])):
+        src, dst = base / rel, out_dir / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_file() and src.stat().st_size >= size:
+            shutil.copyfile(src, dst)
+        else:
+            with open(dst, "wb") as f:
+                os.truncate(f.fileno(), size)
+    return out_dir / Path(model_path).name
 
 
 def _ensure_opset(proto, _version):

@@ -60,10 +60,14 @@ def function_claims(proto, tables):
     """
     from .sim.inline import function_body
 
-    cache, claims, out = {}, {}, {}
+    cache, claims, out, plain = {}, {}, {}, set()
     opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
     for k, n in enumerate(proto.graph.node):
+        key = (n.domain, n.op_type)
+        if key in plain:
+            continue
         if function_body(proto, n, cache) is None:
+            plain.add(key)
             continue
         out[k] = (n.op_type, _claimers(proto, n, tables, opset, claims))
     return out
@@ -84,9 +88,8 @@ def prepare(path, level, resolution, seed=0):
     from .sim.pipeline import origin_of
     from .sim.unique_dq import ensure_unique_dq
 
-    proto, data = read_model_proto(path)
+    proto, data = read_model_proto(path, check_node_text=False)  # the IR build below checks node text
     sha256 = hashlib.sha256(data).hexdigest()
-    del data
     from .ortopt import _all_nodes
 
     original, unnamed = {}, {}
@@ -116,7 +119,7 @@ def prepare(path, level, resolution, seed=0):
         effective = [(t.provider, t.is_compiling) for t in resolution.tables]
         kept = [proto.graph.node[k].name for k, (_, eps) in claims.items()
                 if eps and CPU not in eps and proto.graph.node[k].name]
-        result = pipeline_graph(path, level, effective, kept, seed=seed)
+        result = pipeline_graph(path, level, effective, kept, proto=proto, data=data)
         if result.proto is None:
             prepared = prepare(path, "disable", resolution, seed)
             prepared.level = level
