@@ -146,7 +146,7 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
     tables = load_tables(rule_paths)
     requested, extra = build_request(providers, support, support_name, support_kind)
     resolution = resolve_providers(requested, tables, extra)
-    origins, failure, notes = None, "", []
+    origins, failure, notes, pinned = None, "", [], None
     if isinstance(model_or_path, Model):
         m = model_or_path
     else:
@@ -156,9 +156,10 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
         with stage(f"loading {model_or_path} (ORT pipeline, level {level})",
                    lambda: f"loaded {len(box[0].model.nodes):,} nodes"):
             box.append(prepare(model_or_path, level, resolution))
-        m, origins, failure, notes = box[0].model, box[0].origins, box[0].failure, box[0].notes
+        m, origins, failure, notes, pinned = (box[0].model, box[0].origins, box[0].failure, box[0].notes,
+                                              box[0].pinned)
     with stage(f"assigning nodes to {', '.join(resolution.effective)}", "assigned every node"):
-        assignment = simulate(m, resolution, policy)
+        assignment = simulate(m, resolution, policy, pinned)
     with stage("counting fragments, partitions, transfers and copies", "summarized"):
         summary = summarize(assignment)
     annotate_summary(summary, level, origins, failure, notes)

@@ -46,6 +46,7 @@ class PipelineResult:
 
     def __init__(self, proto, failure="", ort_level="", disabled=(), kept=()):
         self.missing_kernel = False
+        self.pinned = ()
         self.proto = proto
         self.failure = failure
         self.ort_level = ort_level
@@ -58,7 +59,7 @@ def _first_line(exc):
     return text[:600] if text else type(exc).__name__
 
 
-def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data=None):
+def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data=None, cpu_nodes_of=None):
     """Run ORT's optimizer for ``level`` as a session over ``providers`` would.
 
     Parameters
@@ -71,9 +72,12 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
         Names of function nodes a requested provider claims (keep them whole).
     proto, data : onnx.ModelProto and bytes, optional
         The model already read (:func:`partsim.loader.read_model_proto`); read if absent.
+    cpu_nodes_of : callable, optional
+        ``cpu_nodes_of(optimized proto) -> set of node names`` partitioning leaves on the CPU;
+        when given and transformers were switched off, the CPU-only ones then run on those
+        nodes (:func:`_cpu_pass`).
     """
     import onnx
-    import onnxruntime as ort
 
     from .loader import read_model_proto
 
@@ -108,38 +112,207 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
         if not kept:
             copy.write_bytes(data)
         target = tmp / "optimized.onnx"
-        so = ort.SessionOptions()
-        so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, ort_level)
-        so.optimized_model_filepath = str(target)
-        so.log_severity_level = 3
-        so.add_session_config_entry("session.optimized_model_external_initializers_file_name", "weights.pb")
-        # the session is never run: no thread pools, no weight prepacking, no arena (none of these
-        # changes what the transformers do to the graph, which is saved before kernels are made)
-        so.intra_op_num_threads = 1
-        so.inter_op_num_threads = 1
-        so.add_session_config_entry("session.disable_prepacking", "1")
-        so.enable_cpu_mem_arena = False
-        so.enable_mem_pattern = False
-        try:
-            ort.InferenceSession(str(copy), so, providers=[CPU], disabled_optimizers=list(disabled))
-        except Exception as exc:  # onnxruntime's own exception types (Fail, InvalidGraph, RuntimeException ...)
-            msg = _first_line(exc)
-            # a kernel only the CPU lacks is the partitioner's business (another provider may take the
-            # node): the graph ORT saved before it looked for kernels is still the one it partitions
-            if not ("Could not find an implementation" in msg and target.is_file()):
-                result = PipelineResult(None, msg, ort_level, disabled, kept)
-                result.missing_kernel = "Could not find an implementation" in msg or "NOT_IMPLEMENTED" in msg
-                return result
-        if not target.is_file():
-            raise ModelError("ONNX Runtime wrote no optimized model", model_path)
+        failure = _optimize(copy, target, ort_level, disabled)
+        if failure is not None:
+            result = PipelineResult(None, failure, ort_level, disabled, kept)
+            result.missing_kernel = "Could not find an implementation" in failure or "NOT_IMPLEMENTED" in failure
+            return result
         out = onnx.load(str(target), load_external_data=False)
-    for n in _all_nodes(out.graph):
-        orig = originals.get(n.name)
-        if orig is not None and n.op_type == PLACEHOLDER_OP:
-            n.op_type, n.domain = orig.op_type, orig.domain
-            del n.attribute[:]
-            n.attribute.extend(orig.attribute)
-    return PipelineResult(out, "", ort_level, disabled, kept)
+        for n in _all_nodes(out.graph):
+            orig = originals.get(n.name)
+            if orig is not None and n.op_type == PLACEHOLDER_OP:
+                n.op_type, n.domain = orig.op_type, orig.domain
+                del n.attribute[:]
+                n.attribute.extend(orig.attribute)
+        pinned = ()
+        if set(kernel_eps) - {CPU} and cpu_nodes_of is not None and ort_level != ORT_LEVEL["basic"]:
+            names, types = cpu_nodes_of(out)
+            order = {n.name: k for k, n in enumerate(proto.graph.node) if n.name}
+            out, pinned = _cpu_pass(out, names, tmp, ort_level, types, order)
+    result = PipelineResult(out, "", ort_level, disabled, kept)
+    result.pinned = pinned
+    return result
+
+
+# ops the CPU-only Level 2/3 transformers rewrite (graph_transformer_utils.cc: NchwcTransformer,
+# NhwcTransformer, ConvActivationFusion, ConvAddActivationFusion, GemmActivationFusion,
+# MatMulIntegerToFloatFusion, DynamicQuantizeMatMulFusion, QDQSelectorActionTransformer,
+# TransposeOptimizer_CPU); CPU nodes that are only shape computations (Shape, Gather, Concat ...
+# left on the CPU next to CUDA) give them nothing to do and are not cut out
+CPU_ONLY_TARGETS = frozenset(("", op) for op in (
+    "Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool", "GlobalAveragePool",
+    "GlobalMaxPool", "BatchNormalization", "Gemm", "MatMul", "MatMulInteger", "DynamicQuantizeLinear",
+    "QuantizeLinear", "DequantizeLinear", "QLinearMatMul", "Transpose", "Resize", "Upsample"))
+
+
+def _session_order(nodes):
+    """The CPU nodes listed so that the cut-out model's topological order (ORT's
+    ``GraphViewer``: reverse DFS from the sink nodes, the sink with the highest index first,
+    ``graph.cc`` ``ReverseDFSFrom``) visits its connected pieces in the order the whole graph
+    did: pieces in reverse order of their first node, each piece in its own order.  The
+    transformers walk that order, and the names they generate follow it."""
+    parent = list(range(len(nodes)))
+
+    def find(a):
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    producer = {o: k for k, n in enumerate(nodes) for o in n.output if o}
+    for k, n in enumerate(nodes):
+        for t in n.input:
+            p = producer.get(t)
+            if p is not None:
+                a, b = find(p), find(k)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+    pieces = {}
+    for k in range(len(nodes)):
+        pieces.setdefault(find(k), []).append(nodes[k])
+    return [n for root in sorted(pieces, reverse=True) for n in pieces[root]]
+
+
+def _optimize(model, target, ort_level, disabled=()):
+    """One CPU-only ORT session that saves its optimized graph to ``target``; ORT's message
+    when it fails, else ``None``."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, ort_level)
+    so.optimized_model_filepath = str(target)
+    so.log_severity_level = 3
+    so.add_session_config_entry("session.optimized_model_external_initializers_file_name",
+                                target.stem + ".weights.pb")
+    # the session is never run: no thread pools, no weight prepacking, no arena (none of these
+    # changes what the transformers do to the graph, which is saved before kernels are made)
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.add_session_config_entry("session.disable_prepacking", "1")
+    so.enable_cpu_mem_arena = False
+    so.enable_mem_pattern = False
+    try:
+        ort.InferenceSession(str(model), so, providers=[CPU], disabled_optimizers=list(disabled))
+    except Exception as exc:  # onnxruntime's own exception types (Fail, InvalidGraph, RuntimeException ...)
+        msg = _first_line(exc)
+        # a kernel only the CPU lacks is the partitioner's business (another provider may take the
+        # node): the graph ORT saved before it looked for kernels is still the one it partitions
+        if not ("Could not find an implementation" in msg and target.is_file()):
+            return msg
+    if not target.is_file():
+        return "ONNX Runtime wrote no optimized model"
+    return None
+
+
+def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of=None):
+    """The CPU-only Level 2/3 transformers on the nodes partitioning left on the CPU.
+
+    ORT runs Level 2/3 after partitioning, each transformer on the nodes of its providers
+    (``graph_utils::IsSupportedProvider``): TransposeOptimizer_CPU, ConvActivationFusion, the
+    NCHWc/NHWC layout transformers ... rewrite CPU nodes next to nodes on CUDA.  The CPU nodes
+    are cut out as a model of their own (boundary tensors become its inputs and outputs), a
+    CPU-only session at ``ort_level`` rewrites it, and the result replaces them.  Returns the
+    spliced model and the names of the nodes it made (they stay on the CPU, as ORT assigns a
+    transformer's new nodes to the EP of the nodes it replaced).
+    """
+    import onnx
+
+    g = graph_model.graph
+    cpu = [n for n in g.node if n.name and n.name in cpu_names]
+    if not any((n.domain or "", n.op_type) in CPU_ONLY_TARGETS or n.domain == "com.microsoft" for n in cpu):
+        return graph_model, ()  # shape computations only: no CPU-only transformer has work there
+    if not cpu or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+                      for n in cpu for a in n.attribute):
+        return graph_model, ()
+    produced = {o for n in cpu for o in n.output if o}
+    inits = {t.name: t for t in g.initializer}
+    outside_reads = {t for n in g.node if not (n.name and n.name in cpu_names) for t in n.input}
+    outside_reads |= {o.name for o in g.output}
+    types = {vi.name: vi for vi in list(g.value_info) + list(g.input) + list(g.output)}
+    for t, (dtype, shape) in (known_types or {}).items():  # partsim's inferred types (ORT saves few)
+        if t not in types:
+            try:
+                elem = onnx.TensorProto.DataType.Value(dtype.upper())
+            except ValueError:
+                continue
+            dims = None if shape is None else [d if isinstance(d, int) and d >= 0 else (d or None) for d in shape]
+            types[t] = onnx.helper.make_tensor_value_info(t, elem, dims)
+    producer = {o: n for n in g.node for o in n.output if o}
+    elem_of = {t: vi.type.tensor_type.elem_type for t, vi in types.items() if vi.type.HasField("tensor_type")}
+    elem_of.update((t.name, t.data_type) for t in g.initializer)
+
+    def elem(t, depth=0):
+        """An element type partsim could not infer (a contrib op's output): a quantized op's
+        output has its output zero point's type; a data-movement op's its first input's."""
+        if t in elem_of or depth > 50:
+            return elem_of.get(t)
+        n = producer.get(t)
+        if n is None:
+            return None
+        if n.op_type.startswith("QLinear") or n.op_type in ("QGemm", "QuantizeLinear", "DynamicQuantizeLinear"):
+            zps = [x for x in n.input if x and x.endswith("zero_point")]
+            found = elem(zps[-1], depth + 1) if zps else None
+        else:
+            found = elem(n.input[0], depth + 1) if n.input and n.input[0] else None
+        if found:
+            elem_of[t] = found
+        return found
+
+    def value_info(t):
+        if t in types:
+            return types[t]
+        e = elem(t)
+        return onnx.helper.make_tensor_value_info(t, e, None) if e else None
+
+    ins, outs, used_inits = [], [], []
+    for n in cpu:
+        for t in n.input:
+            if not t or t in produced:
+                continue
+            if t in inits:
+                if t not in used_inits:
+                    used_inits.append(t)
+            elif t not in [i.name for i in ins]:
+                vi = value_info(t)
+                if vi is None:
+                    return graph_model, ()
+                ins.append(vi)
+        for t in n.output:
+            if t and t in outside_reads:
+                vi = value_info(t)
+                if vi is None:
+                    return graph_model, ()
+                outs.append(vi)
+    if not outs:
+        return graph_model, ()
+    # ORT's node indices: the model's own order, nodes added by Level 1 after them
+    index_of = index_of or {}
+    cpu = [n for _, n in sorted(enumerate(cpu), key=lambda kn: (index_of.get(kn[1].name, len(index_of) + kn[0])))]
+    sub = onnx.helper.make_graph(_session_order(cpu), g.name + "_cpu", ins, outs, [inits[t] for t in used_inits])
+    sub_model = onnx.helper.make_model(sub, opset_imports=list(graph_model.opset_import),
+                                       ir_version=graph_model.ir_version)
+    sub_path = tmp / "cpu_part.onnx"
+    onnx.save(sub_model, str(sub_path))
+    target = tmp / "cpu_part_optimized.onnx"
+    if _optimize(sub_path, target, ort_level) is not None:
+        return graph_model, ()
+    done = onnx.load(str(target), load_external_data=False)
+    spliced = onnx.ModelProto()
+    spliced.CopyFrom(graph_model)
+    kept = [n for n in graph_model.graph.node if not (n.name and n.name in cpu_names)]
+    made = list(done.graph.node)
+    del spliced.graph.node[:]
+    spliced.graph.node.extend(kept)
+    spliced.graph.node.extend(made)
+    have = {t.name for t in spliced.graph.initializer}
+    spliced.graph.initializer.extend(t for t in done.graph.initializer if t.name not in have)
+    have_vi = {v.name for v in spliced.graph.value_info}
+    spliced.graph.value_info.extend(v for v in done.graph.value_info if v.name not in have_vi)
+    known = {(o.domain or "") for o in spliced.opset_import}
+    for o in done.opset_import:
+        if (o.domain or "") not in known:
+            spliced.opset_import.add().CopyFrom(o)
+    return spliced, tuple(n.name for n in made)
 
 
 def _structural_copy(model_path, proto, out_dir):

@@ -19,7 +19,8 @@ class Prepared:
     """``model`` (IR), ``origins`` (node name -> origin), ``level``, ``failure`` (ORT's message
     when ORT itself cannot build the session), ``notes`` (warnings for the summary)."""
 
-    def __init__(self, model, origins, level, failure="", notes=()):
+    def __init__(self, model, origins, level, failure="", notes=(), pinned=None):
+        self.pinned = pinned or {}
         self.model = model
         self.origins = origins
         self.level = level
@@ -119,7 +120,19 @@ def prepare(path, level, resolution, seed=0):
         effective = [(t.provider, t.is_compiling) for t in resolution.tables]
         kept = [proto.graph.node[k].name for k, (_, eps) in claims.items()
                 if eps and CPU not in eps and proto.graph.node[k].name]
-        result = pipeline_graph(path, level, effective, kept, proto=proto, data=data)
+        def cpu_nodes_of(optimized):
+            from .sim.assign import simulate
+
+            m = model_from_proto(optimized, str(path), sha256)
+            a = simulate(m, resolution)
+            names = {n.name for n in m.nodes if a.provider[n.index] == CPU and not n.scope}
+            types = {}
+            for t, v in m.values.items():
+                if v.dtype:
+                    types[t] = (v.dtype, v.shape)
+            return names, types
+
+        result = pipeline_graph(path, level, effective, kept, proto=proto, data=data, cpu_nodes_of=cpu_nodes_of)
         if result.proto is None:
             prepared = prepare(path, "disable", resolution, seed)
             prepared.level = level
@@ -149,4 +162,7 @@ def prepare(path, level, resolution, seed=0):
             origins[n.name] = f"inlined:{op}"
         else:
             origins[n.name] = origin_of(n.name, n.domain, n.op_type, original)
-    return Prepared(model, origins, level, failure, notes)
+    pinned = {}
+    if level != "disable" and result.pinned:
+        pinned = dict.fromkeys(result.pinned, CPU)
+    return Prepared(model, origins, level, failure, notes, pinned)
