@@ -74,6 +74,31 @@ def function_claims(proto, tables):
     return out
 
 
+def _orts_node_order(optimized, original):
+    """List ``optimized``'s main-graph nodes in ORT's node-index order, in place.
+
+    ORT saves the optimized graph in topological order, but inside the session a node keeps
+    the index it was loaded with and nodes a transformer adds come after all of them
+    (``graph.cc`` ``AddNode``).  Orders that follow node indices (ORT's default topological
+    order, which the OpenVINO EP's clustering walks) need the session's order back: nodes of
+    the model as written (same name and op) first, by their position in the file, then the
+    new ones in the order ORT saved them.
+    """
+    where = {(n.name, n.domain or "", n.op_type): k for k, n in enumerate(original.graph.node) if n.name}
+    nodes = list(optimized.graph.node)
+    key = [where.get((n.name, n.domain or "", n.op_type), len(where) + k) for k, n in enumerate(nodes)]
+    if key == sorted(key):
+        return
+    ordered = [nodes[k] for k in sorted(range(len(nodes)), key=key.__getitem__)]
+    copies = []
+    for n in ordered:
+        c = type(n)()
+        c.CopyFrom(n)
+        copies.append(c)
+    del optimized.graph.node[:]
+    optimized.graph.node.extend(copies)
+
+
 def prepare(path, level, resolution, seed=0):
     """The graph ORT partitions for ``resolution``'s providers at ``level``, as partsim IR.
 
@@ -148,6 +173,7 @@ def prepare(path, level, resolution, seed=0):
         if any(c for _, c in effective) and level in ("extended", "all"):
             notes.append("Level 2/3 fusions are not simulated on the CPU nodes left by a compiling provider "
                          "(predicted on ORT's Level 1 graph)")
+        _orts_node_order(result.proto, proto)
         try:
             model = model_from_proto(result.proto, str(path), sha256)
         except ModelError as exc:

@@ -99,10 +99,11 @@ def transformers_to_disable(kernel_providers):
 
     A transformer stays on when every one of ``kernel_providers`` is in its provider set (the
     nodes it could touch are then all eligible); it is switched off when one of them is not.
-    With CPU alone nothing is switched off: the CPU-only session *is* the prediction.
+    With CPU alone only the transformers that never touch a CPU node are switched off: the
+    CPU-only session *is* the prediction.
 
     >>> transformers_to_disable(["CPUExecutionProvider"])
-    ()
+    ('BiasDropoutFusion', 'GroupQueryAttentionFusion', 'MatMulActivationFusion')
     >>> "ConvActivationFusion" in transformers_to_disable(["CUDAExecutionProvider", "CPUExecutionProvider"])
     True
     >>> "SkipLayerNormFusion" in transformers_to_disable(["CUDAExecutionProvider", "CPUExecutionProvider"])
