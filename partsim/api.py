@@ -3,7 +3,6 @@
 from pathlib import Path
 
 from .errors import UsageError
-from .loader import load_model
 from .ruletable import adhoc_table, builtin_tables, load_table
 from .sim import resolve_providers, simulate, summarize
 

@@ -29,7 +29,6 @@ caller predicts ``status: session_would_fail`` with ORT's message.
 import tempfile
 from pathlib import Path
 
-from .errors import ModelError
 from .sim.pipeline import ORT_LEVEL, transformers_to_disable
 
 __all__ = ["pipeline_graph", "PipelineResult", "PLACEHOLDER_OP"]

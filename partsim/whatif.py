@@ -478,9 +478,15 @@ def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0, resol
 
     import onnx
 
-    from .compat import optimize_for_checker
     from .materialize import materialize_weights
+    from .pipeline import prepare as prepare_pipeline
+    from .sim.pipeline import normalize_level
 
+    level = normalize_level(optimize) or "all"
+    if resolution is None:
+        from .api import DEFAULT_PROVIDERS, load_tables
+
+        resolution = resolve_providers(list(DEFAULT_PROVIDERS), load_tables())
     original = load_model(path, infer_shapes=False)
     with tempfile.TemporaryDirectory(prefix="partsim-whatif-") as tmp:
         copy = materialize_weights(path, Path(tmp) / "src", seed=seed)
@@ -488,10 +494,9 @@ def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0, resol
         proto = _modify(proto, fix_dims, opset, path)
         changed = copy.with_name(copy.stem + ".whatif.onnx")
         onnx.save(proto, str(changed))  # external-data references stay relative to the same folder
-        optimized = optimize_for_checker(changed, Path(tmp) / "opt", seed=seed)
-        m = load_model(optimized)
+        m = prepare_pipeline(changed, level, resolution, seed=seed).model
     m.path, m.sha256 = original.path, original.sha256
-    m.warnings.append(f"what-if variant of the model ({changes}), predicted on ORT's ORT_ENABLE_BASIC rewrite")
+    m.warnings.append(f"what-if variant of the model ({changes}), predicted at level {level}")
     return m
 
 

@@ -2,7 +2,8 @@
 
 from ..sim.assign import POLICIES
 
-__all__ = ["add_model_args", "add_level_args", "level_of", "LEVEL_CHOICES", "add_provider_args", "add_output_args", "split_list", "add_tolerance_run_args"]
+__all__ = ["add_model_args", "add_level_args", "level_of", "LEVEL_CHOICES", "add_provider_args", "add_output_args",
+           "split_list", "add_tolerance_run_args"]
 
 
 def split_list(values):

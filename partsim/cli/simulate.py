@@ -17,18 +17,23 @@ examples:
   partsim simulate model.onnx -p cuda --format json -o summary.json
   partsim simulate model.onnx --support MatMul            # ad-hoc provider 'EP'
   partsim simulate model.onnx -p coreml --policy whole-graph
-  partsim simulate model.onnx -p cuda --optimize basic     # after ORT's BASIC rewrites
+  partsim simulate model.onnx -p cuda --level disable      # the graph as written (ORT_DISABLE_ALL)
   partsim simulate model.onnx --compat usability-checker  # ORT's mobile usability checker
 
 The JSON is the partitionSummary of SPEC section 4 (schema:
 partsim/data/summary.schema.json).  Exit 0 on success (also when nothing is
 accelerated: check "accelerated"), 2 on a bad model, table or option.
 
+The session predicted is ORT's default, ORT_ENABLE_ALL (--level all): function
+inlining for the providers asked, DQ duplication, ORT's own Level 1-3 optimizer
+(run on a CPU session, weights stand-ins when absent) with each transformer only
+on nodes of its providers.  The summary says which level; every node its origin.
+
 known limitations:
-  1. By default the prediction is made on the graph as written (an
-     ORT_DISABLE_ALL session).  Real sessions run ORT's basic rewrites (constant
-     folding) before partitioning: --optimize basic predicts on ORT's own rewrite.
-     Later fusions (extended/all) are not simulated.
+  1. With a compiling provider (NNAPI, CoreML, QNN, OpenVINO, TensorRT) the
+     Level 2/3 fusions of the CPU nodes it leaves are not simulated; neither are
+     EP-specific transformers other ORT builds add, nor CUDA-only fusions
+     (GroupQueryAttention, BiasDropout).
   2. QDQ node units follow a structural approximation of ORT's selectors.
   3. Tables other than CPU, CUDA and OpenVINO were not checked against real
      devices; every table says where its facts came from (its `source`).
