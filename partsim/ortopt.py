@@ -124,10 +124,15 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
                 del n.attribute[:]
                 n.attribute.extend(orig.attribute)
         pinned = ()
-        if set(kernel_eps) - {CPU} and cpu_nodes_of is not None and ort_level != ORT_LEVEL["basic"]:
+        # Level 2/3 on the nodes partitioning leaves on the CPU: next to CUDA nodes the CPU-only
+        # transformers; next to a compiling provider's partitions (which Level 2/3 never touch)
+        # every transformer of the requested level
+        cpu_level = ORT_LEVEL[level] if compiling and level in ("extended", "all") else None
+        if cpu_nodes_of is not None and (cpu_level or (set(kernel_eps) - {CPU} and ort_level != ORT_LEVEL["basic"])):
             names, types = cpu_nodes_of(out)
             order = {n.name: k for k, n in enumerate(proto.graph.node) if n.name}
-            out, pinned = _cpu_pass(out, names, tmp, ort_level, types, order)
+            out, pinned = _cpu_pass(out, names, tmp, cpu_level or ort_level, types, order,
+                                    any_op=bool(cpu_level))
     result = PipelineResult(out, "", ort_level, disabled, kept)
     result.pinned = pinned
     return result
@@ -203,7 +208,7 @@ def _optimize(model, target, ort_level, disabled=()):
     return None
 
 
-def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of=None):
+def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of=None, any_op=False):
     """The CPU-only Level 2/3 transformers on the nodes partitioning left on the CPU.
 
     ORT runs Level 2/3 after partitioning, each transformer on the nodes of its providers
@@ -218,7 +223,8 @@ def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of
 
     g = graph_model.graph
     cpu = [n for n in g.node if n.name and n.name in cpu_names]
-    if not any((n.domain or "", n.op_type) in CPU_ONLY_TARGETS or n.domain == "com.microsoft" for n in cpu):
+    if not any_op and not any((n.domain or "", n.op_type) in CPU_ONLY_TARGETS or n.domain == "com.microsoft"
+                              for n in cpu):
         return graph_model, ()  # shape computations only: no CPU-only transformer has work there
     if not cpu or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
                       for n in cpu for a in n.attribute):

@@ -170,9 +170,6 @@ def prepare(path, level, resolution, seed=0):
             else:
                 prepared.failure = f"ONNX Runtime cannot build the session ({result.ort_level}): {result.failure}"
             return prepared
-        if any(c for _, c in effective) and level in ("extended", "all"):
-            notes.append("Level 2/3 fusions are not simulated on the CPU nodes left by a compiling provider "
-                         "(predicted on ORT's Level 1 graph)")
         _orts_node_order(result.proto, proto)
         try:
             model = model_from_proto(result.proto, str(path), sha256)
