@@ -2,7 +2,7 @@
 """Time `partsim blame` on swin_t (3608 nodes after Constant folding): every cause lifted in turn.
 
 Target: swin_t with `-p cuda` and with `-p nnapi`, every cause re-simulated, under 10 s.
-The model is loaded and shape-inferred once (`partsim.whatif.prepare`) and every lifted
+The model is loaded and shape-inferred once (`partsim.analysis.context.prepare`) and every lifted
 table is simulated on that same Model (simulate/summarize are pure).
 
 Phases (best of --repeat in-process runs, plus the first, cold one): `prepare` (load,
@@ -27,7 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from common import CLI, timed_process  # noqa: E402  (benchmarks/common.py)
 
-from partsim.whatif import blame, parse_link, prepare  # noqa: E402
+from partsim.analysis.blame import blame
+from partsim.analysis.cost import parse_link
+from partsim.analysis.context import prepare
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "graph_only"
 MODEL = "swin_t.ts.onnx"

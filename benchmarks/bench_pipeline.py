@@ -37,7 +37,7 @@ def main():
     ap.add_argument("--model", default=str(ROOT.parent / "shared" / "corpus" / "graph_only" / "swin_t.ts.onnx"))
     ap.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "bench_pipeline.json"))
     args = ap.parse_args()
-    from partsim.materialize import materialize_weights
+    from partsim.io.materialize import materialize_weights
 
     partsim_s, process_s, create_s = [], [], []
     with tempfile.TemporaryDirectory(prefix="bench-pipeline-") as tmp:

@@ -17,6 +17,11 @@ Measured on this machine, in one run:
 
 usage: .venv/bin/python benchmarks/bench_scale.py [--sizes 10000,100000,1000000] [--repeat N]
 Writes benchmarks/results/bench_scale.json and prints markdown tables.
+
+``--json-only [--before CHECKOUT]``: only ``simulate -p nnapi,coreml --format json`` on the
+largest size, twice (peak RSS, wall time, byte identity), and once with another
+checkout's ``cli.py`` (``--before``, e.g. the main branch) side by side: the streaming
+JSON writer against the one-string writer.  Writes bench_scale_json.json.
 """
 
 import argparse
@@ -127,7 +132,7 @@ def field(models, repeat):
     import onnxruntime as ort
     from onnxruntime.tools.mobile_helpers import usability_checker as uc
 
-    from partsim.materialize import materialize_weights
+    from partsim.io.materialize import materialize_weights
 
     logger = logging.getLogger("bench-scale-checker")
     logger.handlers[:] = [logging.NullHandler()]
@@ -154,13 +159,44 @@ def field(models, repeat):
     return rows
 
 
+def json_only(size, before):
+    """``simulate -f json`` on the synth model of ``size`` nodes: this checkout twice, ``before`` once."""
+    model = synth(size)
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        contenders = [("this checkout", ROOT), ("this checkout", ROOT)] + ([("before", Path(before))] if before else [])
+        for k, (label, root) in enumerate(contenders):
+            out = Path(tmp) / f"s{k}.json"
+            env_root = str(root)
+            argv = ["env", f"PYTHONPATH={env_root}", sys.executable, str(root / "cli.py"), "simulate", str(model),
+                    "-p", "nnapi,coreml", "-f", "json", "-o", str(out)]
+            w, r = run_process(argv)
+            runs.append({"contender": label, "root": env_root, "seconds": round(w, 2), "peakRssMiB": round(r, 1),
+                         "sha256": hashlib.sha256(out.read_bytes()).hexdigest(), "bytes": out.stat().st_size})
+            out.unlink()
+            print(f"  {label}: {runs[-1]['seconds']} s, {runs[-1]['peakRssMiB']:.0f} MiB", flush=True)
+    return {"nodes": size, "runs": runs, "byteIdentical": len({r["sha256"] for r in runs}) == 1}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_scale.json"))
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--json-only", action="store_true", help="only the JSON output of the largest size")
+    ap.add_argument("--before", metavar="CHECKOUT", help="with --json-only: another checkout to compare with")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
+    if args.json_only:
+        print(f"simulate -p nnapi,coreml -f json on {max(sizes):,} nodes (whole process):")
+        report = {"benchmark": "scale-json", "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                                                          "platform": platform.platform()},
+                  "json": json_only(max(sizes), args.before)}
+        out = args.out or str(ROOT / "benchmarks" / "results" / "bench_scale_json.json")
+        Path(out).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+        print(f"byte-identical: {report['json']['byteIdentical']}\nwrote {out}")
+        return
+    args.out = args.out or str(ROOT / "benchmarks" / "results" / "bench_scale.json")
     report = {"benchmark": "scale", "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                                                  "platform": platform.platform()}}
     print("scaling (partsim simulate -p nnapi,coreml, whole process):")

@@ -85,9 +85,10 @@ def partsim_stages(runs):
     (internal functions, timed one by one), then the simulation and the summary."""
     import hashlib
 
-    from partsim import loader
+    from partsim.io import load, read, shape_inference
     from partsim.api import build_request, load_tables
-    from partsim.sim import resolve_providers, simulate, summarize
+    from partsim.rules.resolve import resolve_providers
+    from partsim.sim import simulate, summarize
 
     requested, extra = build_request(["nnapi", "coreml"])
     resolution = resolve_providers(requested, load_tables(()), extra)
@@ -98,12 +99,12 @@ def partsim_stages(runs):
 
     gc.disable()  # as predict() runs: the cyclic GC paused while the IR is built
     for _ in range(runs):
-        proto, data = timed("read and parse", lambda: loader.read_model_proto(MODEL, check_node_text=False))
+        proto, data = timed("read and parse", lambda: read.read_model_proto(MODEL, check_node_text=False))
         timed("sha256", lambda: hashlib.sha256(data).hexdigest())
-        timed("declared-dimension check", lambda: loader._check_declared_dims(proto, str(MODEL)))
-        inferred = timed("ONNX shape inference (data_prop)", lambda: loader._infer_shapes_as_listed(proto, []))
+        timed("declared-dimension check", lambda: load._check_declared_dims(proto, str(MODEL)))
+        inferred = timed("ONNX shape inference (data_prop)", lambda: shape_inference._infer_shapes_as_listed(proto, []))
         model = timed("build the IR (+ UTF-8, external-data, order checks)",
-                      lambda: loader._try_build(inferred, str(MODEL), "", [], None, True)[0])
+                      lambda: load._try_build(inferred, str(MODEL), "", [], None, True)[0])
         assignment = timed("simulate NNAPI > CoreML > CPU", lambda: simulate(model, resolution))
         timed("summary", lambda: summarize(assignment))
         del proto, data, inferred, model, assignment
@@ -192,7 +193,7 @@ def main():
     import onnxruntime
     from onnxruntime.tools.mobile_helpers import usability_checker as uc
 
-    from partsim.materialize import materialize_weights
+    from partsim.io.materialize import materialize_weights
 
     cli = [sys.executable, str(ROOT / "cli.py")]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))

@@ -8,7 +8,7 @@ __version__ = "0.1.0"
 
 from .api import predict, load_tables
 from .errors import PartsimError, ModelError, RuleTableError, UsageError
-from .loader import load_model
+from .io.load import load_model
 
 __all__ = ["predict", "load_tables", "load_model", "PartsimError", "ModelError", "RuleTableError",
            "UsageError", "__version__"]

@@ -3,8 +3,10 @@
 from pathlib import Path
 
 from .errors import UsageError
-from .ruletable import adhoc_table, builtin_tables, load_table
-from .sim import resolve_providers, simulate, summarize
+from .rules.load import builtin_tables, load_table
+from .rules.resolve import resolve_providers
+from .rules.table import adhoc_table
+from .sim import simulate, summarize
 
 __all__ = ["load_tables", "predict", "load_for_prediction", "DEFAULT_PROVIDERS", "OPTIMIZE_LEVELS", "LEVELS",
            "build_request", "resolve_level"]
@@ -56,7 +58,7 @@ def load_for_prediction(path, optimize="all", seed=0, resolution=None):
     ``disable``); ``resolution`` defaults to CPU only.  The IR keeps the user's path and
     digest.  See :func:`partsim.pipeline.prepare`.
     """
-    from .pipeline import prepare
+    from .runtime.pipeline import prepare
     from .sim.pipeline import normalize_level
 
     level = normalize_level(optimize)
@@ -75,10 +77,15 @@ def build_request(providers=None, support=None, support_name="EP", support_kind=
     """The requested provider list and the ad-hoc tables behind ``--support``.
 
     Returns ``(requested names, extra RuleTables)``: the ``--support`` provider goes first
-    unless the list names it; an empty request means CPU only.
+    unless the list names it; ``providers=None`` means CPU only.  A single string is one
+    name; an empty list, an empty name or a name neither ORT nor a table knows raises
+    :class:`UsageError` ("did you mean nnapi?"), where ORT would drop it silently.
     """
+    from .rules.providers import check_provider_request
+
     extra = []
-    requested = list(providers or [])
+    names = (support_name,) if support else ()
+    requested = list(check_provider_request(providers, names) or [])
     if support:
         if support_kind not in ("kernel", "compiling"):
             raise UsageError(f"--support-kind must be kernel or compiling, not {support_kind!r}")
@@ -97,8 +104,10 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
     Parameters
     ----------
     model_or_path : str or Path or Model
-    providers : list of str, optional
-        Requested providers in priority order (names, aliases, ``NAME:variant``).
+    providers : list of str or str, optional
+        Requested providers in priority order (names, aliases, ``NAME:variant``); a
+        single string is one name.  ``None``: CPU only.  Unknown names and an empty
+        list raise :class:`~partsim.errors.UsageError`.
     rule_paths : list, optional
         Extra rule-table files or folders.
     support : list of str, optional
@@ -113,6 +122,10 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
     (dict, Assignment)
         The partitionSummary and the assignment it was computed from.
     """
+    from .sim.assign import POLICIES
+
+    if policy not in POLICIES:
+        raise UsageError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
     level = resolve_level(level if optimize is None or level != "all" else None, optimize)
     with _gc_paused():
         return _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy,
@@ -138,7 +151,7 @@ class _gc_paused:
 
 
 def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, level):
-    from .model import Model
+    from .ir.model import Model
     from .progress import stage
     from .sim.pipeline import annotate_summary
 
@@ -149,7 +162,7 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
     if isinstance(model_or_path, Model):
         m = model_or_path
     else:
-        from .pipeline import prepare
+        from .runtime.pipeline import prepare
 
         box = []
         with stage(f"loading {model_or_path} (ORT pipeline, level {level})",

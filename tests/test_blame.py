@@ -139,7 +139,7 @@ def test_copy_bytes_and_time_from_the_transfer_list(tmp_path, run_cli):
 
 
 def test_link_presets_state_their_numbers():
-    from partsim.whatif import LINK_PRESETS, parse_link
+    from partsim.analysis.cost import LINK_PRESETS, parse_link
 
     # PCIe 4.0 x16: 16 GT/s x 16 lanes x 128/130 / 8 bits = 31.5 GB/s per direction
     assert parse_link("pcie4-x16").bandwidth == pytest.approx(31.5e9, rel=1e-3)

@@ -19,10 +19,10 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from partsim.compat import analyze_model_proto, load_with_shape_info, optimize_for_checker, \
-    usability_checker_analysis
+from partsim.analysis.compat import analyze_model_proto, load_with_shape_info, usability_checker_analysis
+from partsim.runtime.optimizer import optimize_for_checker
 from partsim.errors import ModelError, PartsimError, UsageError
-from partsim.materialize import materialize_weights
+from partsim.io.materialize import materialize_weights
 
 uc = pytest.importorskip("onnxruntime.tools.mobile_helpers.usability_checker")
 omu = pytest.importorskip("onnxruntime.tools.onnx_model_utils")

@@ -20,7 +20,7 @@ import pytest
 
 from partsim.errors import PartsimError
 from partsim.gen.kernel_doc import build_table, parse_kernel_doc
-from partsim.ruletable import builtin_tables
+from partsim.rules.load import builtin_tables
 
 
 # These tests describe the graph as written (an ORT_DISABLE_ALL session); the default level is

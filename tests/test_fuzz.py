@@ -4,13 +4,13 @@ Targets
 -------
 * ``model_bytes``: a valid model's bytes, mutated (bit flips, inserts, deletes,
   truncation, splices between seed models), written to a file and loaded with
-  :func:`partsim.loader.load_model`.
+  :func:`partsim.io.load.load_model`.
 * ``model_proto``: structure-aware mutations of a valid ``ModelProto`` (rewired
   inputs, duplicated outputs, odd dims, unknown ops and domains, opset imports,
   external-data locations, reordered nodes), then loaded the same way.
 * ``rules_yaml``: random YAML documents (random data built from the table
   vocabulary, dumped with ``yaml.safe_dump``) and mutated YAML text, parsed with
-  :func:`partsim.ruletable.parse_table`.
+  :func:`partsim.rules.load.parse_table`.
 
 The only clean outcomes are a result (``Model`` / ``RuleTable``) or a
 :class:`partsim.errors.PartsimError`; any other exception fails.  A model that
@@ -34,11 +34,13 @@ from onnx import TensorProto as T
 from onnx import helper
 
 from partsim.errors import PartsimError
-from partsim.loader import load_model
-from partsim.model import Model
-from partsim.outputs import to_json
-from partsim.ruletable import RuleTable, adhoc_table, builtin_tables, parse_table
-from partsim.sim import resolve_providers, simulate, summarize
+from partsim.io.load import load_model
+from partsim.ir.model import Model
+from partsim.report.output import to_json
+from partsim.rules.table import RuleTable, adhoc_table
+from partsim.rules.load import builtin_tables, parse_table
+from partsim.rules.resolve import resolve_providers
+from partsim.sim import simulate, summarize
 
 __all__ = ["SEED_MODELS", "model_bytes_inputs", "model_proto_inputs", "rules_yaml_inputs", "run_model_bytes",
            "run_rules_text", "TARGETS"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from partsim.cli import main
-from partsim.lint import RULES, lint_text
+from partsim.rules.lint import RULES, lint_text
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,7 +99,7 @@ def test_sarif_structure(tmp_path, capsys):
 
 
 def test_shipped_tables_pass_strict():
-    from partsim.lint import lint_paths
+    from partsim.rules.lint import lint_paths
 
     files, findings = lint_paths([ROOT / "rules"])
     assert {f.name for f in files} >= {"tensorrt.yaml", "qnn.yaml", "xnnpack.yaml", "webgpu.yaml"}

@@ -16,9 +16,9 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from partsim.loader import load_model
-from partsim.model import topological_order
-from partsim.ruletable import builtin_tables
+from partsim.io.load import load_model
+from partsim.ir.order import topological_order
+from partsim.rules.load import builtin_tables
 from partsim.sim.match import Matcher
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,8 +30,10 @@ TABLES = ("NnapiExecutionProvider", "CoreMLExecutionProvider", "CUDAExecutionPro
 
 def _models():
     fixtures = sorted((ROOT / "fixtures").glob("*.onnx"))
-    corpus = sorted(CORPUS.rglob("*.onnx")) if CORPUS.is_dir() else []
-    return fixtures + corpus
+    if CORPUS.is_dir():
+        return fixtures + sorted(CORPUS.rglob("*.onnx"))
+    absent = pytest.mark.skip(reason=f"{CORPUS} is absent: the corpus lives in ../shared beside the project")
+    return fixtures + [pytest.param(None, marks=absent, id="corpus")]
 
 
 def _tables():
@@ -47,10 +49,8 @@ def tables():
     return _tables()
 
 
-@pytest.mark.parametrize("path", _models(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", _models(), ids=lambda p: p.name if p else "corpus")
 def test_memoized_verdicts_equal_fresh_ones(path, tables):
-    if not CORPUS.is_dir() and "shared" in path.parts:
-        pytest.skip(f"{CORPUS} is absent: the corpus lives in ../shared beside the project")
     model = load_model(path)
     assert len(tables) >= len(TABLES)
     for table in tables:
@@ -63,10 +63,8 @@ def test_memoized_verdicts_equal_fresh_ones(path, tables):
             assert b[0] is c[0] and b[1] == c[1], (table.provider, table.variant, node.name, b, c)
 
 
-@pytest.mark.parametrize("path", _models(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", _models(), ids=lambda p: p.name if p else "corpus")
 def test_kept_file_order_is_a_full_topological_sort(path):
-    if not CORPUS.is_dir() and "shared" in path.parts:
-        pytest.skip(f"{CORPUS} is absent: the corpus lives in ../shared beside the project")
     model = load_model(path)
     made_by = {t: n.index for n in model.nodes for t in n.outputs if t}
     G = nx.DiGraph()

@@ -16,7 +16,7 @@ from onnx import helper
 from partsim.api import predict
 from partsim.errors import UsageError
 from partsim.gen import mobile_md
-from partsim.ruletable import load_table
+from partsim.rules.load import load_table
 from tests.conftest import ROOT
 from tests.modelbuild import const, model, save, vi
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from partsim.ortrun import run_session
+from partsim.runtime.observe import run_session
 from tests.conftest import ROOT, shared_path
 
 CHAIN = ROOT / "fixtures" / "chain.onnx"
@@ -87,7 +87,7 @@ def test_verbose_placement_log_is_recorded():
 
 
 def test_parse_placement_of_a_split_graph():
-    from partsim.ort_child import parse_placement
+    from partsim.runtime.ort_child import parse_placement
 
     text = ("2026-11-29 [V:onnxruntime:, session_state.cc:1234 VerifyEachNodeIsAssignedToAnEp] "
             "Node(s) placed on [CUDAExecutionProvider]. Number of nodes: 2\n"

@@ -150,7 +150,7 @@ def test_small_models_agree_exactly(tmp_path, name):
 @needs_ov
 def test_small_models_exercise_cpu_fallback(tmp_path):
     """The small models really leave nodes on the CPU and really split into several clusters (per ORT)."""
-    from partsim.ortrun import run_session
+    from partsim.runtime.observe import run_session
 
     models = _models(tmp_path)
     rec = run_session(models["hardmax_mid"], ["OpenVINOExecutionProvider", "CPUExecutionProvider"], python=str(OV_PY))
@@ -167,7 +167,7 @@ def test_small_models_exercise_cpu_fallback(tmp_path):
 def test_merged_single_node_cluster_makes_session_fail(tmp_path):
     """A one-node cluster feeding the next cluster is appended to it; the fused partition is cyclic."""
     from partsim.api import predict
-    from partsim.ortrun import run_session
+    from partsim.runtime.observe import run_session
 
     path = _save(tmp_path, "cyclic", [
         _relu("x", "a", "A"), h.make_node("Hardmax", ["a"], ["c"], name="H"),
@@ -182,7 +182,7 @@ def test_merged_single_node_cluster_makes_session_fail(tmp_path):
 @needs_ov
 def test_new_rules_are_exercised_by_real_sessions(tmp_path):
     """ORT itself: the small models above really split where the new rules say (not vacuous agreement)."""
-    from partsim.ortrun import run_session
+    from partsim.runtime.observe import run_session
 
     models = _models(tmp_path)
     where = {}
@@ -201,7 +201,7 @@ def test_dynamic_quantization_cyclic_partition_is_predicted(tmp_path):
     """ConvInteger stays on the CPU (scalar zero point); ORT's default order puts the Cast branch (larger
     index) before the Mul of the scales, so DynamicQuantizeLinear + Mul join the Cast cluster: cyclic."""
     from partsim.api import predict
-    from partsim.ortrun import run_session
+    from partsim.runtime.observe import run_session
 
     path = _save(tmp_path, "dyn_cycle", [
         h.make_node("DynamicQuantizeLinear", ["x"], ["q", "qs", "qz"], name="DQL"),
@@ -221,7 +221,7 @@ def test_dynamic_quantization_cyclic_partition_is_predicted(tmp_path):
 @needs_ov
 def test_dynamically_quantized_resnet_session_fails_as_predicted():
     from partsim.api import predict
-    from partsim.ortrun import run_session
+    from partsim.runtime.observe import run_session
 
     path = CORPUS / "full" / "q_tiny_resnet.ts.dyn.onnx"
     if not path.exists():
@@ -256,7 +256,7 @@ def test_generator_is_deterministic_and_matches_table():
     text = openvino_table()
     assert text == openvino_table()
     assert text == (ROOT / "rules" / "openvino.yaml").read_text()
-    from partsim.ruletable import load_table
+    from partsim.rules.load import load_table
 
     table = load_table(ROOT / "rules" / "openvino.yaml")
     assert table.provider == "OpenVINOExecutionProvider" and table.is_compiling and table.cpu_based

@@ -20,3 +20,14 @@ def test_data_files_are_declared():
     suffixes = {p.suffix for p in (ROOT / "partsim" / "data").iterdir() if p.is_file() and p.suffix != ".py"}
     assert {f"*{s}" for s in suffixes} <= set(config["partsim.data"])
     assert config["partsim._rules"] == ["*.yaml"]
+
+
+def test_every_script_the_makefile_runs_exists():
+    """`make bench` once ran a benchmarks/run.py that did not exist: every script path the Makefile names must."""
+    import re
+
+    text = (ROOT / "Makefile").read_text()
+    scripts = set(re.findall(r"(?:benchmarks|tests|partsim)/[\w/]+\.py", text))
+    assert "benchmarks/run.py" in scripts
+    missing = sorted(s for s in scripts if not (ROOT / s).is_file())
+    assert missing == []

@@ -1,7 +1,7 @@
 """ORT's pipeline (issue 18): levels, EP-aware inlining, DQ duplication, Level 2/3, provider order.
 
 The references are real ONNX Runtime sessions run here through partsim's observe machinery
-(``partsim.ortrun.run_session``, a child process) and the GPU recordings in
+(``partsim.runtime.observe.run_session``, a child process) and the GPU recordings in
 ``shared/observed/cuda``; nothing is compared with partsim's own output.
 """
 
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from partsim.api import predict
-from partsim.materialize import materialize_weights
-from partsim.ortrun import observation_from_run, run_session
+from partsim.io.materialize import materialize_weights
+from partsim.runtime.observe import observation_from_run, run_session
 from tests.conftest import ROOT, shared_path
 
 CPU = "CPUExecutionProvider"

@@ -22,10 +22,12 @@ from hypothesis import strategies as st
 from onnx import TensorProto as T
 from onnx import helper
 
-from partsim.loader import model_from_proto
-from partsim.outputs import to_json
-from partsim.ruletable import adhoc_table, builtin_tables
-from partsim.sim import resolve_providers, simulate, summarize
+from partsim.io.load import model_from_proto
+from partsim.report.output import to_json
+from partsim.rules.table import adhoc_table
+from partsim.rules.load import builtin_tables
+from partsim.rules.resolve import resolve_providers
+from partsim.sim import simulate, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU = "CPUExecutionProvider"

@@ -11,7 +11,7 @@ from onnx import TensorProto as T
 from onnx import helper
 
 from partsim.api import predict as _predict_all
-from partsim.schemas import lookup_schema
+from partsim.ir.schemas import lookup_schema
 from tests.conftest import ROOT, run_subprocess
 from tests.modelbuild import const, model, random_dag, save, vi
 
@@ -207,12 +207,20 @@ def test_provider_that_claims_nothing_is_not_accelerated(run_cli):
 
 def test_unknown_and_duplicate_provider_names(run_cli):
     code, out, _ = run_cli("simulate", ROOT / "fixtures" / "chain.onnx", "-p",
-                           "FooExecutionProvider,cpu,CPUExecutionProvider,cpu", "-f", "json")
+                           "cpu,CPUExecutionProvider,cpu", "-f", "json")
     s = json.loads(out)
     assert code == 0
-    assert s["droppedProviders"] == [{"name": "FooExecutionProvider", "reason": "unknown_provider"}]
-    assert s["effectiveProviders"] == ["CPUExecutionProvider"]
+    assert s["droppedProviders"] == [] and s["effectiveProviders"] == ["CPUExecutionProvider"]
     assert s["accelerated"] is False
+    # a name neither ORT nor a table knows: refused (issue 16), not a silent CPU-only prediction
+    code, out, err = run_cli("simulate", ROOT / "fixtures" / "chain.onnx", "-p",
+                             "FooExecutionProvider,cpu", "-f", "json")
+    assert code == 2 and out == "" and "'FooExecutionProvider'" in err
+    # ORT's own silent drop is still what the resolution models (partsim providers reports it)
+    from partsim.api import load_tables
+    from partsim.rules.resolve import resolve_providers
+    r = resolve_providers(["FooExecutionProvider", "cpu"], load_tables())
+    assert r.dropped == (("FooExecutionProvider", "unknown_provider"),)
 
 
 def test_known_provider_without_table_is_dropped(run_cli):
@@ -301,7 +309,7 @@ def test_cli_imports_only_the_command_it_runs():
     code, mods = r.stdout.split(" ", 1)
     assert code == "0"
     assert "partsim.cli.simulate" in mods
-    for heavy in ("partsim.cli.verify", "partsim.cli.observe", "partsim.report.junit", "partsim.ortrun",
+    for heavy in ("partsim.cli.verify", "partsim.cli.observe", "partsim.report.junit", "partsim.runtime.observe",
                   "partsim.gen.mobile_md", "partsim.numerics"):
         assert f"'{heavy}'" not in mods, heavy
 

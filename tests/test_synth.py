@@ -5,8 +5,8 @@ import hashlib
 import onnx
 import pytest
 
-from partsim.loader import load_model
-from partsim.synth import synthesize
+from partsim.io.load import load_model
+from partsim.io.synth import synthesize
 
 
 def test_valid_typed_and_exact_size(tmp_path, run_cli):

@@ -1,6 +1,7 @@
 """The validated-table cache: a hit gives the same table, a damaged entry is ignored."""
 
-from partsim import ruletable
+from partsim.errors import RuleTableError
+from partsim.rules import load as ruletable
 from tests.conftest import ROOT
 
 
@@ -19,13 +20,34 @@ def test_cache_hit_equals_fresh_parse(tmp_path, monkeypatch):
     assert again.rules == fresh.rules
 
 
+def test_a_hit_is_served_without_parsing_yaml(tmp_path, monkeypatch):
+    """The second load of a table comes from the cache: with the YAML reader broken it still loads,
+    while a table the cache has not seen fails (so the broken reader is really in the way)."""
+    monkeypatch.setenv("PARTSIM_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("PARTSIM_NO_CACHE", raising=False)
+    text = (ROOT / "rules" / "nnapi.yaml").read_text()
+    fresh = ruletable.parse_table(text, "nnapi.yaml")
+
+    def broken(*a, **k):
+        raise AssertionError("YAML parsed although the table was cached")
+
+    monkeypatch.setattr(ruletable, "_compose", broken)
+    assert ruletable.parse_table(text, "nnapi.yaml").rules == fresh.rules
+    try:
+        ruletable.parse_table(text + "\n# changed\n", "nnapi.yaml")
+    except AssertionError:
+        pass
+    else:
+        raise AssertionError("an unseen table loaded without its YAML being parsed")
+
+
 def test_invalid_tables_are_never_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("PARTSIM_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("PARTSIM_NO_CACHE", raising=False)
     bad = "provider: CPUExecutionProvider\nkind: kernel\nsource: {description: x, version: '1'}\nops: 3\n"
     try:
         ruletable.parse_table(bad, "bad.yaml")
-    except ruletable.RuleTableError as exc:
+    except RuleTableError as exc:
         assert exc.line == 4
     else:
         raise AssertionError("invalid table accepted")

@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from partsim.observation import import_observation
+from partsim.runtime.observation import import_observation
 from tests.conftest import ROOT, shared_path
 
 
@@ -83,16 +83,33 @@ def test_junit_output(tmp_path, run_cli):
 
 
 def test_baseline_gate(tmp_path, run_cli):
-    base = tmp_path / "baseline.json"
-    code, _, _ = run_cli("verify", CHAIN, "--support", "MatMul,Add,Relu", "--baseline", base, "--update-baseline")
-    assert code == 0 and json.loads(base.read_text())["fragments"] == 1
-    code, _, _ = run_cli("verify", CHAIN, "--support", "MatMul,Add,Relu", "--baseline", base)
+    """A model change that fragments the graph fails the gate (more cases: tests/test_baseline_gate.py)."""
+    model, base = tmp_path / "m.onnx", tmp_path / "baseline.json"
+    model.write_bytes(CHAIN.read_bytes())
+    code, _, _ = run_cli("verify", model, "--support", "MatMul,Add", "--baseline", base, "--update-baseline")
+    assert code == 0 and json.loads(base.read_text())["counts"]["fragments"] == 5
+    code, _, _ = run_cli("verify", model, "--support", "MatMul,Add", "--baseline", base)
     assert code == 0
-    # dropping Add from the support list fragments the graph: the gate must fail
-    code, out, _ = run_cli("verify", CHAIN, "--support", "MatMul,Relu", "--baseline", base, "-f", "json")
+    # EP | CPU | EP | CPU | EP.  The chain with n2 Relu -> Add: one node more on EP, 3 fragments: passes
+    import onnx
+
+    m = onnx.load(str(model))
+    m.graph.node[2].op_type = "Add"
+    m.graph.node[2].input.append(m.graph.node[2].input[0])
+    onnx.save(m, str(model))
+    code, out, _ = run_cli("verify", model, "--support", "MatMul,Add", "--baseline", base, "-f", "json")
+    assert code == 0, out
+    # then n3 MatMul -> Relu: EP EP EP CPU EP CPU EP, 5 nodes on EP and 5 fragments as in the baseline,
+    # yet n3 left the EP: the gate fails, naming it (a counts-only gate passed this)
+    m.graph.node[3].op_type = "Relu"
+    del m.graph.node[3].input[1:]
+    onnx.save(m, str(model))
+    code, out, _ = run_cli("verify", model, "--support", "MatMul,Add", "--baseline", base, "-f", "json")
     assert code == 1
-    grew = {g["count"] for g in json.loads(out)["baseline"]["grew"]}
-    assert {"fragments", "transfers"} <= grew
+    b = json.loads(out)["baseline"]
+    assert [x["node"] for x in b["moved"]] == ["n3_MatMul"] and b["moved"][0]["opType"] == "Relu"
+    assert [f["rule"] for f in b["failures"]] == ["firstProviderNodes"]
+    assert b["now"]["counts"]["fragments"] == 5 and b["now"]["counts"]["firstProviderNodes"] == 5
 
 
 @pytest.mark.parametrize("text", ["{", "[]", '{"records": []}', '{"schemaVersion": "1.0", "nodes": [1]}', '42'])

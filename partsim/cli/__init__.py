@@ -15,7 +15,7 @@ from ..errors import EXIT_ERROR, PartsimError, UsageError
 
 __all__ = ["main", "run", "COMMANDS"]
 
-COMMANDS = ("simulate", "render", "verify", "observe", "rules", "lint", "synth", "blame", "whatif",
+COMMANDS = ("simulate", "render", "verify", "check", "observe", "rules", "lint", "synth", "blame", "whatif",
             "bundle-id", "compare", "layer-error", "determinism", "run-compare", "receipt", "gate")
 
 DESCRIPTION = """\
@@ -71,12 +71,8 @@ def _command_of(argv):
     return None
 
 
-class _Parser(argparse.ArgumentParser):
-    pass
-
-
 # options whose values are files partsim reads (SPEC section 8: input files are never modified)
-_INPUT_OPTIONS = ("model", "rules", "observation", "inputs", "prediction", "receipt", "fp32_model",
+_INPUT_OPTIONS = ("model", "rules", "observation", "config", "inputs", "prediction", "receipt", "fp32_model",
                   "quant_model", "expected", "require")
 
 

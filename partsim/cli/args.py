@@ -3,7 +3,7 @@
 from ..sim.assign import POLICIES
 
 __all__ = ["add_model_args", "add_level_args", "level_of", "LEVEL_CHOICES", "add_provider_args", "add_output_args",
-           "split_list", "add_tolerance_run_args"]
+           "split_list", "add_tolerance_run_args", "provider_request"]
 
 
 def split_list(values):
@@ -11,6 +11,12 @@ def split_list(values):
     for v in values or ():
         out.extend(x.strip() for x in v.split(",") if x.strip())
     return out
+
+
+def provider_request(values):
+    """``-p`` values as a request: ``None`` when the option was not given (CPU only), else the
+    names (possibly none: ``-p ""`` is then refused as an empty list by the API)."""
+    return None if values is None else split_list(values)
 
 
 LEVEL_CHOICES = ("disable", "basic", "extended", "all")

@@ -3,10 +3,13 @@
 import argparse
 
 from ..errors import EXIT_OK, UsageError
-from ..outputs import to_json, write_output
+from ..report.output import to_json, write_output
 from ..report.table import format_table
-from ..whatif import LIFTABLE_REASONS, LINK_PRESETS, blame, parse_link, prepare
-from .args import level_of, add_model_args, add_output_args, add_provider_args, split_list
+from ..analysis.lift import LIFTABLE_REASONS
+from ..analysis.cost import LINK_PRESETS, parse_link
+from ..analysis.blame import blame
+from ..analysis.context import prepare
+from .args import level_of, add_model_args, add_output_args, add_provider_args, provider_request, split_list
 
 __all__ = ["add_parser", "run", "render_blame_table", "link_help", "add_link_arg", "parse_dims", "human_bytes"]
 
@@ -94,7 +97,7 @@ def run(args):
         raise UsageError("--dim-value must be a positive integer")
     link = parse_link(args.link) if args.link else None
     dims = parse_dims(args.dim)
-    ctx = prepare(args.model, split_list(args.providers), args.rules, split_list(args.support),
+    ctx = prepare(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                   args.support_name, args.support_kind, args.policy, optimize=level_of(args))
     result = blame(ctx, link=link, dim_value=args.dim_value, dims=dims, analyse_dims=not args.no_dims)
     text = to_json(result) if args.format == "json" else render_blame_table(result, top=args.top)

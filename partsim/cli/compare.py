@@ -3,7 +3,7 @@
 import argparse
 
 from ..errors import EXIT_FAIL, EXIT_OK
-from ..outputs import to_json, write_output
+from ..report.output import to_json, write_output
 from ..report.table import format_table
 from .args import add_output_args
 

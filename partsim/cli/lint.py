@@ -3,7 +3,7 @@
 import argparse
 
 from ..errors import EXIT_FAIL, EXIT_OK
-from ..outputs import write_output
+from ..report.output import write_output
 
 HELP = """\
 Check capability rule tables (default: every shipped table) for schema errors, ops and
@@ -27,8 +27,8 @@ def add_parser(sub):
 
 
 def run(args):
-    from ..lint import lint_paths, to_json, to_sarif, to_text
-    from ..ruletable import builtin_rules_dir
+    from ..rules.lint import lint_paths, to_json, to_sarif, to_text
+    from ..rules.load import builtin_rules_dir
 
     paths = args.rules or [builtin_rules_dir()]
     files, findings = lint_paths(paths)

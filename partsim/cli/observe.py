@@ -4,12 +4,13 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from ..data import data_path
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
-from ..observation import normalize_level
-from ..ortrun import observation_from_run, run_session
-from ..outputs import to_json, write_output
+from ..runtime.observation import normalize_level
+from ..runtime.observe import observation_from_run, run_session
+from ..report.output import to_json, write_output
 from ..report.table import format_table
-from ..ruletable import KNOWN_PROVIDERS
+from ..rules.providers import KNOWN_PROVIDERS
 from .args import add_output_args, split_list
 
 OBSERVE_HELP = """\
@@ -80,7 +81,7 @@ def _dims(items):
 def _prepare(model, tmp, seed):
     """A runnable copy: weights materialized when the model is graph-only."""
     try:
-        from ..materialize import materialize_weights
+        from ..io.materialize import materialize_weights
     except ImportError:  # pragma: no cover - materialize ships with partsim
         return Path(model)
     return materialize_weights(model, tmp, seed=seed)
@@ -98,10 +99,10 @@ def _observe(model, providers, args):
 
 
 def run_observe(args):
-    from ..sim.assign import _canonical
+    from ..rules.providers import canonical_name
 
     # aliases (openvino, cuda, …) name the real ORT providers; ORT itself knows only the real names
-    providers = [_canonical(p.partition(":")[0]) for p in split_list(args.providers)] or ["CPUExecutionProvider"]
+    providers = [canonical_name(p.partition(":")[0]) for p in split_list(args.providers)] or ["CPUExecutionProvider"]
     rec, level = _observe(args.model, providers, args)
     obs = observation_from_run(rec, level)
     obs["model"] = args.model
@@ -121,10 +122,10 @@ def run_observe(args):
 
 
 def run_providers(args):
-    from ..sim.assign import _canonical
+    from ..rules.providers import canonical_name
 
-    requested = [_canonical(r) for r in split_list(args.request)]  # aliases in, real names out
-    model = args.model or str(Path(__file__).resolve().parents[1] / "data" / "one_relu.onnx")
+    requested = [canonical_name(r) for r in split_list(args.request)]  # aliases in, real names out
+    model = args.model or str(data_path("one_relu.onnx"))
     rec, _ = _observe(model, requested, args)
     available = rec.get("available", [])
     granted = rec.get("granted", [])

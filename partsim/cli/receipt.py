@@ -3,7 +3,7 @@
 import argparse
 
 from ..errors import EXIT_FAIL, EXIT_OK
-from ..outputs import to_json, write_output
+from ..report.output import to_json, write_output
 from .args import add_output_args, add_tolerance_run_args, split_list
 
 HELP = """\
@@ -58,7 +58,8 @@ def add_parser(sub):
 def run(args):
     from ..numerics.bundle import bundle_id
     from ..numerics.inputs import load_npz
-    from ..numerics.receipt import make_receipt, summarize, validate_receipt
+    from ..numerics.receipt import make_receipt, summarize
+    from ..numerics.receipt_schema import validate_receipt
     from .observe import _dims
     from .run_compare import _tol
 

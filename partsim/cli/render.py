@@ -6,11 +6,11 @@ from pathlib import Path
 
 from ..api import predict
 from ..errors import EXIT_ERROR, EXIT_OK, UsageError
-from ..outputs import write_output
+from ..report.output import write_output
 from ..render import DEFAULT_COLLAPSE_THRESHOLD, find_dot, plan_render, render_html, render_svg
 from ..render.dot import memcpy_device
 from ..render.svg import DEFAULT_TIMEOUT, INSTALL_HINT
-from .args import level_of, add_model_args, add_provider_args, split_list
+from .args import level_of, add_model_args, add_provider_args, provider_request, split_list
 
 FORMATS = ("svg", "html", "dot")
 
@@ -77,7 +77,7 @@ def run(args):
         raise UsageError("--collapse-threshold must be >= 0")
     if args.timeout <= 0:
         raise UsageError("--timeout must be > 0")
-    summary, assignment = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
+    summary, assignment = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                                   args.support_name, args.support_kind, args.policy, level=level_of(args))
     plan = plan_render(summary, assignment.model, collapse=args.collapse, threshold=args.collapse_threshold,
                        device=memcpy_device(assignment))

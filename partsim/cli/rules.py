@@ -3,7 +3,7 @@
 import argparse
 
 from ..errors import EXIT_OK, UsageError
-from ..outputs import write_output
+from ..report.output import write_output
 
 HELP = """\
 Regenerate rule tables from machine-readable sources; output is deterministic.
@@ -14,13 +14,11 @@ Regenerate rule tables from machine-readable sources; output is deterministic.
         ORT's own operator schemas (com.microsoft …) used to resolve node versions
   partsim rules import openvino -o rules/openvino.yaml
         the OpenVINO EP (device CPU) of onnxruntime-openvino 1.24.1 (partsim/gen/openvino.py)
+  partsim rules calibrate OBS... -p EP -o overlay.yaml
+        an overlay table learnt from observations of real sessions (partsim/analysis/calibrate.py)
 """
 
 SOURCES = {}
-
-
-def register(name, fn, help_text):
-    SOURCES[name] = (fn, help_text)
 
 
 def add_parser(sub):
@@ -35,6 +33,9 @@ def add_parser(sub):
     imp.add_argument("--provider", default=None, help="provider to import (ort-kernels: default CPU)")
     imp.add_argument("--output", "-o", metavar="FILE", help="write here (atomically) instead of stdout")
     imp.set_defaults(run=run_import)
+    from .calibrate import add_parser as add_calibrate
+
+    add_calibrate(rs)
 
 
 def _sources():

@@ -3,7 +3,7 @@
 import argparse
 
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
-from ..outputs import atomic_write, to_json, write_output
+from ..report.output import atomic_write, to_json, write_output
 from .args import add_output_args, add_tolerance_run_args, split_list
 
 HELP = """\
@@ -98,12 +98,13 @@ def _baseline_gate(args, receipt, res):
     """CPU baseline vs authoritative outputs before any accelerator comparison counts."""
     import numpy as np
 
-    from ..numerics.receipt import _baseline_check, load_expected
+    from ..numerics.cells import baseline_check
+    from ..numerics.expected import load_expected
 
     cpu = {c["output"]: np.asarray(c["cpu"]["values"], dtype=c["cpu"]["dtype"]).reshape(c["cpu"]["shape"])
            for c in receipt["cases"]}
     expected, source, _ = load_expected(args.expected, list(cpu))
-    check = _baseline_check(cpu, expected, source, receipt["projectAbsTolerance"], receipt["projectRelTolerance"])
+    check = baseline_check(cpu, expected, source, receipt["projectAbsTolerance"], receipt["projectRelTolerance"])
     receipt["baselineCheck"] = res["baselineCheck"] = check
     if check["result"] != "pass":
         res.update(rawTensorResult="blocked", businessResult="blocked", passed=False)

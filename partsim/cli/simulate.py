@@ -2,9 +2,9 @@
 
 from ..api import predict
 from ..errors import EXIT_OK
-from ..outputs import to_json, write_output
+from ..report.output import to_json, write_output
 from ..report.table import render_summary_table
-from .args import level_of, add_model_args, add_output_args, add_provider_args, split_list
+from .args import level_of, add_model_args, add_output_args, add_provider_args, provider_request, split_list
 
 HELP = """\
 Predict how ONNX Runtime assigns every node of MODEL to the requested execution
@@ -30,10 +30,8 @@ inlining for the providers asked, DQ duplication, ORT's own Level 1-3 optimizer
 on nodes of its providers.  The summary says which level; every node its origin.
 
 known limitations:
-  1. With a compiling provider (NNAPI, CoreML, QNN, OpenVINO, TensorRT) the
-     Level 2/3 fusions of the CPU nodes it leaves are not simulated; neither are
-     EP-specific transformers other ORT builds add, nor CUDA-only fusions
-     (GroupQueryAttention, BiasDropout).
+  1. CUDA-only fusions (GroupQueryAttention, BiasDropout) and InsertCast are
+     not simulated; see README "Known limitations".
   2. QDQ node units follow a structural approximation of ORT's selectors.
   3. Tables other than CPU, CUDA and OpenVINO were not checked against real
      devices; every table says where its facts came from (its `source`).
@@ -57,18 +55,23 @@ def add_parser(sub):
 def run(args):
     if getattr(args, "compat", None):
         return _run_compat(args)
-    summary, _ = predict(args.model, split_list(args.providers), args.rules, split_list(args.support),
+    summary, _ = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                          args.support_name, args.support_kind, args.policy, level=level_of(args))
     from ..progress import stage
 
     with stage(f"writing the {args.format}", f"wrote the {args.format}"):
-        text = to_json(summary) if args.format == "json" else render_summary_table(summary)
-        write_output(text, args.output)
+        if args.format == "json":
+            from ..report.stream import write_json
+
+            write_json(summary, args.output)  # encoded piece by piece, never one big string
+        else:
+            write_output(render_summary_table(summary), args.output)
     return EXIT_OK
 
 
 def _run_compat(args):
-    from ..compat import render_compat_table, usability_checker_analysis
+    from ..report.compat_table import render_compat_table
+    from ..analysis.compat import usability_checker_analysis
     from ..errors import UsageError
 
     if args.providers or args.support or args.rules:

@@ -3,7 +3,7 @@
 import argparse
 
 from ..errors import EXIT_OK, UsageError
-from ..outputs import atomic_write
+from ..report.output import atomic_write
 
 HELP = """\
 Write a seeded random layered DAG model (valid ONNX, passes onnx.checker, shape
@@ -30,7 +30,7 @@ def add_parser(sub):
 
 
 def run(args):
-    from ..synth import DEFAULT_OPS, synthesize
+    from ..io.synth import DEFAULT_OPS, synthesize
 
     ops = tuple(o.strip() for o in args.ops.split(",") if o.strip()) if args.ops else DEFAULT_OPS
     if args.nodes < 1 or args.nodes > 50_000_000:

@@ -3,10 +3,12 @@
 import argparse
 
 from ..errors import EXIT_OK, UsageError
-from ..outputs import to_json, write_output
+from ..report.output import to_json, write_output
 from ..report.table import format_table
-from ..whatif import METRIC_KEYS, prepare, parse_link, whatif
-from .args import add_model_args, add_output_args, add_provider_args, split_list
+from ..analysis.cost import METRIC_KEYS, parse_link
+from ..analysis.context import prepare
+from ..analysis.whatif import whatif
+from .args import add_model_args, add_output_args, add_provider_args, provider_request, split_list
 from .blame import add_link_arg, human_bytes, link_help, parse_dims
 
 __all__ = ["add_parser", "run", "render_whatif_table"]
@@ -79,7 +81,7 @@ def run(args):
     if not (add or fix or drop or reorder or args.opset is not None or (after and after != base)):
         raise UsageError("nothing to compare: give at least one change (--add-support, --fix-dim, --opset, "
                          "--drop-provider, --reorder, --optimize)")
-    ctx = prepare(args.model, split_list(args.providers), args.rules, split_list(args.support),
+    ctx = prepare(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                   args.support_name, args.support_kind, args.policy, optimize=base)
     result = whatif(ctx, add=add, fix_dims=fix, opset=args.opset, drop=drop, reorder=reorder,
                     optimize=after, link=link)

@@ -62,7 +62,7 @@ TRT_OPERATORS = """
     Clip                       FP32,FP16,BF16
     Concat                     FP32,FP16,BF16,INT32,INT64,BOOL
     Constant                   FP32,FP16,BF16,INT32,INT64,BOOL
-    ConstantOfShape            FP32,FP16,BF16,INT32,INF64,BOOL
+    ConstantOfShape            FP32,FP16,BF16,INT32,INT64,BOOL
     Conv                       FP32,FP16,BF16
     ConvTranspose              FP32,FP16,BF16
     Cos                        FP32,FP16,BF16
@@ -258,7 +258,10 @@ def _tensorrt():
         if not onnx.defs.has(op):
             continue  # e.g. ParametricSoftplus: an ORT-only schema, never an ONNX-domain node from exporters
         rule = {"op": op}
-        dtypes = sorted({_TRT_DTYPES[t] for t in types.split(",") if t in _TRT_DTYPES})
+        unknown = [t for t in types.split(",") if t and t not in _TRT_DTYPES]
+        if unknown:  # a misspelt type must not vanish silently (it once did: INF64)
+            raise ValueError(f"TRT_OPERATORS: {op}: unknown TensorRT type {', '.join(unknown)}")
+        dtypes = sorted({_TRT_DTYPES[t] for t in types.split(",") if t})
         constraint, allowed = _input0_constraint(op)
         # the doc's types are those of the op's data tensor; bind them to input 0's constraint when
         # every one of them is allowed there, otherwise (Where's bool condition, Shape's output) leave dtypes open
@@ -800,7 +803,7 @@ def main(argv=None):
     import sys
     from pathlib import Path
 
-    from ..outputs import atomic_write
+    from ..report.output import atomic_write
 
     out = Path((argv or sys.argv[1:] or ["rules"])[0])
     for name in sorted(TABLES):

@@ -18,14 +18,17 @@ each entry citing the ORT source it was read from.  They are applied to the doc'
 rows by op and version, so regenerating from the same doc reproduces the table
 byte for byte.
 
-The shipped CUDA table was generated from the doc at onnxruntime commit
-``735e69a396afe7e1bdfbc6b38c1d43eeb68b8484`` (main, 2026-02-13, VERSION_NUMBER
-1.25.0); the host-memory ports and vetoes were read from the sources of the same
-commit.  The observations it is checked against were recorded with
-onnxruntime-gpu 1.31.1 (``tests/test_cuda_observed.py``)::
+The shipped CUDA table is generated from the CUDA section of the newest doc the stored
+ORT sources hold, commit ``001d12d2623fd411ce0f83d05abb5e82304a3389`` (its CPU section
+lists Cast 24/25, its CUDA section Resize 19+), kept as
+``rules/sources/OperatorKernels-CUDA-001d12d.md`` (op, version and type columns; the
+Parameters column, which the generator does not read, left empty), plus the kernels that
+onnxruntime-gpu 1.31.1 was seen to run on an H200 but the doc lacks
+(:data:`OBSERVED_KERNELS`).  The 1.25-era table before it came from commit ``735e69a``
+(:data:`KNOWN_DOCS` recognises both)::
 
-    partsim rules import kernel-doc /tmp/OperatorKernels.md --provider CUDAExecutionProvider \\
-        -o rules/cuda.yaml
+    partsim rules import kernel-doc rules/sources/OperatorKernels-CUDA-001d12d.md \\
+        --provider CUDAExecutionProvider -o rules/cuda.yaml
 """
 
 import hashlib
@@ -37,7 +40,7 @@ from ..errors import UsageError
 from .yamlout import dump_table
 
 __all__ = ["import_kernel_doc", "parse_kernel_doc", "KernelRow", "PROVIDERS", "CUDA_HOST_MEMORY",
-           "CUDA_ATTR_VETOES", "CUDA_CONST_INPUTS", "DOC_SOURCE",
+           "CUDA_ATTR_VETOES", "CUDA_CONST_INPUTS", "DOC_SOURCE", "KNOWN_DOCS", "OBSERVED_KERNELS", "CUDA_KERNEL_REQUIRES",
            "DOC_SUPPLEMENT"]
 
 MAX_DOC_BYTES = 8 * 1024 * 1024
@@ -50,6 +53,18 @@ DOC_SOURCE = {
     "version": "onnxruntime main @735e69a (2026-02-13, VERSION_NUMBER 1.25.0)",
     "url": "https://github.com/microsoft/onnxruntime/blob/735e69a396afe7e1bdfbc6b38c1d43eeb68b8484/"
            "docs/OperatorKernels.md",
+}
+
+# Docs the generator recognises by sha256, newest first.
+KNOWN_DOCS = {
+    "309e32156bcb77f813350ebecb34db359a0bab99920b5bba8308b960451d424c": {
+        "commit": "001d12d2623fd411ce0f83d05abb5e82304a3389",
+        "version": "onnxruntime main @001d12d (newest stored docs/OperatorKernels.md) + kernels observed "
+                   "in onnxruntime-gpu 1.31.1",
+        "url": "https://github.com/microsoft/onnxruntime/blob/001d12d2623fd411ce0f83d05abb5e82304a3389/"
+               "docs/OperatorKernels.md",
+    },
+    DOC_SOURCE["sha256"]: DOC_SOURCE,
 }
 
 _DOMAINS = {"ai.onnx": "", "": ""}
@@ -240,6 +255,99 @@ DOC_SUPPLEMENT = {
     ("", "RoiAlign", 22, None): {"T1": ["double", "float"], "T2": ["int64"]},
 }
 
+# Kernels onnxruntime-gpu 1.31.1 has but the doc @001d12d lacks: (domain, op) -> (the newest
+# schema version seen on CUDA, types for an op the doc lacks, one observation).  Seen in
+# ../shared/observed/nodes/cuda-ort1.31.1.jsonl (H200, ORT_DISABLE_ALL; the node on CUDA
+# although the doc's newest kernel for the op is open-ended at an older version, which ORT's
+# VerifyKernelDef (kernel_registry.cc) would refuse).  ORT registers a kernel for every schema
+# version of an op it keeps up with, so every schema version after the doc's newest up to the
+# one seen gets a kernel with the types of the doc's newest row -- an assumption for the versions
+# in between, which no observation shows.  Found with `partsim rules calibrate` on the
+# 001d12d table (README "Capability tables").
+OBSERVED_KERNELS = {
+    ("", "Cast"): (25, None, "node__test_flexattention_fp16_expanded_ver26 n32_Cast"),
+    ("", "ConstantOfShape"): (25, None, "node__test_constantofshape_int_zeros n0_ConstantOfShape"),
+    ("", "ConvTranspose"): (22, None, "node__test_convtranspose n0_ConvTranspose"),
+    ("", "Cos"): (22, None, "node__test_cos_example n0_Cos"),
+    ("", "DeformConv"): (22, {"T": ["float"]}, "node__test_basic_deform_conv_without_padding n0_DeformConv"),
+    ("", "Equal"): (19, None, "node__test_equal n0_Equal"),
+    ("", "Flatten"): (25, None, "node__test_flatten_axis1 n0_Flatten"),
+    ("", "GlobalAveragePool"): (22, None, "node__test_globalaveragepool n0_GlobalAveragePool"),
+    ("", "Identity"): (25, None, "node__test_flexattention_fp16_expanded_ver26 n33_Identity"),
+    ("", "LpNormalization"): (22, {"T": ["float"]}, "node__test_l1normalization_axis_0 n0_LpNormalization"),
+    ("", "Pad"): (24, None, "node__test_attention_4d_diff_heads_mask4d_padded_kv_expanded n33_Pad"),
+    ("", "RNN"): (22, None, "node__test_simple_rnn_bidirectional n0_RNN"),
+    ("", "RandomUniformLike"): (22, None, "node__test_bernoulli_seed_expanded n0_RandomUniformLike"),
+    ("", "ReduceMax"): (20, None, "node__test_attention_4d_expanded n59_ReduceMax"),
+    ("", "Reshape"): (25, None, "node__test_reshape_one_dim n0_Reshape"),
+    ("", "Shape"): (25, None, "node__test_shape n0_Shape"),
+    ("", "Sin"): (22, None, "node__test_sin n0_Sin"),
+    ("", "Size"): (19, None, "node__test_affine_grid_2d_expanded n13_Size"),
+    ("", "Softplus"): (22, None, "node__test_softplus_example n0_Softplus"),
+    ("", "TopK"): (24, None, "node__test_top_k_smallest n0_TopK"),
+    ("", "Transpose"): (25, None, "node__test_transpose_default n0_Transpose"),
+    ("", "Unsqueeze"): (25, None, "node__test_unsqueeze_axis_2 n0_Unsqueeze"),
+}
+
+
+def _schema_versions(domain, op):
+    """Every since_version of ``domain:op`` (ONNX's schemas, or the ORT snapshot for its domains)."""
+    from ..ir.schemas import _contrib
+
+    contrib = _contrib().get(f"{domain}:{op}")
+    if contrib is not None:
+        return sorted(int(v) for v in contrib)
+    import onnx.defs
+
+    return sorted({s.since_version for s in onnx.defs.get_all_schemas_with_history()
+                   if s.name == op and (s.domain or "") == domain})
+
+
+def _observed_rows(merged, observed):
+    """Rows for :data:`OBSERVED_KERNELS`: one per schema version after the doc's newest kernel
+    of the op, up to the version seen, each ``[v, next - 1]`` (the last open-ended)."""
+    rows = {}
+    for (domain, op), (upto, types, _evidence) in sorted(observed.items()):
+        have = [k for k in merged if k[0] == domain and k[1] == op]
+        newest = max(have, key=lambda k: k[2]) if have else None
+        if newest is None and types is None:
+            continue  # a doc without the op (a test's excerpt): nothing to carry the types from
+        start = newest[2] if newest else 0
+        versions = [v for v in _schema_versions(domain, op) if start < v <= upto]
+        for i, v in enumerate(versions):
+            hi = versions[i + 1] - 1 if i + 1 < len(versions) else None
+            rows[(domain, op, v, hi)] = dict(types) if types is not None else dict(merged[newest])
+    return rows
+
+
+# What CUDA kernel constructors enforce (ORT_ENFORCE): GetCapability claims such a node, creating
+# its kernel throws, and ORT refuses the whole session (partsim: session_would_fail).
+# (domain, op, first, last) -> conditions; a doc row [lo, hi] inside [first, last] gets them.
+_BATCHWISE = "Batchwise recurrent operations (layout == 1) are not supported"
+CUDA_KERNEL_REQUIRES = {
+    # cudnn_rnn_base.h (CudnnRnnBase: ORT_ENFORCE(layout_ == 0)); seen with onnxruntime-gpu 1.31.1:
+    # node__test_lstm_batchwise, node__test_simple_rnn_batchwise ("Exception during initialization")
+    ("", "RNN", 14, None): [{"name": "layout", "in": [0], "why": _BATCHWISE + " (rnn/cudnn_rnn_base.h)"}],
+    ("", "GRU", 14, None): [{"name": "layout", "in": [0], "why": _BATCHWISE + " (rnn/cudnn_rnn_base.h)"}],
+    ("", "LSTM", 14, None): [{"name": "layout", "in": [0], "why": _BATCHWISE + " (rnn/cudnn_rnn_base.h)"}],
+    # nn/batch_norm.h: ORT_ENFORCE(!(is_training_mode_ && opset == 14), "Training mode does not support
+    # BN opset 14 yet.")
+    ("", "BatchNormalization", 14, 14): [{"name": "training_mode", "in": [0],
+                                          "why": "Training mode does not support BN opset 14 yet (nn/batch_norm.h)"}],
+    # contrib_ops/cuda/fused_conv.cc: MapMode knows only "Relu" (cuDNN's fused activation); issue 20
+    # reports onnxruntime-gpu 1.31.1 refusing a session with FusedConv(activation=HardSigmoid)
+    ("com.microsoft", "FusedConv", 1, None): [{"name": "activation", "in": ["Relu"],
+                                               "why": "cuDNN fuses only Relu (contrib_ops/cuda/fused_conv.cc)"}],
+}
+
+
+def _ranged(spec, domain, op, lo, hi):
+    for (d, o, first, last), value in spec.items():
+        if d == domain and o == op and _contains(first, last, lo, hi):
+            return value
+    return None
+
+
 # Checks GetCapability makes that a rule table cannot express: reported as unchecked caveats.
 CUDA_NOTES = {
     ("", "LSTM", 1): "falls back to CPU when the peephole input (7) is given (cuDNN has no peephole)",
@@ -247,10 +355,11 @@ CUDA_NOTES = {
 
 PROVIDERS = {
     "CUDAExecutionProvider": dict(
-        supplement=DOC_SUPPLEMENT, aliases=["cuda"], cpu_based=False, layout="NCHW",
+        supplement=DOC_SUPPLEMENT, observed=OBSERVED_KERNELS, aliases=["cuda"], cpu_based=False, layout="NCHW",
         precisions=["fp32", "fp16", "bf16", "fp64", "int8", "int32", "int64"], compute_precision="fp32",
         partitioning={"cpu_preferred_shape_nodes": True},
         host_memory=CUDA_HOST_MEMORY, vetoes=CUDA_ATTR_VETOES, const_inputs=CUDA_CONST_INPUTS, notes=CUDA_NOTES,
+        kernel_requires=CUDA_KERNEL_REQUIRES,
         table_notes=[
             "Kernels (op, versions, dtypes) from docs/OperatorKernels.md; host-memory ports and attribute "
             "vetoes from the CUDA EP sources (see partsim/gen/kernel_doc.py for the file of each fact).",
@@ -413,7 +522,9 @@ def build_table(rows, provider, source):
     for key, types in cfg.get("supplement", {}).items():
         if key not in merged:  # the doc wins where it has the row
             merged[key] = {name: sorted(v) for name, v in types.items()}
-    from ..schemas import _contrib
+    for key, types in _observed_rows(merged, cfg.get("observed", {})).items():
+        merged.setdefault(key, types)
+    from ..ir.schemas import _contrib
 
     contrib = _contrib()
     ops = []
@@ -440,6 +551,9 @@ def build_table(rows, provider, source):
             rule["host_inputs"] = list(ins)
         if outs:
             rule["host_outputs"] = list(outs)
+        requires = _ranged(cfg.get("kernel_requires", {}), domain, op, lo, hi)
+        if requires:
+            rule["kernel_requires"] = [dict(c) for c in requires]
         note = _per_version(cfg["notes"], domain, op, lo)
         if note:
             rule["notes"] = note
@@ -470,27 +584,23 @@ def import_kernel_doc(inputs, provider):
                          f"(known: {', '.join(sorted(PROVIDERS))})")
     if not inputs or len(inputs) != 1:
         raise UsageError("kernel-doc needs exactly one file: ORT's docs/OperatorKernels.md")
+    from ..io.files import read_text
+
     path = Path(inputs[0])
-    try:
-        size = path.stat().st_size
-        if size > MAX_DOC_BYTES:
-            raise UsageError(f"{path}: {size} bytes, more than the {MAX_DOC_BYTES} allowed")
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not UTF-8 text") from None
+    text = read_text(path, MAX_DOC_BYTES)
     rows = parse_kernel_doc(text, provider, str(path))
     if not rows:
         raise UsageError(f"{path}: the {provider} section has no kernels")
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    known = KNOWN_DOCS.get(digest)
     source = {
         "description": f"ORT docs/OperatorKernels.md ({provider} section) + host-memory ports and "
-                       "GetCapability vetoes from the CUDA EP sources @735e69a (partsim/gen/kernel_doc.py)",
-        "version": DOC_SOURCE["version"] if digest == DOC_SOURCE["sha256"]
+                       "GetCapability vetoes from the CUDA EP sources @735e69a + kernels observed in "
+                       "onnxruntime-gpu 1.31.1 (partsim/gen/kernel_doc.py)",
+        "version": known["version"] if known
         else f"OperatorKernels.md of unknown ORT commit (sha256 {digest[:16]})",
-        "generated_by": f"partsim rules import kernel-doc OperatorKernels.md --provider {provider}",
+        "generated_by": f"partsim rules import kernel-doc {path.name} --provider {provider}",
     }
-    if digest == DOC_SOURCE["sha256"]:
-        source["url"] = DOC_SOURCE["url"]
+    if known:
+        source["url"] = known["url"]
     return dump_table(build_table(rows, provider, source))

@@ -380,15 +380,9 @@ def parse_mobile_md(path):
 
     Rows are ``|domain:op|caveat|``; the header and separator rows are skipped.
     """
-    p = Path(path)
-    try:
-        if p.stat().st_size > MAX_MD_BYTES:
-            raise UsageError(f"file is larger than {MAX_MD_BYTES} bytes", path)
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise UsageError("not UTF-8 text", path) from None
-    except OSError as exc:
-        raise UsageError(f"cannot read: {exc.strerror}", path) from None
+    from ..io.files import read_text
+
+    text = read_text(path, MAX_MD_BYTES)
     rows = []
     for line in text.splitlines():
         line = line.strip()

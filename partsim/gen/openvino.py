@@ -239,7 +239,7 @@ def _domain_and_constraints(op):
     """ai.onnx when ONNX knows the op, else com.microsoft; all type-constraint names."""
     import onnx.defs
 
-    from ..schemas import _contrib
+    from ..ir.schemas import _contrib
 
     names = set()
     domain = None

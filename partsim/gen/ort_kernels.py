@@ -16,6 +16,16 @@ __all__ = ["kernel_table"]
 INT_MAX = 2**31 - 1
 
 
+# What CPU kernel constructors enforce (the registry does not say): a node that fails one makes
+# ORT refuse the session.  onnxruntime 1.31.1, checked with real sessions (tests/test_cpu_table.py):
+# "Batchwise recurrent operations (layout == 1) are not supported".
+CPU_KERNEL_REQUIRES = {
+    ("", "RNN"): [{"name": "layout", "in": [0], "why": "batchwise layout unsupported (cpu/rnn/rnn.h)"}],
+    ("", "GRU"): [{"name": "layout", "in": [0], "why": "batchwise layout unsupported (cpu/rnn/deep_cpu_gru.h)"}],
+    ("", "LSTM"): [{"name": "layout", "in": [0], "why": "batchwise layout unsupported (cpu/rnn/lstm_base.h)"}],
+}
+
+
 def kernel_table(provider="CPUExecutionProvider", aliases=("cpu",), cpu_based=True):
     """Return the YAML text of ``provider``'s table from the installed ORT."""
     import onnxruntime
@@ -43,6 +53,8 @@ def kernel_table(provider="CPUExecutionProvider", aliases=("cpu",), cpu_based=Tr
         if types:
             rule["types"] = {name: [t[7:-1] if t.startswith("tensor(") else t for t in v]
                              for name, v in sorted(types.items())}
+        if provider == "CPUExecutionProvider" and (domain, op) in CPU_KERNEL_REQUIRES and lo >= 14:
+            rule["kernel_requires"] = [dict(c) for c in CPU_KERNEL_REQUIRES[(domain, op)]]  # layout: opset 14+
         ops.append(rule)
     table = {
         "provider": provider,

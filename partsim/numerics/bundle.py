@@ -79,7 +79,7 @@ def bundle_id(model, metadata=None, labels=None, tokenizer=None, preprocessing=N
         ``{modelBundleId, parts: {part: {sha256, source}}, metadataProps}``; ``source``
         is the file used, ``"model metadata_props"``, or null when the part is absent.
     """
-    from ..loader import read_model_proto
+    from ..io.read import read_model_proto
 
     proto, data = read_model_proto(model)
     props = {p.key: p.value for p in proto.metadata_props}

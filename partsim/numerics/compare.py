@@ -46,7 +46,6 @@ is 0 and differs from the delegate's (no relative tolerance can pass it).
 
 import json
 import math
-from pathlib import Path
 
 from ..errors import ObservationError
 
@@ -65,14 +64,12 @@ class ReceiptError(ObservationError):
 
 def load_receipt(path):
     """Read and parse a receipt file; :class:`ReceiptError` if missing or not JSON."""
-    p = Path(path)
-    if not p.is_file():
-        raise ReceiptError("input file is missing", path)
+    from ..io.files import read_text
+
+    text = read_text(path, MAX_RECEIPT_BYTES, ReceiptError, "the receipt")
     try:
-        if p.stat().st_size > MAX_RECEIPT_BYTES:
-            raise ReceiptError(f"receipt larger than {MAX_RECEIPT_BYTES} bytes", path)
-        return json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
         raise ReceiptError(f"cannot parse input: {' '.join(str(exc).split())[:200]}", path) from None
 
 

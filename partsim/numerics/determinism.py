@@ -5,11 +5,11 @@ nesting order; the first cell is the reference.  Per cell: ``maxAbs`` = max over
 all outputs and elements of ``|x − ref|``, ``maxRel`` = max of ``|x − ref| / |ref|``
 over elements with ``ref != 0`` (elements where ``ref == 0`` count in maxAbs only),
 ``bitwiseEqual`` = every output has the same dtype, shape and bytes.  Every
-provider list runs in its own child process (:mod:`partsim.numerics.sessions`).
+provider list runs in its own child process (:mod:`partsim.runtime.sessions`).
 A cell whose session failed has ``state`` other than ``ok`` and null numbers.
 """
 
-from ..observation import normalize_level
+from ..runtime.observation import normalize_level
 
 __all__ = ["determinism_grid", "diff_outputs"]
 
@@ -52,7 +52,8 @@ def determinism_grid(model, seed=0, providers_list=(("CPUExecutionProvider",),),
                      dims=None):
     """Run the grid; returns ``{seed, model, inputDigest, cells: […]}`` (SPEC §6a)."""
     from .inputs import input_digest
-    from .sessions import fallback_reason, prepare_feeds, run_configs
+    from .inputs import prepare_feeds
+    from ..runtime.sessions import fallback_reason, run_configs
 
     levels = [normalize_level(v) for v in levels]
     feeds = prepare_feeds(model, seed, inputs, dims)

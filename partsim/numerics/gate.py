@@ -37,10 +37,9 @@ receipts for one device and sample: the worst state wins.  The gate passes only 
 every required cell is ``verified`` or ``not_applicable``.
 """
 
-from pathlib import Path
 
 from ..errors import UsageError
-from .receipt import CELLS, FALLBACK_POLICIES, STAGES, validate_receipt
+from .receipt_schema import CELLS, FALLBACK_POLICIES, STAGES, validate_receipt
 
 __all__ = ["GATE_STATES", "CHECKS", "load_receipts", "load_requirements", "run_gate", "render_table",
            "render_junit"]
@@ -68,18 +67,15 @@ def load_requirements(path):
     """``devices.yaml``: ``{devices: [..], samples: [..], cells: [..]}`` (every key optional)."""
     import yaml
 
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError("no such requirements file", path)
+    from ..io.files import read_text
+
+    text = read_text(path, MAX_REQUIREMENTS_BYTES, UsageError, "the requirements file")
     try:
-        if p.stat().st_size > MAX_REQUIREMENTS_BYTES:
-            raise UsageError(f"requirements file larger than {MAX_REQUIREMENTS_BYTES} bytes", path)
-        text = p.read_text(encoding="utf-8")
         for ev in yaml.parse(text, Loader=yaml.SafeLoader):
             if isinstance(ev, yaml.AliasEvent) or getattr(ev, "anchor", None):
                 raise UsageError("YAML anchors and aliases are refused", path)
         data = yaml.safe_load(text)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    except yaml.YAMLError as exc:
         raise UsageError(f"cannot read requirements: {' '.join(str(exc).split())[:200]}", path) from None
     if data is None:
         data = {}

@@ -1,7 +1,7 @@
 """Seeded model inputs, ``.npz`` input files (no pickles) and the inputDigest.
 
 The one generator of seeded inputs: ``partsim observe``/``verify --observe`` (through
-:func:`partsim.ortrun.run_session`, which hands the arrays to its child as ``.npz``) and
+:func:`partsim.runtime.observe.run_session`, which hands the arrays to its child as ``.npz``) and
 the numeric commands feed a model the same arrays:
 ``numpy.random.default_rng(seed)``, the model's graph inputs in declaration order
 (initializers excluded), dynamic dimensions from ``dims`` (default 1); floats are
@@ -129,3 +129,17 @@ def input_digest(arrays):
         h.update(tensor_header(a))
         h.update(a.tobytes(order="C"))
     return h.hexdigest()
+
+
+def prepare_feeds(model_path, seed=0, inputs=None, dims=None):
+    """Feeds for ``model_path``: the ``--inputs`` arrays, or seeded ones from its input specs."""
+    from ..io.read import read_model_proto
+
+    proto, _ = read_model_proto(model_path)
+    specs = graph_input_specs(proto)
+    if inputs is not None:
+        missing = sorted({s[0] for s in specs} - set(inputs))
+        if missing:
+            raise UsageError(f"--inputs lacks the model inputs {missing}")
+        return {s[0]: inputs[s[0]] for s in specs}
+    return seeded_inputs(specs, seed, dims)

@@ -250,8 +250,8 @@ def layer_error(fp32_model, quant_model, seed=0, inputs=None, dims=None):
     """
     import numpy as np
 
-    from ..loader import read_model_proto
-    from ..materialize import materialize_weights
+    from ..io.read import read_model_proto
+    from ..io.materialize import materialize_weights
     from .inputs import graph_input_specs, seeded_inputs
 
     with tempfile.TemporaryDirectory(prefix="partsim-layer-") as tmp:

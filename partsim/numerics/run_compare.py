@@ -1,7 +1,7 @@
 """CPU baseline vs accelerated path in real ORT, written as a receipt and compared (SPEC §6).
 
 Both sides run the same model file on the same feeds (seeded or ``--inputs``), each
-in its own child process (:mod:`partsim.numerics.sessions`); the accelerated side
+in its own child process (:mod:`partsim.runtime.sessions`); the accelerated side
 may run under another interpreter (``python``, e.g. ``.venv-openvino/bin/python``).
 The receipt has one case per model output: each side carries ``modelBundleId``
 (of the model file, :mod:`partsim.numerics.bundle`), ``inputDigest`` (computed
@@ -9,7 +9,7 @@ by each child from the feeds it actually used), ``shape``, ``dtype``, ``values``
 (flattened, C order) and ``delegateState``; the delegate side adds the stages
 ``availabilityChecked / delegateCreated / prepareCompleted / invocationCompleted``
 (each ``ok`` | ``failed`` | ``skipped``), ``fallbackReason`` (one of
-:data:`partsim.numerics.sessions.FALLBACK_REASONS`, never a vendor's error text)
+:data:`partsim.runtime.sessions.FALLBACK_REASONS`, never a vendor's error text)
 and a ``partitionSummary`` excerpt (``delegatedNodeCount``, ``partitionCount``,
 ``nodesPerProvider``).
 
@@ -21,7 +21,7 @@ count), ``invoked`` means the CPU EP ran it: a real receipt for CPU-vs-CPU check
 """
 
 from ..errors import ObservationError
-from ..ruletable import ALIASES, KNOWN_PROVIDERS
+from ..rules.providers import KNOWN_PROVIDERS, canonical_name
 
 __all__ = ["run_compare", "resolve_providers", "DELEGATE_STATES"]
 
@@ -32,7 +32,7 @@ def resolve_providers(names):
     """Aliases -> ORT names, duplicates dropped, CPU appended last if absent."""
     out = []
     for n in names:
-        real = ALIASES.get(n.lower(), n)
+        real = canonical_name(n)
         if real not in out:
             out.append(real)
     if "CPUExecutionProvider" not in out:
@@ -66,7 +66,8 @@ def run_compare(model, providers, abs_tol, rel_tol, seed=0, inputs=None, python=
     """
     from .bundle import bundle_id
     from .compare import compare_receipt
-    from .sessions import fallback_reason, prepare_feeds, run_configs
+    from .inputs import prepare_feeds
+    from ..runtime.sessions import fallback_reason, run_configs
 
     providers = resolve_providers(providers)
     bundle = bundle_id(model)["modelBundleId"]

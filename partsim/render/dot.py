@@ -154,7 +154,7 @@ def _edge_marks(summary, model, provider, device):
     """Per (producer, consumer, tensor) edge: Memcpy directions and conversion findings on it."""
     edges = []
     seen = set()
-    from ..model import topological_order
+    from ..ir.order import topological_order
     for c in topological_order(model):
         for p, t in model.in_edges(c):
             if (p, c, t) not in seen:
@@ -209,7 +209,7 @@ def layout_cost(model):
     minimizes the total span, so it is at most this); dot's edge labels and
     clusters multiply its real count by about four on the corpus models.
     """
-    from ..model import topological_order
+    from ..ir.order import topological_order
     order = topological_order(model)
     edges = {(p, c) for c in order for p, _ in model.in_edges(c)}
     asap = {}
@@ -230,7 +230,7 @@ def plan_render(summary, model, collapse=None, threshold=DEFAULT_COLLAPSE_THRESH
     ----------
     summary : dict
         The partitionSummary (``partsim.api.predict(...)[0]``).
-    model : partsim.model.Model
+    model : partsim.ir.model.Model
         The model it was computed from (for the edges).
     collapse : bool or None
         True: one box per partition; False: every node; None: collapse above ``threshold`` nodes,

@@ -3,7 +3,7 @@
 Nothing here reads files, prints, or imports onnxruntime.
 """
 
-from .assign import simulate, resolve_providers, Assignment
+from .assign import simulate, Assignment
 from .summary import summarize
 
-__all__ = ["simulate", "resolve_providers", "summarize", "Assignment"]
+__all__ = ["simulate", "summarize", "Assignment"]

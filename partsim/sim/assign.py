@@ -10,32 +10,18 @@ and takes the rest.
 
 from dataclasses import dataclass, field
 
-from ..errors import UsageError
-from ..model import topological_order
-from ..ruletable import ALIASES, KNOWN_PROVIDERS
+from ..ir.order import topological_order
+from ..rules.providers import CPU
 from .cpu_preferred import cpu_preferred_nodes
+from .refusals import kernel_creation_failures, load_refusal
 from .match import Matcher, Rejection
 from .ov_clusters import openvino_clusters
 from .qdq import find_node_units
 from .wave import create_supported_groups
 
-__all__ = ["Resolution", "Assignment", "resolve_providers", "simulate", "POLICIES", "CPU"]
+__all__ = ["Assignment", "simulate", "POLICIES", "CPU"]
 
-CPU = "CPUExecutionProvider"
 POLICIES = ("per-node", "whole-graph")
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """A requested provider list after ORT's resolution (SPEC section 2)."""
-
-    requested: tuple
-    tables: tuple  # RuleTable, in priority order, CPU last
-    dropped: tuple  # (name, reason)
-
-    @property
-    def effective(self):
-        return tuple(t.provider for t in self.tables)
 
 
 @dataclass(frozen=True)
@@ -62,7 +48,7 @@ class Assignment:
     """
 
     model: object
-    resolution: Resolution
+    resolution: object  # partsim.rules.resolve.Resolution
     policy: str
     provider: tuple
     reason: tuple
@@ -72,77 +58,6 @@ class Assignment:
     status: str = "ok"
     failure: str = ""
     failure_nodes: tuple = ()
-
-
-def _canonical(name):
-    key = name.strip()
-    if key.lower() in ALIASES:
-        return ALIASES[key.lower()]
-    for known in KNOWN_PROVIDERS:
-        if known.lower() == key.lower():
-            return known
-    return key
-
-
-def resolve_providers(requested, tables, extra=()):
-    """Resolve a requested list as ORT does: aliases, duplicates, unknown names, CPU appended
-    last when absent (the user's order otherwise kept).
-
-    Parameters
-    ----------
-    requested : list of str
-        Names, aliases, or ``NAME:variant`` (``coreml:neuralnetwork``).
-    tables : dict
-        Provider name -> list of RuleTable (variants).
-    extra : list of RuleTable
-        Ad-hoc tables (``--support``); their names count as known.
-
-    Examples
-    --------
-    >>> from partsim.ruletable import adhoc_table
-    >>> cpu = adhoc_table(["Relu"], name="CPUExecutionProvider")
-    >>> r = resolve_providers(["cuda", "Foo", "cpu"], {"CPUExecutionProvider": [cpu]})
-    >>> r.effective, r.dropped
-    (('CPUExecutionProvider',), (('CUDAExecutionProvider', 'no_rules'), ('Foo', 'unknown_provider')))
-    """
-    extra_by_name = {t.provider: t for t in extra}
-    chosen, dropped, seen = [], [], set()
-    for raw in requested:
-        base, _, variant = raw.partition(":")
-        name = extra_by_name and base in extra_by_name and base or _canonical(base)
-        if name in seen:
-            continue
-        seen.add(name)
-        if name in extra_by_name:
-            chosen.append(extra_by_name[name])
-            continue
-        if name not in KNOWN_PROVIDERS:
-            dropped.append((name, "unknown_provider"))
-            continue
-        variants = tables.get(name, [])
-        if variant:
-            pick = [t for t in variants if t.variant == variant.lower()]
-            if not pick:
-                names = ", ".join(sorted(t.variant for t in variants if t.variant)) or "none"
-                raise UsageError(f"provider {name} has no variant {variant!r} (variants: {names})")
-        else:
-            pick = [t for t in variants if t.default_variant] or variants[:1]
-        if not pick:
-            dropped.append((name, "no_rules"))
-            continue
-        chosen.append(pick[0])
-    if CPU not in seen or all(t.provider != CPU for t in chosen):
-        cpu = tables.get(CPU, [])
-        if not cpu:
-            raise UsageError("no rule table for CPUExecutionProvider, which ORT always appends")
-        if CPU in seen:  # it was requested but dropped for lack of rules: impossible with cpu table
-            pass
-        else:
-            chosen.append(cpu[0])
-    # ORT keeps the user's order (a CPU asked first takes every node it has a kernel for);
-    # the CPU EP is appended last only when absent (core/session/inference_session.cc,
-    # InferenceSession::Initialize registers it after the user's providers)
-    return Resolution(tuple(requested), tuple(chosen), tuple(dropped))
 
 
 def _excluded_by_stop_ops(model, stop_ops):
@@ -165,7 +80,7 @@ def simulate(model, resolution, policy="per-node", pinned=None):
     ----------
     model : Model
     resolution : Resolution
-        From :func:`resolve_providers`.
+        From :func:`partsim.rules.resolve.resolve_providers`.
     policy : {"per-node", "whole-graph"}
         ``whole-graph`` predicts failure when any node would need the CPU
         fallback (ORT's ``session.disable_cpu_ep_fallback=1``).
@@ -178,7 +93,7 @@ def simulate(model, resolution, policy="per-node", pinned=None):
     Assignment
     """
     if policy not in POLICIES:
-        raise UsageError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
+        raise ValueError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
     n = len(model.nodes)
     order = topological_order(model)
     pos = [0] * n
@@ -223,8 +138,7 @@ def simulate(model, resolution, policy="per-node", pinned=None):
             else:
                 matched[i] = rule
         if table.is_compiling:
-            refused.extend(_claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason)
-                           or ())
+            refused.extend(_claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason))
         else:
             tentative = [i for i in order if i in matched]
             moved = set()
@@ -274,6 +188,13 @@ def simulate(model, resolution, policy="per-node", pinned=None):
         failure = (f"no provider has a kernel for {len(no_kernel)} node(s), e.g. "
                    f"{model.nodes[i].name} ({model.nodes[i].qualified_op}): {why.detail}")
         failure_nodes = tuple(i for i, _ in no_kernel)
+    if status == "ok":  # ORT's refusals at load and at kernel creation (sim/refusals.py)
+        refusal = load_refusal(model)
+        created = kernel_creation_failures(model, assigned, rules, order)
+        if refusal:
+            status, failure = "session_would_fail", refusal
+        elif created:
+            status, failure, failure_nodes = "session_would_fail", created[0][1], tuple(i for i, _ in created)
     reasons = []
     for i in range(n):
         if assigned[i] == first:
@@ -328,8 +249,7 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
             unit_supported = flags.__getitem__  # supported(i), looked up without a Python call
             unit_members = None
 
-        def closed(group):
-            real = [i for i in group]
+        def closed(real):
             if len(real) < min_nodes:
                 why = f"group of {len(real)} node(s) is below the minimum of {min_nodes}"
             elif len(real) == 1 and model.nodes[real[0]].op_type in reject_single:

@@ -1,8 +1,9 @@
 """CUDA-style CPU-preferred nodes: small shape computations kept on the CPU.
 
 Port of ``GetCpuPreferredNodes`` in ``onnxruntime/core/framework/fallback_cpu_capability.cc``
-(checked against onnxruntime main @735e69a, 2026-02; the algorithm is unchanged since
-1.1x apart from the list of low-precision dtypes).  ``CUDAExecutionProvider::GetCapability``
+(checked line by line against the newest stored copy, onnxruntime @039e489; the algorithm is
+unchanged since 1.1x apart from the list of low-precision dtypes, which that copy gives as
+float16, bfloat16 and the four float8 types).  ``CUDAExecutionProvider::GetCapability``
 calls it with its tentative nodes, once per graph (the main graph and every If/Loop/Scan
 body separately, ``GraphPartitioner`` recursing into subgraphs).  A kernel EP whose table
 sets ``partitioning.cpu_preferred_shape_nodes`` gets the same treatment here.
@@ -18,7 +19,7 @@ Per graph:
 3. A tentative candidate moves to the CPU when every entry of its input list (missing
    optional inputs included, as ORT iterates ``InputDefs()``):
 
-   * is not float16/bfloat16/float8*/float4e2m1, and
+   * is not float16/bfloat16/float8*, and
    * is a small initializer (at most 100 elements; outer-scope initializers count) or an
      input of this graph -- accepted as is -- or else a CPU tensor that the EP's kernel
      does *not* itself read from host memory at that index (``host_inputs``).
@@ -36,11 +37,13 @@ is used.
 
 import heapq
 
+from ..ir.graph import formal_inputs
+
 __all__ = ["cpu_preferred_nodes", "SMALL_INITIALIZER_ELEMENTS", "NO_CPU_DTYPES"]
 
 SMALL_INITIALIZER_ELEMENTS = 100  # kSmallInitializerThreshold
 NO_CPU_DTYPES = frozenset({"float16", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
-                           "float8e5m2fnuz", "float4e2m1"})
+                           "float8e5m2fnuz"})
 CPU = "CPUExecutionProvider"
 
 
@@ -54,24 +57,10 @@ def _is_small_initializer(v):
     return n <= SMALL_INITIALIZER_ELEMENTS
 
 
-def _scope_inputs(model, scope, members):
-    """Inputs of one graph (``GraphViewer::GetInputs``): the main graph's, or a body's formal inputs."""
-    if not scope:
-        return set(model.graph_inputs)
-    parent = model.nodes[members[0]].parent
-    outer = set(model.nodes[parent].implicit_inputs) if parent is not None else set()
-    out = set()
-    for i in members:
-        for t in model.nodes[i].inputs:
-            if t and t not in outer and model.producer.get(t) is None and model.value(t).kind == "input":
-                out.add(t)
-    return out
-
-
 def _preferred_in_graph(model, scope, members, order_pos, tentative, rule_of, assigned):
     in_scope = set(members)
     provider_nodes = set(tentative)
-    graph_inputs = _scope_inputs(model, scope, members)
+    graph_inputs = formal_inputs(model, scope, members)
     cpu_args = set()
     heap = []
 

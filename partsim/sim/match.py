@@ -8,7 +8,6 @@ except that an open-ended kernel (``end`` = INT_MAX, ``null`` here) matches only
 as ORT does, with the node's inferred dtypes (unknown dtypes do not veto).
 """
 
-from ..schemas import lookup_schema
 
 __all__ = ["Matcher", "Rejection"]
 
@@ -57,7 +56,7 @@ def _check_types(rule, node, model):
             ports = [(key[0], int(key[1:]))]
         else:
             if schema is None:
-                schema = lookup_schema(node.domain, node.op_type, model.opsets.get(node.domain))
+                schema = model.op_schemas.get((node.domain, node.op_type))
                 if schema is None:
                     return None  # unknown schema: dtypes cannot be bound to constraints
             ports = list(schema.ports_of(key, len(node.inputs), len(node.outputs)))

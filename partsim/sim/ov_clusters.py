@@ -39,6 +39,8 @@ The onnxruntime-openvino 1.24.1 reading is from intel/onnxruntime commit b912b18
 ("OpenVINO EP Features and bug-fixes for ORT-1.24 - Follow up", 2026-01-16).
 """
 
+from ..ir.graph import weakly_connected_groups
+
 __all__ = ["ort_default_topological_order", "openvino_clusters", "tensor_refusal"]
 
 #: data_ops.cc node_is_supported: ops that may see a zero-sized dimension on the CPU device
@@ -79,28 +81,6 @@ def ort_default_topological_order(model, members):
         for p in producers(i):
             stack.append((p, False))
     return order
-
-
-def _components(model, run):
-    """``GetConnectedClusters``: weakly connected components of one run, in run order."""
-    remaining = list(run)
-    in_run = set(run)
-    comps = []
-    while remaining:
-        start = remaining[0]
-        comp, seen, stack = [], {start}, [start]
-        while stack:
-            i = stack.pop()
-            comp.append(i)
-            nbrs = [p for p, _ in model.in_edges(i)] + [c for c, _ in model.out_edges(i)]
-            for j in nbrs:
-                if j in in_run and j not in seen:
-                    seen.add(j)
-                    stack.append(j)
-        comp_set = set(comp)
-        remaining = [i for i in remaining if i not in comp_set]
-        comps.append(comp)
-    return comps
 
 
 def _escaping_output(model, cluster, ops, graph_outputs):
@@ -216,7 +196,8 @@ def openvino_clusters(model, members, supported, table, graph_inputs, graph_outp
             cur = []
     if cur:
         runs.append(cur)
-    comps = [c for run in runs for c in _components(model, run)]
+    # GetConnectedClusters: the weakly connected components of each run, in run order
+    comps = [c for run in runs for c in weakly_connected_groups(model, run, order=run)]
     only_last = table.option("single_node_cluster_only_last", False)
     escaping_ops = set(table.option("escaping_output_ops", ()) or ())
     clusters = []

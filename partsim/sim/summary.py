@@ -4,7 +4,8 @@ Counts fragments, partitions, transfers, feed transfers, Memcpy nodes and
 conversion findings.  Pure: returns a JSON-ready dict with a stable order.
 """
 
-from ..model import topological_order
+from ..ir.graph import formal_inputs, weakly_connected_groups
+from ..ir.order import topological_order
 from .assign import CPU
 
 __all__ = ["summarize", "SCHEMA_VERSION", "fragments_of", "LAYOUT_SENSITIVE_OPS"]
@@ -24,29 +25,12 @@ _FLOATISH = frozenset({"float", "float16", "bfloat16"})
 
 
 def fragments_of(model, provider):
-    """Maximal weakly-connected same-provider node sets (union-find over tensor edges).
+    """Maximal weakly-connected same-provider node sets (SPEC section 1).
 
-    Returns a list of sorted node-index lists, ordered by their first node in
-    topological order.
+    Returns a list of node-index lists, ordered by their first node in topological
+    order (members in topological order too).
     """
-    parent = list(range(len(model.nodes)))
-
-    def find(a):
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    for node in model.nodes:
-        for p, _ in model.in_edges(node.index):
-            if provider[p] == provider[node.index]:
-                ra, rb = find(p), find(node.index)
-                if ra != rb:
-                    parent[max(ra, rb)] = min(ra, rb)
-    groups = {}
-    for i in topological_order(model):
-        groups.setdefault(find(i), []).append(i)
-    return list(groups.values())
+    return weakly_connected_groups(model, range(len(model.nodes)), same=lambda p, c: provider[p] == provider[c])
 
 
 def _boundary(model, members, graph_outputs):
@@ -153,9 +137,7 @@ def _memcpy(model, a, tables):
         if scope:
             parent = model.nodes[members[0]].parent
             outer = set(model.nodes[parent].implicit_inputs) if parent is not None else set()
-            inputs = {t for t in dev_in | host_in
-                      if t not in outer and model.producer.get(t) is None and model.value(t).kind == "input"}
-            inputs |= outer
+            inputs = formal_inputs(model, scope, members) | outer
         else:
             inputs = set(model.graph_inputs)
         for t in inputs:

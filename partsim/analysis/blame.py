@@ -1,0 +1,201 @@
+"""``partsim blame``: which single cause costs the most accelerator coverage, partitions and copies.
+"""
+
+from dataclasses import replace
+
+from ..errors import UsageError
+from ..ir.graph import weakly_connected_groups
+from ..rules.providers import CPU
+from .context import SCHEMA_VERSION
+from .cost import _saved, metrics
+from .lift import LIFTABLE_REASONS, lift_op_type, lift_reason
+from ..io.variants import dim_params, load_variant
+
+__all__ = ["blame"]
+
+
+def _head(ctx):
+    return {"path": ctx.model.path, "sha256": ctx.model.sha256, "nodeCount": len(ctx.model.nodes)}
+
+
+def _row(kind, name, concerned_names, before_m, before_s, after_s, after_model, link, device, lifted=""):
+    after_m = metrics(after_s, after_model, link, device)
+    first = before_s["effectiveProviders"][0]
+    before_on = {n["name"] for n in before_s["nodes"] if n["provider"] == first}
+    moved = sorted(n["name"] for n in after_s["nodes"] if n["provider"] == first and n["name"] not in before_on)
+    after_copies = {(c["tensor"], c["direction"]) for c in after_s["memcpy"]["tensors"]}
+    gone = sorted(f"{c['tensor']} ({c['direction']})" for c in before_s["memcpy"]["tensors"]
+                  if (c["tensor"], c["direction"]) not in after_copies)
+    row = {"kind": kind, "cause": name, "nodes": concerned_names, "nodeCount": len(concerned_names),
+           "after": after_m, "saved": _saved(before_m, after_m), "movedToFirstProvider": moved,
+           "memcpyRemoved": gone, "status": after_s["status"]}
+    if lifted:
+        row["lifted"] = lifted
+    return row
+
+
+_INTEGER_DTYPES = frozenset({"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool"})
+
+
+def _shape_subgraphs(model, cpu_preferred):
+    """The shape subgraphs the CPU-preferred nodes belong to.
+
+    A shape subgraph is a weakly-connected set of nodes that compute integer/bool tensors
+    only (shape and index arithmetic: Shape, Gather, Concat, Range, Where, Cast to int, ...)
+    plus the CPU-preferred nodes themselves; kept when it holds at least one CPU-preferred
+    node.  ORT's CPU-preferred pass moves part of such a subgraph to the CPU; the part it
+    cannot move (an input lives on the device) stays on the device, and the copies between
+    the two parts are Memcpy nodes.
+    """
+    def integer_only(node):
+        outs = [t for t in node.outputs if t]
+        return bool(outs) and all(model.value(t).dtype in _INTEGER_DTYPES for t in outs)
+
+    seeds = set(cpu_preferred)
+    members = seeds | {n.index for n in model.nodes if integer_only(n)}
+    return [g for g in weakly_connected_groups(model, members) if seeds.intersection(g)]
+
+
+def _memcpy_at(model, summary, members):
+    """Baseline Memcpy copies (``tensor (direction)``) whose tensor is produced or read by a node of ``members``."""
+    members = set(members)
+    out = []
+    for c in summary["memcpy"]["tensors"]:
+        t = c["tensor"]
+        p = model.producer.get(t)
+        if (p is not None and p in members) or any(k in members for k in model.consumers.get(t, ())):
+            out.append(f"{t} ({c['direction']})")
+    return sorted(out)
+
+
+def _dim_nodes(row):
+    """For a fixed dimension the nodes concerned are those it brings onto the first provider."""
+    row["nodes"] = list(row["movedToFirstProvider"])
+    row["nodeCount"] = len(row["nodes"])
+    return row
+
+
+def _rank_key(row):
+    s = row["saved"]
+    kind_order = {"opType": 0, "reason": 1, "dim": 2}
+    return (-s["partitions"], -s["transfers"], -s["memcpy"], -s["boundaryBytes"], -s["fragments"],
+            kind_order.get(row["kind"], 9), row["cause"])
+
+
+def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True):
+    """Lift every cause that keeps nodes off the first provider, one at a time; re-simulate each.
+
+    Parameters
+    ----------
+    ctx : Context
+        From :func:`prepare` (the model is loaded once and reused for every re-simulation).
+    link : Link, optional
+        Adds ``copyTimeUs`` to every count.
+    dim_value : int
+        Size a symbolic input dimension is fixed to when its effect is measured.
+    dims : dict, optional
+        Per-name sizes overriding ``dim_value``.
+    analyse_dims : bool
+        Measure symbolic input dimensions (each one loads a variant of the model).
+
+    Returns
+    -------
+    dict
+        ``baseline`` counts, ``causes`` ranked (most partitions saved first, then transfers,
+        Memcpy, bytes), ``notLiftable`` categories.
+    """
+    model = ctx.model
+    res = ctx.resolution()
+    if not res.tables or res.tables[0].provider == CPU:
+        raise UsageError("blame needs an accelerator first in --providers (or --support): with the CPU "
+                         "first nothing is kept off it")
+    first = res.tables[0]
+    before_s, _ = ctx.run(res)
+    device = {t.provider for t in res.tables if not t.cpu_based}
+    before_m = metrics(before_s, model, link, device)
+    rest = res.tables[1:]
+    off = [(k, n) for k, n in enumerate(before_s["nodes"]) if n["reason"] is not None]
+
+    by_op = {}
+    by_reason = {}
+    for k, n in off:
+        node = model.nodes[k]
+        by_op.setdefault((node.domain, node.op_type), []).append(k)
+        by_reason.setdefault(n["reason"], []).append(k)
+    rows = []
+    names = [n.name for n in model.nodes]
+    for (domain, op), idx in sorted(by_op.items()):
+        lifted = replace(res, tables=(lift_op_type(first, domain, op),) + rest)
+        after_s, _ = ctx.run(lifted)
+        label = f"{domain}:{op}" if domain else op
+        row = _row("opType", label, [names[i] for i in idx], before_m, before_s, after_s, model, link, device,
+                   f"{first.provider} accepts {label} for any dtype and shape")
+        cats = {}
+        for i in idx:
+            c = before_s["nodes"][i]["reason"]
+            cats[c] = cats.get(c, 0) + 1
+        row["reasons"] = dict(sorted(cats.items()))
+        row["memcpyAtNodes"] = _memcpy_at(model, before_s, idx)
+        rows.append(row)
+    not_liftable = {}
+    for cat, idx in sorted(by_reason.items()):
+        table = lift_reason(first, cat, model)
+        if table is None:
+            not_liftable[cat] = len(idx)
+            continue
+        after_s, _ = ctx.run(replace(res, tables=(table,) + rest))
+        row = _row("reason", cat, [names[i] for i in idx], before_m, before_s, after_s, model, link, device,
+                   LIFTABLE_REASONS[cat])
+        if cat == "cpu_preferred":
+            region = _shape_subgraphs(model, idx)
+            row["groups"] = [[names[i] for i in g] for g in region]
+            row["memcpyAtNodes"] = _memcpy_at(model, before_s, [i for g in region for i in g])
+        else:
+            row["groups"] = [[names[i] for i in g] for g in weakly_connected_groups(model, idx)]
+            row["memcpyAtNodes"] = _memcpy_at(model, before_s, idx)
+        rows.append(row)
+    dim_rows = []
+    if analyse_dims:
+        params = dim_params(model)
+        for name, where in params.items():
+            value = int((dims or {}).get(name, dim_value))
+            variant = load_variant(ctx.path, ctx.optimize, {name: value}, seed=ctx.seed,
+                                   resolution=ctx.resolution())
+            after_s, _ = ctx.run(res, model=variant)
+            row = _row("dim", f"{name}={value}", [], before_m, before_s, after_s, variant, link, device,
+                       f"symbolic dimension {name!r} of the graph inputs fixed to {value}")
+            row["inputs"] = [f"{inp}[{axis}]" for inp, axis in where]
+            dim_rows.append(_dim_nodes(row))
+        if len(params) > 1:
+            fixed = {k: int((dims or {}).get(k, dim_value)) for k in params}
+            variant = load_variant(ctx.path, ctx.optimize, fixed, seed=ctx.seed, resolution=ctx.resolution())
+            after_s, _ = ctx.run(res, model=variant)
+            label = ",".join(f"{k}={v}" for k, v in fixed.items())
+            row = _row("dim", label, [], before_m, before_s, after_s, variant, link, device,
+                       "every symbolic dimension of the graph inputs fixed at once")
+            row["inputs"] = sorted(f"{i}[{a}]" for w in params.values() for i, a in w)
+            dim_rows.append(_dim_nodes(row))
+    rows.extend(dim_rows)
+    rows.sort(key=_rank_key)
+    for k, r in enumerate(rows, 1):
+        r["rank"] = k
+    out = {
+        "schemaVersion": SCHEMA_VERSION,
+        "command": "blame",
+        "model": _head(ctx),
+        "optimize": ctx.optimize,
+        "requestedProviders": list(res.requested),
+        "effectiveProviders": list(res.effective),
+        "firstProvider": first.provider,
+        "policy": ctx.policy,
+        "baseline": before_m,
+        "undelegatedNodes": len(off),
+        "reasons": {c: len(v) for c, v in sorted(by_reason.items())},
+        "memcpyCauses": {r["cause"]: len(r["memcpyAtNodes"]) for r in sorted(rows, key=lambda r: r["cause"])
+                         if r["kind"] == "reason"},
+        "causes": rows,
+        "notLiftable": not_liftable,
+        "symbolicDims": {k: [f"{i}[{a}]" for i, a in v] for k, v in dim_params(model).items()},
+        "link": link.to_json() if link else None,
+    }
+    return out

@@ -1,0 +1,53 @@
+"""One loaded model with its tables and request, simulated once and re-simulated by blame and whatif.
+"""
+
+from dataclasses import dataclass
+
+from ..rules.resolve import resolve_providers
+from ..sim import simulate, summarize
+from .cost import metrics
+
+__all__ = ["Context", "prepare"]
+
+
+SCHEMA_VERSION = "1.0"
+
+
+@dataclass
+class Context:
+    """A model loaded once, the tables, and the requested providers: everything a re-simulation needs."""
+
+    model: object
+    path: str
+    optimize: str
+    tables: dict
+    extra: tuple
+    requested: tuple
+    policy: str
+    seed: int = 0
+
+    def resolution(self, requested=None):
+        return resolve_providers(list(self.requested if requested is None else requested), self.tables,
+                                 self.extra)
+
+    def run(self, resolution, model=None):
+        a = simulate(model if model is not None else self.model, resolution, self.policy)
+        return summarize(a), a
+
+    def metrics(self, summary, resolution, model=None, link=None):
+        device = {t.provider for t in resolution.tables if not t.cpu_based}
+        return metrics(summary, model if model is not None else self.model, link, device)
+
+
+def prepare(path, providers=None, rule_paths=(), support=None, support_name="EP", support_kind="kernel",
+            policy="per-node", optimize="none", seed=0, model=None):
+    """Load ``path`` once (or take ``model``) and the tables, resolve the request as
+    :func:`partsim.api.predict` does."""
+    from ..api import build_request, load_for_prediction, load_tables
+
+    requested, extra = build_request(providers, support, support_name, support_kind)  # bad names: before loading
+    tables = load_tables(rule_paths)
+    # the graph ORT partitions depends on the providers (function inlining, Level 2/3 sets)
+    m = model if model is not None else load_for_prediction(
+        path, optimize, seed=seed, resolution=resolve_providers(requested, tables, extra))
+    return Context(m, str(path), optimize, tables, tuple(extra), tuple(requested), policy, seed)

@@ -1,0 +1,292 @@
+"""Compare a prediction with an observation (SPEC section 5), and baselines for CI."""
+
+import hashlib
+
+from ..errors import UsageError
+from ..sim.summary import fragments_of
+
+__all__ = ["observed_status", "compare", "baseline_record", "compare_baseline", "check_baseline_context", "table_digests",
+           "REASON_CATEGORIES", "BASELINE_VERSION", "GROWING_COUNTS", "node_gist"]
+
+
+def compare(summary, assignment, observation, min_agreement=1.0, check_counts=True):
+    """Node-level agreement and side-by-side counts.
+
+    Returns
+    -------
+    dict
+        ``{passed, agreement, compared, agreeing, disagreements[], unobserved[], unpredicted[], counts{}}``.
+        ``passed`` is True when agreement >= ``min_agreement`` and (with
+        ``check_counts``) the Memcpy counts are equal.
+    """
+    model = assignment.model
+    observed = observation["nodes"]
+    predicted = {n["name"]: n for n in summary["nodes"]}
+    disagreements, unobserved = [], []
+    agreeing = 0
+    for name, n in predicted.items():
+        if name not in observed:
+            unobserved.append(name)
+            continue
+        if observed[name] == n["provider"]:
+            agreeing += 1
+        else:
+            disagreements.append({"node": name, "opType": n["opType"], "predicted": n["provider"],
+                                  "observed": observed[name], "predictedReason": n["reason"],
+                                  "predictedDetail": n.get("reasonDetail")})
+    unpredicted = sorted(k for k in observed if k not in predicted)
+    compared = agreeing + len(disagreements)
+    agreement = agreeing / compared if compared else 0.0
+    # observed fragments: the same counting rule on the observed providers (unobserved nodes keep the prediction)
+    index = {n.name: n.index for n in model.nodes}
+    obs_provider = list(assignment.provider)
+    for name, ep in observed.items():
+        if name in index:
+            obs_provider[index[name]] = ep
+    obs_frags = fragments_of(model, obs_provider)
+    pred_mem = summary["memcpy"]
+    obs_mem = observation.get("memcpy") or {}
+    counts = {
+        "fragments": {"predicted": summary["fragments"], "observed": len(obs_frags)},
+        "memcpyFromHost": {"predicted": pred_mem["fromHost"], "observed": obs_mem.get("fromHost")},
+        "memcpyToHost": {"predicted": pred_mem["toHost"], "observed": obs_mem.get("toHost")},
+    }
+    obs_parts = [p for p in observation.get("partitions", []) if len(p.get("nodes", ())) > 1]
+    if obs_parts:
+        counts["compiledPartitions"] = {
+            "predicted": sum(1 for p in summary["partitions"] if p["provider"] in {q["provider"] for q in obs_parts}),
+            "observed": len(obs_parts)}
+    counts_ok = all(v["observed"] is None or v["predicted"] == v["observed"]
+                    for k, v in counts.items() if k.startswith("memcpy"))
+    passed = compared > 0 and agreement >= min_agreement and (counts_ok or not check_counts)
+    # a session predicted to fail that ran (or the other way round) is a failed prediction
+    obs_status = observed_status(observation)
+    status = {"predicted": summary.get("status"), "observed": obs_status}
+    if obs_status is not None:
+        if obs_status != summary.get("status"):
+            passed = False
+        elif obs_status == "session_would_fail":
+            passed = True
+    return {
+        "passed": passed,
+        "checkCounts": bool(check_counts),
+        "minAgreement": min_agreement,
+        "agreement": round(agreement, 6),
+        "compared": compared,
+        "agreeing": agreeing,
+        "disagreements": disagreements,
+        "unobserved": sorted(unobserved),
+        "unpredicted": unpredicted,
+        "counts": counts,
+        "status": status,
+        "observation": {k: observation.get(k) for k in ("source", "runtime", "device", "level", "granted")},
+    }
+
+
+# SPEC section 3's reason categories (the summary schema's enum)
+REASON_CATEGORIES = ("op_not_in_table", "opset_version", "dtype", "dynamic_shape", "rank", "attribute",
+                     "non_constant_input", "stop_op_downstream", "group_rejected", "cpu_preferred",
+                     "claimed_by_higher_priority", "policy")
+
+BASELINE_VERSION = "2"
+
+# counts that must not grow, with the words a failure message uses
+GROWING_COUNTS = (("partitionCount", "accelerator partitions"), ("fragments", "fragments"),
+                  ("transfers", "transfers"), ("memcpyFromHost", "Memcpy nodes from host"),
+                  ("memcpyToHost", "Memcpy nodes to host"))
+
+# what a baseline was measured with: any difference makes the comparison meaningless (exit 2)
+_CONTEXT_KEYS = (("providers", "providers"), ("level", "optimization level"), ("policy", "policy"),
+                 ("tables", "capability tables"), ("partsimVersion", "partsim version"))
+
+
+def table_digests(resolution):
+    """Provider (and variant) -> sha256 of the capability table each effective provider used.
+
+    A shipped or user table is hashed from its file's bytes; the ad-hoc ``--support``
+    table from its sorted op list.
+    """
+    out = {}
+    for t in resolution.tables:
+        key = t.provider + (f":{t.variant}" if t.variant else "")
+        path = getattr(t, "path", "") or ""
+        data = None
+        if path and not path.startswith("<"):
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError:
+                data = None
+        if data is None:
+            data = ("adhoc:" + t.kind + ":" + ",".join(sorted(f"{d}:{o}" for d, o in t.rules))).encode()
+        out[key] = hashlib.sha256(data).hexdigest()
+    return dict(sorted(out.items()))
+
+
+def observed_status(observation):
+    """``ok`` / ``session_would_fail`` for an observation that says whether its session was
+    built (``state`` of a run here, ``status`` or ``create_error`` of a record), else ``None``."""
+    if observation.get("status") in ("ok", "session_would_fail"):
+        return observation["status"]
+    state = observation.get("state")
+    if state == "ok":
+        return "ok"
+    if state == "create_failed":
+        return "session_would_fail"
+    return None
+
+
+def baseline_record(summary, resolution=None, level="disable", version=None):
+    """What a CI baseline (or a lock-file entry) pins, and what it was measured with.
+
+    Parameters
+    ----------
+    summary : dict
+        The partitionSummary.
+    resolution : Resolution, optional
+        The provider resolution behind it (for the table digests).
+    level : str
+        The optimization level the prediction was made at (``disable`` = as written, ``basic``).
+
+    Returns
+    -------
+    dict
+        ``counts`` (must not grow / shrink), ``accelerated``, ``status``, the nodes on the
+        first provider, every node's provider (to name what moved), and the context:
+        providers, level, policy, table digests, partsim version, model sha256.
+    """
+    if version is None:
+        from .. import __version__ as version
+    first = summary["effectiveProviders"][0]
+    on_first = sorted(n["name"] for n in summary["nodes"] if n["provider"] == first)
+    by_provider = {}
+    for n in summary["nodes"]:
+        by_provider.setdefault(n["provider"], []).append(n["name"])
+    return {
+        "baselineVersion": BASELINE_VERSION,
+        "partsimVersion": version,
+        "model": {"path": summary["model"]["path"], "sha256": summary["model"]["sha256"],
+                  "nodeCount": summary["model"]["nodeCount"]},
+        "providers": list(summary["effectiveProviders"]),
+        "level": level,
+        "policy": summary.get("policy", "per-node"),
+        "tables": table_digests(resolution) if resolution is not None else {},
+        "firstProvider": first,
+        "counts": {"firstProviderNodes": len(on_first), "delegatedNodeCount": summary["delegatedNodeCount"],
+                   "partitionCount": summary["partitionCount"], "fragments": summary["fragments"],
+                   "transfers": summary["transfers"], "memcpyFromHost": summary["memcpy"]["fromHost"],
+                   "memcpyToHost": summary["memcpy"]["toHost"]},
+        "accelerated": summary["accelerated"],
+        "status": summary["status"],
+        "nodes": {ep: sorted(names) for ep, names in sorted(by_provider.items())},
+    }
+
+
+def check_baseline_context(now, baseline, where=None):
+    """Raise :class:`UsageError` (exit 2, one line) when ``baseline`` was measured with other
+    providers, level, policy, tables or partsim version than ``now`` (both from
+    :func:`baseline_record`): comparing them would gate on nothing."""
+    if not isinstance(baseline, dict) or baseline.get("baselineVersion") != BASELINE_VERSION:
+        got = baseline.get("baselineVersion", "1") if isinstance(baseline, dict) else "?"
+        raise UsageError(f"baseline format {got} does not record what it measured (providers, level, tables); "
+                         f"re-record it with the current partsim (--update-baseline / check --update)", where)
+    for key, words in _CONTEXT_KEYS:
+        a, b = baseline.get(key), now.get(key)
+        if a == b:
+            continue
+        if key == "tables" and isinstance(a, dict) and isinstance(b, dict):
+            diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+            detail = f"{', '.join(diff)} differ"
+        elif key == "providers":
+            detail = f"baseline {' > '.join(map(str, a or []))}, now {' > '.join(b)}"
+        else:
+            detail = f"baseline {a!r}, now {b!r}"
+        raise UsageError(f"baseline was measured with other {words} ({detail}); compare like with like or "
+                         f"re-record it (--update-baseline / check --update)", where)
+
+
+def _describe(summary, names, limit=8):
+    """``[{node, opType, provider, reason, reasonDetail}]`` for ``names`` found in ``summary``."""
+    by_name = {n["name"]: n for n in summary["nodes"]}
+    out = []
+    for name in names:
+        n = by_name.get(name)
+        if n is not None:
+            out.append({"node": name, "opType": n["opType"], "provider": n["provider"], "reason": n["reason"],
+                        "reasonDetail": n.get("reasonDetail")})
+    return out
+
+
+def node_gist(moved, limit=5):
+    """``"29 nodes (Conv 12, Relu 10, …) because dynamic_shape 29; e.g. conv1 (Conv): <detail>"``."""
+    if not moved:
+        return ""
+    ops, reasons = {}, {}
+    for m in moved:
+        ops[m["opType"]] = ops.get(m["opType"], 0) + 1
+        r = m["reason"] or "none"
+        reasons[r] = reasons.get(r, 0) + 1
+    top = sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))
+    op_text = ", ".join(f"{k} {v}" for k, v in top[:limit]) + (", …" if len(top) > limit else "")
+    why = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))
+    names = ", ".join(f"{m['node']} ({m['opType']}{': ' + m['reasonDetail'] if m.get('reasonDetail') else ''})"
+                      for m in moved[:3])
+    return f"{len(moved)} node(s): {op_text}; reasons: {why}; e.g. {names}"
+
+
+def compare_baseline(summary, baseline, now=None):
+    """Gate ``summary`` on ``baseline`` (a :func:`baseline_record`).
+
+    Fails when the first provider loses nodes (a node it had, still in the model, went
+    elsewhere; or its node count dropped), ``accelerated`` turns false, ``status``
+    changes, or accelerator partitions, fragments, transfers or Memcpy nodes grow.
+    Every failure names the nodes and ops that moved and their reasons.  The caller
+    checks the context first (:func:`check_baseline_context`).
+
+    Returns
+    -------
+    dict
+        ``{passed, failures[{rule, baseline, now, message}], rules[{rule, passed, …}],
+        moved[], added[], removed, now, baseline}``.
+    """
+    now = now or baseline_record(summary)
+    first = baseline["firstProvider"]
+    base_nodes = baseline.get("nodes", {})
+    base_first = set(base_nodes.get(first, ()))
+    base_all = {name for names in base_nodes.values() for name in names}
+    cur = {n["name"]: n for n in summary["nodes"]}
+    moved_names = sorted(name for name in base_first if name in cur and cur[name]["provider"] != first)
+    moved = _describe(summary, moved_names)
+    added = _describe(summary, sorted(name for name, n in cur.items()
+                                      if name not in base_all and n["provider"] != first))
+    removed = sum(1 for name in base_all if name not in cur)
+    off_first = moved + added  # what explains a growing count: nodes now off the first provider
+    rules = []
+
+    def rule(name, ok, base, value, message, nodes=()):
+        rules.append({"rule": name, "passed": ok, "baseline": base, "now": value,
+                      "message": "" if ok else message, "nodes": [] if ok else list(nodes)[:100]})
+
+    bc, nc = baseline["counts"], now["counts"]
+    lost = bc["firstProviderNodes"] - nc["firstProviderNodes"]
+    ok = not moved and lost <= 0
+    msg = (f"{first} lost nodes ({bc['firstProviderNodes']} -> {nc['firstProviderNodes']}): "
+           + (node_gist(moved) if moved else "nodes renamed or removed"))
+    rule("firstProviderNodes", ok, bc["firstProviderNodes"], nc["firstProviderNodes"], msg, moved)
+    ok = not (baseline["accelerated"] and not now["accelerated"])
+    rule("accelerated", ok, baseline["accelerated"], now["accelerated"],
+         f"NOT accelerated any more (baseline: {bc['firstProviderNodes']} nodes on {first}): {node_gist(off_first)}",
+         off_first)
+    ok = baseline["status"] == now["status"]
+    rule("status", ok, baseline["status"], now["status"],
+         f"status changed {baseline['status']} -> {now['status']}"
+         + (f": {summary['failure']}" if summary.get("failure") else ""))
+    for key, words in GROWING_COUNTS:
+        ok = nc[key] <= bc[key]
+        rule(key, ok, bc[key], nc[key], f"{words} grew {bc[key]} -> {nc[key]}"
+             + (f"; nodes off {first}: {node_gist(off_first)}" if off_first else ""), off_first)
+    failures = [{k: r[k] for k in ("rule", "baseline", "now", "message")} for r in rules if not r["passed"]]
+    return {"passed": not failures, "failures": failures, "rules": rules, "moved": moved, "added": added,
+            "removed": removed, "modelChanged": baseline["model"]["sha256"] != now["model"]["sha256"],
+            "now": {k: v for k, v in now.items() if k != "nodes"},
+            "baseline": {k: v for k, v in baseline.items() if k != "nodes"}}

@@ -1,0 +1,399 @@
+"""Build partsim's IR (:class:`partsim.ir.model.Model`) from an inferred ModelProto.
+"""
+
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import ModelError
+from ..ir.model import Model, Node, Value
+from ..ir.schemas import lookup_schema
+from .external import check_external_location
+
+
+MAX_DIM = 2**40  # a dimension above this is not a real tensor
+DYNAMIC_DIM = -1  # a declared dimension of -1 is a dynamic one (paddle2onnx), not an error
+
+
+def _dtype_name(code):
+    """ONNX element-type code -> ``"float"`` …; an unknown code (corrupt file) is a ModelError."""
+    import onnx
+
+    try:
+        return onnx.TensorProto.DataType.Name(code)
+    except ValueError:
+        raise ModelError(f"unknown tensor element type {code}") from None
+
+
+@lru_cache(maxsize=None)
+def _dtype_lower(code):
+    return _dtype_name(code).lower()
+
+
+def _parse_type(tp):
+    """``(dtype, shape, bad, static)`` of an onnx TypeProto; ``bad`` is the first impossible
+    dimension (negative or above :data:`MAX_DIM`), else ``None``; ``static``: every dimension
+    is a known int."""
+    which = tp.WhichOneof("value")
+    if which == "tensor_type":
+        tt = tp.tensor_type
+        dtype = None
+        if tt.elem_type:
+            dtype = _dtype_lower(tt.elem_type)
+        shape = None
+        bad = None
+        if tt.HasField("shape"):
+            dims = []
+            for d in tt.shape.dim:
+                w = d.WhichOneof("value")
+                if w == "dim_value":
+                    v = int(d.dim_value)
+                    if v == DYNAMIC_DIM:  # paddle2onnx writes -1 for a dynamic dimension; ORT reads it so
+                        dims.append(None)
+                        continue
+                    if bad is None and not 0 <= v <= MAX_DIM:
+                        bad = v
+                    dims.append(v)
+                elif w == "dim_param":
+                    if not isinstance(d.dim_param, str):
+                        raise ModelError(f"a dimension name is not valid UTF-8 text: {d.dim_param[:60]!r}")
+                    dims.append(d.dim_param)
+                else:
+                    dims.append(None)
+            shape = tuple(dims)
+        static = shape is not None and bad is None and all(d.__class__ is int for d in shape)
+        return dtype, shape, bad, static
+    if which is None:
+        return None, None, None, False
+    return _type_string(tp), None, None, False
+
+
+def _dims_of(dims):
+    """``(shape, bad, static)`` for a TensorProto's dims."""
+    shape = tuple([int(d) for d in dims])
+    for d in shape:
+        if not 0 <= d <= MAX_DIM:
+            return shape, d, False
+    return shape, None, True
+
+
+def _type_string(tp):
+    which = tp.WhichOneof("value")
+    if which == "tensor_type":
+        return f"tensor({_dtype_name(tp.tensor_type.elem_type).lower()})"
+    if which == "sequence_type":
+        return f"seq({_type_string(tp.sequence_type.elem_type)})"
+    if which == "optional_type":
+        return f"optional({_type_string(tp.optional_type.elem_type)})"
+    if which == "map_type":
+        key = _dtype_name(tp.map_type.key_type).lower()
+        return f"map({key},{_type_string(tp.map_type.value_type)})"
+    return None
+
+
+def _attr_value(a):
+    import onnx
+
+    t = a.type
+    A = onnx.AttributeProto
+    if t == A.INT:
+        return int(a.i)
+    if t == A.FLOAT:
+        return float(a.f)
+    if t == A.STRING:
+        return a.s.decode("utf-8", "replace")
+    if t == A.INTS:
+        return tuple(int(x) for x in a.ints)
+    if t == A.FLOATS:
+        return tuple(float(x) for x in a.floats)
+    if t == A.STRINGS:
+        return tuple(x.decode("utf-8", "replace") for x in a.strings)
+    if t == A.TENSOR:
+        return {"dtype": _dtype_name(a.t.data_type).lower(),
+                "dims": tuple(int(d) for d in a.t.dims)}
+    return None  # graphs and the rest: not used by predicates
+
+
+class _Builder:
+    def __init__(self, proto, path, sha256, opsets, warnings, file_order=None, resort=False, shown_as=None, notes=()):
+        self.proto = proto
+        self.file_order = file_order  # main-graph node positions in file order, when the proto was sorted
+        self.resort = resort  # stop (build() -> None) at a main graph listed out of topological order
+        self.unsorted = False
+        self.path = path
+        self.sha256 = sha256
+        self.opsets = opsets
+        self.shown_as = shown_as  # (path, sha256) the model reports, when it is a rewrite of another file
+        self.notes = list(notes)
+        self.warnings = warnings
+        self.values = {}
+        self.producer = {}
+        self.consumers = {}
+        self.nodes = []  # dicts, frozen into Node at the end
+        self.names = set()
+        self.scope_outputs = {}
+        self.types = {}  # serialized TypeProto -> _parse_type of it: a model repeats a few hundred types
+        self.schemas = {}  # (domain, op) -> since_version under this model's opsets
+        self.op_schemas = {}  # (domain, op) -> OpSchemaInfo or None, for the matcher's dtype ports
+        self.in_order = True  # every node reads only what lower-indexed nodes make (the usual case)
+        self._external_base = None
+
+    def error(self, msg):
+        raise ModelError(msg, self.path)
+
+    def text(self, x, what):
+        """Names are text: protobuf hands back ``bytes`` for a string field that is not UTF-8."""
+        if x.__class__ is not str:
+            self.error(f"{what} is not valid UTF-8 text: {x[:60]!r}")
+
+    def external(self, t, what):
+        """Refuse tensor ``t``'s external-data location unless it is a file inside the model's
+        folder (the file is never opened).  ``what`` is a callable naming the tensor."""
+        if self.path == "<memory>":
+            return
+        if self._external_base is None:
+            self._external_base = Path(self.path).resolve().parent
+            self._resolved = {}
+        check_external_location(t, what(), self._external_base, self.path, self._resolved)
+
+    def build(self):
+        g = self.proto.graph
+        if self.walk(g, "", None, {}) is None:
+            return None  # listed out of order: the caller infers shapes again on a sorted copy
+        del g
+        ir_version = int(self.proto.ir_version)
+        self.proto = None  # the IR is complete: let the proto go before edges are built
+        nodes, self.nodes = self.nodes, None
+        # already topological: no sort, and no cycle
+        known = {"topological_order": list(range(len(nodes)))} if self.in_order else {}
+        path, sha256 = self.shown_as or (self.path, self.sha256)
+        model = Model(path, sha256, self.opsets, nodes, self.values, self.producer,
+                      self.consumers, [self._main_inputs[i] for i in range(len(self._main_inputs))],
+                      self._main_outputs, self.scope_outputs, self.warnings + self.notes, op_schemas=self.op_schemas,
+                      ir_version=ir_version, _derived=known)
+        if not self.in_order:
+            self._check_acyclic(model)
+        return model
+
+    def define(self, name, scope, visible, kind, typ=None):
+        """Add tensor ``name`` (``typ`` = ``(dtype, shape, bad, static)`` or None); returns its unique name."""
+        unique = name
+        if unique in self.values:
+            unique = f"{scope}/{name}" if scope else name
+            k = 1
+            while unique in self.values:
+                unique = f"{scope}/{name}#{k}"
+                k += 1
+        if typ is None:
+            self.values[unique] = Value(unique, None, None, kind, False)
+        else:
+            if typ[2] is not None:
+                self.error(f"tensor {name!r} has an impossible dimension {typ[2]}")
+            self.values[unique] = Value(unique, typ[0], typ[1], kind, typ[3])
+        visible[name] = unique
+        return unique
+
+    def walk(self, g, scope, parent, outer):
+        """Add graph ``g``'s tensors and nodes; return the outer names it reads.
+
+        Also checks, as it reads them: UTF-8 text, impossible dimensions, external-data
+        locations (initializers and tensor attributes), duplicate producers, and whether
+        the nodes are listed in topological order.
+        """
+        import onnx
+
+        A = onnx.AttributeProto
+        GRAPH, GRAPHS, TENSOR, TENSORS, SPARSE_TENSOR = A.GRAPH, A.GRAPHS, A.TENSOR, A.TENSORS, A.SPARSE_TENSOR
+        EXTERNAL = onnx.TensorProto.EXTERNAL
+        visible = dict(outer)
+        types = self.types
+        info = {}
+        for vis in (g.value_info, g.input, g.output):
+            for vi in vis:
+                tp = vi.type
+                key = tp.SerializeToString()
+                typ = types.get(key)
+                if typ is None:
+                    typ = types[key] = _parse_type(tp)
+                info[vi.name] = typ
+        init_names = set()
+        for init in g.initializer:
+            self.text(init.name, "an initializer name")
+            if init.name in init_names:
+                self.error(f"initializer {init.name!r} is defined twice")
+            init_names.add(init.name)
+            if init.data_location == EXTERNAL:
+                self.external(init, lambda: f"initializer {init.name!r}")
+            typ = (_dtype_name(init.data_type).lower() if init.data_type else None,) + _dims_of(init.dims)
+            self.define(init.name, scope, visible, "initializer", typ)
+        for sinit in g.sparse_initializer:
+            self.text(sinit.values.name, "a sparse initializer name")
+            for t, what in ((sinit.values, ""), (sinit.indices, " indices")):
+                if t.data_location == EXTERNAL:
+                    self.external(t, lambda: f"sparse initializer {sinit.values.name!r}{what}")
+            init_names.add(sinit.values.name)
+            self.define(sinit.values.name, scope, visible, "initializer", (None,) + _dims_of(sinit.dims))
+        inputs = []
+        input_names = set()
+        for vi in g.input:
+            self.text(vi.name, "a graph input name")
+            if vi.name in input_names:
+                self.error(f"graph input {vi.name!r} is listed twice")
+            input_names.add(vi.name)
+            if vi.name in init_names:
+                continue
+            inputs.append(self.define(vi.name, scope, visible, "input", info.get(vi.name)))
+        if parent is None:
+            self._main_inputs = inputs
+        # all node outputs of this graph are visible to every node of it (file order need not be sorted)
+        produced_here = {}
+        outer_uniques = set(outer.values())
+        g_nodes = g.node
+        if parent is None and self.file_order is not None:
+            g_nodes = [g.node[pos] for pos in self.file_order]
+        values = self.values
+        todo = []  # (NodeProto, op_type, domain, output names): the nodes to make, read once
+        for k, n in enumerate(g_nodes):
+            op_type, raw_domain, node_name = n.op_type, n.domain, n.name
+            if op_type.__class__ is not str or raw_domain.__class__ is not str or node_name.__class__ is not str:
+                for what, x in (("a node's op type", op_type), ("a node's domain", raw_domain),
+                                ("a node name", n.name)):
+                    self.text(x, what)
+            domain = "" if raw_domain == "" or raw_domain == "ai.onnx" else raw_domain  # normalize_domain
+            constant = op_type == "Constant" and domain == ""
+            kind = "constant" if constant else "intermediate"
+            value_attr = None
+            if constant:
+                for a in n.attribute:
+                    atype = a.type
+                    if atype == TENSOR:
+                        if a.t.data_location == EXTERNAL:
+                            self.external(a.t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
+                        if a.name == "value":
+                            value_attr = a.t
+                    elif atype == SPARSE_TENSOR:
+                        for t in (a.sparse_tensor.values, a.sparse_tensor.indices):
+                            if t.data_location == EXTERNAL:
+                                self.external(t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
+            outputs = n.output[:]
+            for o in outputs:
+                if not o:
+                    continue
+                if o.__class__ is not str:
+                    self.text(o, f"an output name of node {n.name or n.op_type!r}")
+                if o in produced_here or (o in visible and visible[o] in values
+                                          and visible[o] not in outer_uniques):
+                    self.error(f"tensor {o!r} is produced twice (node {n.name or n.op_type!r})")
+                produced_here[o] = k
+                typ = info.get(o)
+                if typ is None and value_attr is not None:  # a Constant that shape inference left untyped
+                    typ = (_dtype_name(value_attr.data_type).lower(),) + _dims_of(value_attr.dims)
+                if o in values or (typ is not None and typ[2] is not None):
+                    self.define(o, scope, visible, kind, typ)  # a shadowing name, or an error to raise
+                else:
+                    values[o] = (Value(o, None, None, kind, False) if typ is None
+                                 else Value(o, typ[0], typ[1], kind, typ[3]))
+                    visible[o] = o
+            if not constant:
+                # ORT turns Constant nodes into initializers when it loads a graph, so they are
+                # never assigned to a provider; their outputs were defined above as constants.
+                todo.append((n, op_type, domain, node_name, outputs, k))
+        reads_outer = set()
+        # hot loop (one pass per node of million-node models): locals instead of attribute lookups
+        nodes, names, producer, consumers = self.nodes, self.names, self.producer, self.consumers
+        check_order = self.resort and parent is None
+        opsets = self.opsets
+        schemas = self.schemas
+        for n, op_type, domain, node_name, outputs, position in todo:
+            index = len(nodes)
+            schema_key = (domain, op_type)
+            since = schemas.get(schema_key, schemas)
+            if since is schemas:
+                schema = lookup_schema(domain, op_type, opsets.get(domain))
+                since = schemas[schema_key] = schema.since_version if schema else None
+                self.op_schemas[schema_key] = schema
+            name = node_name or f"{op_type}_{index}"
+            if name in names:
+                name = f"{scope}/{name}" if scope and f"{scope}/{name}" not in names else f"{name}_{index}"
+            names.add(name)
+            ins = []
+            for t in n.input:
+                if not t:
+                    ins.append("")
+                    continue
+                if check_order:
+                    if produced_here.get(t, -1) >= position:
+                        self.unsorted = True  # reads what a later node makes: shapes need a sorted pass
+                        return None
+                    u = visible.get(t)  # made earlier in the file, or not made here: in order
+                elif (u := visible.get(t)) is not None and u not in producer and values[u].kind == "intermediate":
+                    self.in_order = False  # made by a node listed later (or by itself)
+                if u is None:
+                    self.text(t, f"an input name of node {name!r}")
+                    self.error(f"node {name!r} ({op_type}) consumes tensor {t!r}, which no node, "
+                               "graph input or initializer produces")
+                if u in outer_uniques:
+                    reads_outer.add(u)
+                ins.append(u)
+            outs = tuple([visible[o] if o else "" for o in outputs])
+            nodes.append(None)  # the Node is made once its implicit inputs are known
+            for o in outs:
+                if o:
+                    producer[o] = index
+            attrs = {}
+            implicit = []
+            for a in n.attribute:
+                atype = a.type
+                if a.name.__class__ is not str:
+                    self.text(a.name, f"an attribute name of node {name!r}")
+                if atype == GRAPH or atype == GRAPHS:
+                    attrs[a.name] = None
+                    for sg in ([a.g] if atype == GRAPH else list(a.graphs)):
+                        used = self.walk(sg, f"{name}/{a.name}", index, visible)
+                        for u in sorted(used):
+                            if u not in implicit and u not in ins:
+                                implicit.append(u)
+                            if u in outer_uniques:
+                                reads_outer.add(u)
+                else:
+                    if atype == TENSOR:
+                        if a.t.data_location == EXTERNAL:
+                            self.external(a.t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
+                    elif atype == TENSORS or atype == SPARSE_TENSOR:
+                        ts = a.tensors if atype == TENSORS else (a.sparse_tensor.values, a.sparse_tensor.indices)
+                        for t in ts:
+                            if t.data_location == EXTERNAL:
+                                self.external(t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
+                    attrs[a.name] = _attr_value(a)
+            nodes[index] = Node(index, name, op_type, domain, tuple(ins), outs, attrs, since, since is not None,
+                                scope, parent, tuple(implicit))
+            for t in ins:
+                if t:
+                    cs = consumers.get(t)
+                    if cs is None:
+                        consumers[t] = [index]
+                    else:
+                        cs.append(index)
+            for t in implicit:
+                consumers.setdefault(t, []).append(index)
+        outs = []
+        for vi in g.output:
+            u = visible.get(vi.name)
+            if u is None:
+                self.text(vi.name, "a graph output name")
+                self.error(f"graph output {vi.name!r} is produced by nothing")
+            if u in outer_uniques:
+                reads_outer.add(u)
+            outs.append(u)
+        self.scope_outputs[scope] = set(outs)
+        if parent is None:
+            self._main_outputs = outs
+        return reads_outer
+
+    def _check_acyclic(self, model):
+        from ..ir.order import topological_order
+
+        order = topological_order(model)  # computed once here, reused by the simulation
+        if len(order) != len(model.nodes):
+            placed = set(order)
+            stuck = next(n.name for n in model.nodes if n.index not in placed)
+            self.error(f"graph has a cycle (through node {stuck!r})")

@@ -1,0 +1,272 @@
+"""``partsim check``'s configuration: ``partsim.toml`` or ``[tool.partsim]`` in ``pyproject.toml``.
+
+::
+
+    [[check]]
+    name = "nnapi"                      # optional, default: the providers joined
+    models = ["models/*.onnx"]          # globs, relative to the config file
+    providers = ["nnapi"]               # one priority list
+    level = "disable"                   # optional: disable (as written) or basic
+    max_partitions = 3                  # accelerator partitions
+    min_delegated_share = 0.9           # nodes on the first provider / nodes
+    max_transfers = 10
+    max_memcpy = 0                      # Memcpy nodes, both directions
+    accelerated = true
+    forbid_reasons = ["dynamic_shape"]
+    status = "ok"
+
+Top level (optional): ``lock = "partsim.lock.json"`` (relative to the config file),
+``rules = ["my-rules/"]`` (extra tables for every check).  Every mistake is a
+:class:`~partsim.errors.UsageError` naming ``file:line``.
+"""
+
+import glob
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UsageError
+
+__all__ = ["Check", "Config", "load_config", "find_config", "LEVELS", "BUDGET_KEYS"]
+
+# level names accepted -> the graph partsim predicts on (api.OPTIMIZE_LEVELS)
+LEVELS = {"disable": "none", "disable_all": "none", "none": "none", "basic": "basic"}
+
+BUDGET_KEYS = ("max_partitions", "min_delegated_share", "max_transfers", "max_memcpy", "accelerated",
+               "forbid_reasons", "status")
+_CHECK_KEYS = ("name", "models", "providers", "level", "policy", "rules") + BUDGET_KEYS
+_TOP_KEYS = ("check", "lock", "rules")
+_STATUSES = ("ok", "session_would_fail")
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Check:
+    """One ``[[check]]`` table: which models, which providers, which budgets."""
+
+    name: str
+    models: tuple  # resolved model paths (sorted, unique)
+    patterns: tuple  # the globs as written
+    providers: tuple
+    level: str = "disable"
+    policy: str = "per-node"
+    rules: tuple = ()
+    budgets: dict = field(default_factory=dict)
+    line: int = 0
+
+    @property
+    def optimize(self):
+        return LEVELS[self.level]
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    root: Path  # folder the globs and the lock are relative to
+    checks: tuple
+    lock: Path
+    rules: tuple = ()
+
+
+class _Lines:
+    """Where things are in a TOML text, for ``file:line`` errors (tomllib keeps no positions)."""
+
+    def __init__(self, text, table):
+        self.lines = text.splitlines()
+        header = re.compile(r"^\s*\[\[\s*" + re.escape(table).replace(r"\.", r"\s*\.\s*") + r"\s*\]\]")
+        self.starts = [k + 1 for k, line in enumerate(self.lines) if header.match(line)]
+        self.any_header = re.compile(r"^\s*\[")
+
+    def check(self, index):
+        return self.starts[index] if index < len(self.starts) else 1
+
+    def key(self, index, key):
+        """Line of ``key = …`` inside the index-th [[check]] table (or its header)."""
+        start = self.check(index)
+        pat = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
+        for k in range(start, len(self.lines)):
+            if self.any_header.match(self.lines[k]):
+                break
+            if pat.match(self.lines[k]):
+                return k + 1
+        return start
+
+    def top_key(self, key):
+        pat = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
+        for k, line in enumerate(self.lines):
+            if pat.match(line):
+                return k + 1
+        return 1
+
+
+def find_config(start=None):
+    """``partsim.toml`` in ``start`` (default: the current folder), else a ``pyproject.toml``
+    there with a ``[tool.partsim]`` table, else None."""
+    folder = Path(start or ".")
+    toml = folder / "partsim.toml"
+    if toml.is_file():
+        return toml
+    py = folder / "pyproject.toml"
+    if py.is_file():
+        try:
+            text = py.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return py  # load_config reports it
+        if re.search(r"^\s*\[+\s*tool\s*\.\s*partsim\b", text, re.M):
+            return py
+    return None
+
+
+def load_config(path):
+    """Read and validate a config file; returns a :class:`Config`."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: the same parser as a package
+        import tomli as tomllib
+
+    from .files import read_text
+
+    path = Path(path)
+    text = read_text(path, MAX_CONFIG_BYTES, what="config")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+        line = int(m.group(1)) if m else max(1, len(text.splitlines()))  # "(at end of document)"
+        msg = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(exc)) or "invalid TOML"
+        raise UsageError(f"invalid TOML: {msg}", path, line) from None
+    pyproject = path.name == "pyproject.toml"
+    if pyproject:
+        data = data.get("tool", {}).get("partsim")
+        if data is None:
+            raise UsageError("no [tool.partsim] table in pyproject.toml", path)
+        table = "tool.partsim.check"
+    else:
+        table = "check"
+    lines = _Lines(text, table)
+    prefix = "tool.partsim." if pyproject else ""
+
+    def fail(message, line):
+        raise UsageError(message, path, line)
+
+    if not isinstance(data, dict):
+        fail(f"[{prefix.rstrip('.') or 'top level'}] must be a table", 1)
+    for key in data:
+        if key not in _TOP_KEYS:
+            fail(f"unknown key {prefix}{key!r} (known: {', '.join(_TOP_KEYS)})", lines.top_key(key))
+    root = path.resolve().parent
+    lock = data.get("lock", "partsim.lock.json")
+    if not isinstance(lock, str) or not lock:
+        fail(f"{prefix}lock must be a file name", lines.top_key("lock"))
+    top_rules = _str_list(data.get("rules", []), f"{prefix}rules", lambda: lines.top_key("rules"), fail)
+    checks = data.get("check")
+    if checks is None:
+        fail(f"no [[{table}]] table: nothing to check", 1)
+    if not isinstance(checks, list) or not all(isinstance(c, dict) for c in checks):
+        fail(f"{table} must be an array of tables ([[{table}]])", lines.top_key("check"))
+    out, names = [], {}
+    for k, c in enumerate(checks):
+        out.append(_check(c, k, lines, fail, root, top_rules))
+        if out[-1].name in names:
+            fail(f"two checks are named {out[-1].name!r} (the other at line {names[out[-1].name]}); "
+                 f"give one a name", lines.key(k, "name"))
+        names[out[-1].name] = out[-1].line
+    return Config(path, root, tuple(out), root / lock, tuple(top_rules))
+
+
+def _str_list(value, what, line, fail, allow_str=False):
+    if allow_str and isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        fail(f"{what} must be a list of non-empty strings", line())
+    return [v.strip() for v in value]
+
+
+def _check(c, k, lines, fail, root, top_rules):
+    from ..rules.providers import check_provider_request
+    from ..sim.assign import POLICIES
+
+    here = lines.check(k)
+    for key in c:
+        if key not in _CHECK_KEYS:
+            import difflib
+
+            close = difflib.get_close_matches(key, _CHECK_KEYS, n=1)
+            hint = f"; did you mean {close[0]}?" if close else f" (known: {', '.join(_CHECK_KEYS)})"
+            fail(f"unknown key {key!r} in check {k + 1}{hint}", lines.key(k, key))
+    for key in ("models", "providers"):
+        if key not in c:
+            fail(f"check {k + 1} has no {key!r}", here)
+    patterns = _str_list(c["models"], "models", lambda: lines.key(k, "models"), fail, allow_str=True)
+    if not patterns:
+        fail("models is empty", lines.key(k, "models"))
+    providers = c["providers"]
+    if isinstance(providers, str):
+        providers = [providers]
+    if not isinstance(providers, list) or not all(isinstance(p, str) for p in providers):
+        fail("providers must be a list of provider names", lines.key(k, "providers"))
+    if not providers:
+        fail("providers is empty: name at least one provider", lines.key(k, "providers"))
+    try:
+        check_provider_request(providers)
+    except UsageError as exc:
+        fail(exc.message, lines.key(k, "providers"))
+    level = c.get("level", "disable")
+    if not isinstance(level, str) or level.lower() not in LEVELS:
+        extra = (" (extended and all are not simulated yet: predictions are made on the graph as written "
+                 "or after ORT's BASIC rewrites)" if str(level).lower() in ("extended", "all") else "")
+        fail(f"level must be one of disable, basic, not {level!r}{extra}", lines.key(k, "level"))
+    policy = c.get("policy", "per-node")
+    if policy not in POLICIES:
+        fail(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}", lines.key(k, "policy"))
+    name = c.get("name", ",".join(p.strip() for p in providers))
+    if not isinstance(name, str) or not name.strip():
+        fail("name must be a non-empty string", lines.key(k, "name"))
+    rules = top_rules + _str_list(c.get("rules", []), "rules", lambda: lines.key(k, "rules"), fail)
+    rules = [str(root / r) for r in rules]
+    for r in rules:
+        if not Path(r).exists():
+            fail(f"rule table {r} does not exist", lines.key(k, "rules") if c.get("rules") else lines.top_key("rules"))
+    budgets = {}
+    for key in ("max_partitions", "max_transfers", "max_memcpy"):
+        if key in c:
+            v = c[key]
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                fail(f"{key} must be a whole number >= 0, not {v!r}", lines.key(k, key))
+            budgets[key] = v
+    if "min_delegated_share" in c:
+        v = c["min_delegated_share"]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+            fail(f"min_delegated_share must be a number from 0 to 1, not {v!r}", lines.key(k, "min_delegated_share"))
+        budgets["min_delegated_share"] = float(v)
+    if "accelerated" in c:
+        if not isinstance(c["accelerated"], bool):
+            fail(f"accelerated must be true or false, not {c['accelerated']!r}", lines.key(k, "accelerated"))
+        budgets["accelerated"] = c["accelerated"]
+    if "forbid_reasons" in c:
+        from ..analysis.verify import REASON_CATEGORIES
+
+        reasons = _str_list(c["forbid_reasons"], "forbid_reasons", lambda: lines.key(k, "forbid_reasons"), fail,
+                            allow_str=True)
+        for r in reasons:
+            if r not in REASON_CATEGORIES:
+                import difflib
+
+                close = difflib.get_close_matches(r, REASON_CATEGORIES, n=1)
+                hint = f"; did you mean {close[0]}?" if close else f" (known: {', '.join(REASON_CATEGORIES)})"
+                fail(f"unknown reason {r!r} in forbid_reasons{hint}", lines.key(k, "forbid_reasons"))
+        budgets["forbid_reasons"] = sorted(set(reasons))
+    if "status" in c:
+        if c["status"] not in _STATUSES:
+            fail(f"status must be one of {', '.join(_STATUSES)}, not {c['status']!r}", lines.key(k, "status"))
+        budgets["status"] = c["status"]
+    models = []
+    for pat in patterns:
+        full = pat if Path(pat).is_absolute() else str(root / pat)
+        hits = sorted(p for p in glob.glob(full, recursive=True) if Path(p).is_file())
+        if not hits:
+            fail(f"no model matches {pat!r} (relative to {root})", lines.key(k, "models"))
+        models.extend(hits)
+    models = tuple(dict.fromkeys(models))
+    return Check(name.strip(), models, tuple(patterns), tuple(p.strip() for p in providers),
+                 "basic" if LEVELS[level.lower()] == "basic" else "disable", policy, tuple(rules), budgets, here)

@@ -1,0 +1,145 @@
+"""Load an ONNX file into a :class:`partsim.ir.model.Model`.
+
+Weights are not read (``load_external_data=False``), so graph-only models whose
+weight file is absent load fine.  External-data locations are still checked: one
+that points outside the model's folder is refused, and never opened.
+"""
+
+import hashlib
+
+from ..errors import ModelError
+from ..ir.schemas import normalize_domain
+from .build import DYNAMIC_DIM, MAX_DIM, _Builder
+from .read import read_model_proto
+
+# The ai.onnx opset ORT gives a model that imports none (onnxruntime 1.31.1 writes ai.onnx 26 into
+# such a model; "Current official support for domain ai.onnx is till opset 26").
+ORT_DEFAULT_ONNX_OPSET = 26
+from .shape_inference import _infer_shapes_as_listed, _infer_shapes_sorted
+
+__all__ = ["load_model", "model_from_proto"]
+
+
+def load_model(path, infer_shapes=True, shown_as=None, notes=()):
+    """Load an ONNX model file into partsim's IR.
+
+    Parameters
+    ----------
+    path : str or Path
+    infer_shapes : bool, optional
+        Run ONNX shape inference (default True).  Failures are kept as warnings.
+    shown_as : (str, str), optional
+        ``(path, sha256)`` the model reports instead of its own: a rewritten copy of
+        the user's file (ORT's optimizer output, a what-if variant) names the original.
+    notes : sequence of str, optional
+        Warnings the model carries from the start (what was done to it).
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    ModelError
+        Unreadable, truncated or invalid file, cyclic graph, tensors consumed but
+        never produced, duplicate producers, unsafe external-data paths.
+    """
+    proto, data = read_model_proto(path, check_node_text=False)
+    sha256 = hashlib.sha256(data).hexdigest()
+    del data
+    # hand the only reference over, so the parsed proto can be freed once shapes are inferred
+    box = [proto]
+    del proto
+    return _build_from_box(box, str(path), sha256, infer_shapes, shown_as, notes)
+
+
+def model_from_proto(proto, path="<memory>", sha256="", infer_shapes=True, shown_as=None, notes=()):
+    """Build the IR from an in-memory ``onnx.ModelProto`` (the proto is not modified).
+
+    External-data locations are checked against ``path``'s folder unless ``path`` is
+    ``"<memory>"``.
+    """
+    return _build_from_box([proto], path, sha256, infer_shapes, shown_as, notes)
+
+
+def _build_from_box(box, path, sha256, infer_shapes, shown_as=None, notes=()):
+    """Build from ``box = [proto]``; when the box held the only reference, each proto is
+    freed as soon as it is no longer needed (a million-node model is ~0.5 GB per copy).
+
+    Shape inference runs on the graph as listed.  ``onnx.shape_inference`` visits nodes in
+    file order, so when the builder meets a node reading a tensor that a later node makes
+    (a graph not listed in topological order), the inference is redone on a sorted copy,
+    as ORT sorts before it infers; sorted files (nearly all) pay nothing for the check.
+    """
+    proto = box.pop()
+    if infer_shapes:
+        _check_declared_dims(proto, path)
+        warnings = []
+        inferred = _infer_shapes_as_listed(proto, warnings)
+        del proto
+        proto = inferred
+        del inferred
+        model, builder = _try_build(proto, path, sha256, warnings, None, True, shown_as, notes)
+        if model is not None:
+            return model
+        proto = builder.proto  # listed out of order: infer again on a sorted copy
+        del builder
+        warnings = []
+        proto, file_order = _infer_shapes_sorted(proto, warnings)
+        return _try_build(proto, path, sha256, warnings, file_order, False, shown_as, notes)[0]
+    return _try_build(proto, path, sha256, [], None, False, shown_as, notes)[0]
+
+
+def _try_build(proto, path, sha256, warnings, file_order, resort, shown_as=None, notes=()):
+    opsets = {}
+    for o in proto.opset_import:
+        if o.domain.__class__ is not str:
+            raise ModelError(f"an opset import domain is not valid UTF-8 text: {o.domain[:60]!r}", path)
+        opsets[normalize_domain(o.domain)] = int(o.version)
+    if "" not in opsets:  # ORT adds the import itself (onnxruntime/core/graph/model.cc: missing domains get
+        opsets[""] = ORT_DEFAULT_ONNX_OPSET  # their newest opset), e.g. for an ai.onnx.ml-only model
+        warnings.append(f"no opset import for the default ONNX domain: ai.onnx {ORT_DEFAULT_ONNX_OPSET} "
+                        "assumed, as onnxruntime 1.31.1 does")
+    builder = _Builder(proto, path, sha256, opsets, warnings, file_order, resort, shown_as, notes)
+    del proto
+    try:
+        return builder.build(), builder
+    except ModelError as exc:
+        if exc.path is None:
+            exc.path = path
+        raise
+
+
+def _check_declared_dims(proto, path):
+    """Impossible declared dimensions are refused before ONNX shape inference sees them."""
+    import onnx
+
+    A = onnx.AttributeProto
+    graphs = [proto.graph]
+    while graphs:
+        g = graphs.pop()
+        for vi in list(g.input) + list(g.output) + list(g.value_info):
+            tt = vi.type.tensor_type if vi.type.WhichOneof("value") == "tensor_type" else None
+            if tt is None or not tt.HasField("shape"):
+                continue
+            for d in tt.shape.dim:
+                if d.WhichOneof("value") == "dim_value" and d.dim_value == DYNAMIC_DIM:
+                    d.Clear()  # in memory only: shape inference sees an unknown dimension
+                elif d.WhichOneof("value") == "dim_value" and not 0 <= d.dim_value <= MAX_DIM:
+                    raise ModelError(f"tensor {vi.name!r} has an impossible dimension {d.dim_value}", path)
+        for t in g.initializer:
+            for d in t.dims:
+                if not 0 <= d <= MAX_DIM:
+                    raise ModelError(f"tensor {t.name!r} has an impossible dimension {d}", path)
+        for n in g.node:
+            if n.op_type not in _INFERRED_BODY_OPS:
+                continue  # ONNX shape inference enters no other node's graphs (the IR builder checks those)
+            for a in n.attribute:
+                if a.type == A.GRAPH:
+                    graphs.append(a.g)
+                elif a.type == A.GRAPHS:
+                    graphs.extend(a.graphs)
+
+
+# ops whose graph attributes ONNX shape inference enters (onnx/defs: If, Loop, Scan, SequenceMap)
+_INFERRED_BODY_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})

@@ -1,0 +1,120 @@
+"""ONNX shape inference (with data propagation) on a model, bounded in memory.
+"""
+
+import os
+
+from ..ir.order import stable_topological_order
+
+
+# Memory ONNX shape inference may use beyond the model's own size.  Its data propagation
+# (seen with onnx 1.23.2) builds one shape entry per element of every 1-D tensor fed to
+# Add/Sub/Mul/Concat, so a 1-D tensor of 2**31 elements (declared, or made by a Reshape whose
+# target is propagated) asks for hundreds of GiB.  Under a cap, that fails as MemoryError.
+SHAPE_INFERENCE_MEMORY = 2 * 1024**3
+
+
+def _topological_permutation(graph):
+    """Node positions of ``graph`` in a topological order (file order kept where it can be),
+    or ``None`` when the graph has a cycle."""
+    producer = {}
+    for k, n in enumerate(graph.node):
+        for o in n.output:
+            if o:
+                producer.setdefault(o, k)
+    deps = [sorted({producer[t] for t in n.input if t in producer and producer[t] != k})
+            for k, n in enumerate(graph.node)]
+    users = [[] for _ in deps]
+    for k, ds in enumerate(deps):
+        for d in ds:
+            users[d].append(k)
+    order = stable_topological_order([len(ds) for ds in deps], users.__getitem__)
+    return order if len(order) == len(deps) else None
+
+
+def _infer_shapes_sorted(proto, warnings):
+    """ONNX shape inference on the main graph in topological order, as ORT does it.
+
+    ORT sorts the graph before it infers (seen with onnxruntime 1.31.1: a model listed as
+    Tanh(b), Relu(a)->b, Sigmoid(x)->a gets its output shape, which ONNX's file-order
+    inference leaves unknown), so the inference runs on a sorted copy.  Returns the
+    inferred (sorted) proto and, per file position, the node's position in it.
+    """
+    import onnx
+
+    order = _topological_permutation(proto.graph)
+    if order is None:  # a cycle: the builder reports it
+        return proto, None
+    sorted_proto = onnx.ModelProto()
+    sorted_proto.CopyFrom(proto)
+    del sorted_proto.graph.node[:]
+    sorted_proto.graph.node.extend(proto.graph.node[k] for k in order)
+    del proto
+    inferred = _infer_shapes_as_listed(sorted_proto, warnings)
+    del sorted_proto
+    file_order = [0] * len(order)
+    for pos, k in enumerate(order):
+        file_order[k] = pos
+    return inferred, file_order
+
+
+def _infer_shapes_as_listed(proto, warnings):
+    """ONNX shape inference with data propagation, then without; never fatal, memory-capped."""
+    import onnx
+
+    last = None
+    for data_prop in (True, False):
+        try:
+            with _memory_cap(SHAPE_INFERENCE_MEMORY + 4 * proto.ByteSize()):
+                inferred = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False,
+                                                             data_prop=data_prop)
+        except MemoryError:
+            last = "out of memory"
+            continue
+        except Exception as exc:  # onnx raises many types; a failed inference is not fatal
+            last = " ".join(str(exc).split())[:200]
+            continue
+        if not data_prop:
+            warnings.append(f"shape inference ran without data propagation ({last})")
+        return inferred
+    warnings.append(f"shape inference failed: {last}")
+    return proto
+
+
+class _memory_cap:
+    """Lower the address-space limit to current use + ``extra`` bytes for a block (Linux only).
+
+    A C++ allocation beyond it raises ``std::bad_alloc``, which the ONNX bindings turn
+    into MemoryError, instead of the whole machine paging or the process being killed.
+    Elsewhere (no ``resource`` module or no ``/proc``), it does nothing.
+    """
+
+    def __init__(self, extra):
+        self.extra = extra
+        self.saved = None
+
+    def __enter__(self):
+        try:
+            import resource
+
+            with open("/proc/self/statm") as f:
+                used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        except (ImportError, OSError, ValueError, AttributeError):
+            return self
+        cap = used + self.extra
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        if soft != resource.RLIM_INFINITY and soft <= cap:
+            return self  # already as tight
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+        except (ValueError, OSError):
+            return self
+        self.saved = (resource, soft, hard)
+        return self
+
+    def __exit__(self, *exc):
+        if self.saved is not None:
+            resource, soft, hard = self.saved
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+        return False

@@ -1,0 +1,83 @@
+"""Resolve a requested provider list as ORT does: aliases, duplicates, unknown names, variants, CPU.
+
+The result, :class:`Resolution`, holds already-loaded tables, so the simulation that
+takes it (:func:`partsim.sim.simulate`) never reads a file.
+"""
+
+from dataclasses import dataclass
+
+from ..errors import UsageError
+from .providers import CPU, KNOWN_PROVIDERS, canonical_name
+
+__all__ = ["Resolution", "resolve_providers"]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A requested provider list after ORT's resolution (SPEC section 2)."""
+
+    requested: tuple
+    tables: tuple  # RuleTable, in priority order, CPU last
+    dropped: tuple  # (name, reason)
+
+    @property
+    def effective(self):
+        return tuple(t.provider for t in self.tables)
+
+
+def resolve_providers(requested, tables, extra=()):
+    """Resolve a requested list as ORT does: aliases, duplicates, unknown names, CPU appended
+    last when absent (the user's order otherwise kept).
+
+    Parameters
+    ----------
+    requested : list of str
+        Names, aliases, or ``NAME:variant`` (``coreml:neuralnetwork``).
+    tables : dict
+        Provider name -> list of RuleTable (variants).
+    extra : list of RuleTable
+        Ad-hoc tables (``--support``); their names count as known.
+
+    Examples
+    --------
+    >>> from partsim.rules.table import adhoc_table
+    >>> cpu = adhoc_table(["Relu"], name="CPUExecutionProvider")
+    >>> r = resolve_providers(["cuda", "Foo", "cpu"], {"CPUExecutionProvider": [cpu]})
+    >>> r.effective, r.dropped
+    (('CPUExecutionProvider',), (('CUDAExecutionProvider', 'no_rules'), ('Foo', 'unknown_provider')))
+    """
+    extra_by_name = {t.provider: t for t in extra}
+    chosen, dropped, seen = [], [], set()
+    for raw in requested:
+        base, _, variant = raw.partition(":")
+        name = extra_by_name and base in extra_by_name and base or canonical_name(base)
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in extra_by_name:
+            chosen.append(extra_by_name[name])
+            continue
+        if name not in KNOWN_PROVIDERS:
+            dropped.append((name, "unknown_provider"))
+            continue
+        variants = tables.get(name, [])
+        if variant:
+            pick = [t for t in variants if t.variant == variant.lower()]
+            if not pick:
+                names = ", ".join(sorted(t.variant for t in variants if t.variant)) or "none"
+                raise UsageError(f"provider {name} has no variant {variant!r} (variants: {names})")
+        else:
+            pick = [t for t in variants if t.default_variant] or variants[:1]
+        if not pick:
+            dropped.append((name, "no_rules"))
+            continue
+        chosen.append(pick[0])
+    if all(t.provider != CPU for t in chosen):
+        cpu = tables.get(CPU, [])
+        if not cpu:
+            raise UsageError("no rule table for CPUExecutionProvider, which ORT always appends")
+        chosen.append(cpu[0])
+    # ORT keeps the user's order (a CPU asked first takes every node it has a kernel for);
+    # the CPU EP is appended last only when absent (core/session/inference_session.cc,
+    # InferenceSession::Initialize registers it after the user's providers)
+    return Resolution(tuple(requested), tuple(chosen), tuple(dropped))

@@ -1,0 +1,1 @@
+"""Real ONNX Runtime sessions, always in a child process: placement observations and ORT's own optimizer."""

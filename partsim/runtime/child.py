@@ -1,0 +1,75 @@
+"""The one way partsim runs ORT: a child process, a JSON request in, one JSON line out.
+
+Every real session (placement observations, numeric runs, ORT's own optimizer) runs
+in a child interpreter so that a crash, a hang or a runaway allocation of ORT or an
+EP costs a record, never partsim itself (SPEC section 8).  The protocol:
+
+* the request is one JSON document on the child's stdin;
+* the child prints anything it likes, and its **last stdout line** is its JSON record;
+* the child gets ``timeout`` seconds and an address-space ceiling (``RLIMIT_AS``).
+
+>>> r = run_child("-c", {"x": 1}, script_args=["import json,sys; print(json.dumps(json.load(sys.stdin)))"])
+>>> r.state, r.record
+('ok', {'x': 1})
+"""
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+
+__all__ = ["run_child", "ChildResult", "memory_ceiling", "DEFAULT_MEMORY_LIMIT"]
+
+# Generous, because EPs reserve address space they never touch.
+DEFAULT_MEMORY_LIMIT = 32 * 1024**3
+
+
+def memory_ceiling(limit):
+    """A ``preexec_fn`` that caps the child's address space at ``limit`` bytes (where the OS can)."""
+    def apply():
+        try:
+            import resource
+
+            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+            cap = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+        except (ImportError, ValueError, OSError):
+            pass  # not on this platform: the timeout still bounds the run
+    return apply
+
+
+@dataclass(frozen=True)
+class ChildResult:
+    """What one child run gave: ``state`` is ``ok``, ``crashed`` or ``timeout``.
+
+    ``record`` is the parsed last stdout line (``None`` unless ``ok``); ``error`` a
+    one-line explanation otherwise; ``stdout``/``stderr`` the raw streams.
+    """
+
+    state: str
+    record: object = None
+    error: str = ""
+    returncode: object = None
+    stdout: str = ""
+    stderr: str = ""
+
+
+def run_child(script, request, python=None, timeout=120, memory_limit=DEFAULT_MEMORY_LIMIT, script_args=()):
+    """Run ``python script`` with ``request`` (JSON) on stdin; never raises for what the child does."""
+    argv = [str(python) if python else sys.executable, str(script), *script_args]
+    try:
+        proc = subprocess.run(argv, input=json.dumps(request), capture_output=True, text=True, timeout=timeout,
+                              preexec_fn=memory_ceiling(memory_limit) if memory_limit else None)
+    except subprocess.TimeoutExpired:
+        return ChildResult("timeout", error=f"no result within {timeout} s")
+    except OSError as exc:
+        return ChildResult("crashed", error=f"cannot start {argv[0]}: {exc.strerror or exc}")
+    lines = proc.stdout.strip().splitlines()
+    try:
+        rec = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        rec = None
+    if proc.returncode != 0 or not isinstance(rec, dict):
+        tail = " ".join(proc.stderr.strip().splitlines()[-3:])[:400]
+        return ChildResult("crashed", error=tail, returncode=proc.returncode, stdout=proc.stdout, stderr=proc.stderr)
+    return ChildResult("ok", rec, returncode=0, stdout=proc.stdout, stderr=proc.stderr)

@@ -1,0 +1,251 @@
+"""Observations: where a real ORT session put each node (SPEC section 5).
+
+partsim's own observation JSON (``schemaVersion``), and importers for what
+devices record: the per-level records of ``shared/observed/*/observed.json``
+(``get_provider_graph_assignment_info`` + optimized model + VERBOSE log) and a
+plain ORT profiling JSON (``enable_profiling``; ``<node>_kernel_time`` events
+with ``args.provider``).
+"""
+
+import json
+import re
+
+from ..errors import ObservationError
+
+__all__ = ["OBSERVATION_SCHEMA_VERSION", "LEVELS", "normalize_level", "import_observation",
+           "observation_from_records", "MEMCPY_OPS"]
+
+OBSERVATION_SCHEMA_VERSION = "1.0"
+MAX_OBSERVATION_BYTES = 256 * 1024 * 1024
+
+# partsim name -> ORT GraphOptimizationLevel name
+LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED",
+          "layout": "ORT_ENABLE_LAYOUT", "all": "ORT_ENABLE_ALL"}
+_ALIASES = {"none": "disable", "disable_all": "disable", "enable_basic": "basic", "enable_extended": "extended",
+            "enable_all": "all", "enable_layout": "layout"}
+
+
+def normalize_level(level):
+    """``none``/``disable``/``ORT_DISABLE_ALL`` -> ``disable``, and so on."""
+    if level is None:
+        return None
+    key = str(level).strip().lower()
+    if key.startswith("ort_"):
+        key = key[4:]
+    key = _ALIASES.get(key, key)
+    if key not in LEVELS:
+        raise ObservationError(f"unknown optimization level {level!r} (use {', '.join(LEVELS)})")
+    return key
+
+
+def _memcpy_counts(ops):
+    return {"fromHost": sum(1 for o in ops if o == "MemcpyFromHost"),
+            "toHost": sum(1 for o in ops if o == "MemcpyToHost")}
+
+
+MEMCPY_OPS = ("MemcpyFromHost", "MemcpyToHost")
+
+
+def observation_from_records(rec, runtime="", device="", path="", level=None, strict=True):
+    """One session record -> partsim observation.
+
+    ``rec`` is a record of the shared ``observed.json`` format or one made by
+    :mod:`partsim.runtime.ort_child` (same keys).  Placement, best source first:
+    ``assignment`` (``get_provider_graph_assignment_info``), the VERBOSE
+    ``placement`` log (ORT < 1.24), ``profile_nodes``.  Memcpy counts, best first:
+    the complete MemcpyTransformer log (all graphs), the optimized model (main graph),
+    the profile (each copy ran once), the assignment groups.  With ``strict`` a record
+    without any placement is an ObservationError; otherwise it gives an empty one.
+    """
+    nodes, partitions, ops_of = {}, [], {}
+    source = None
+    for ep, members in rec.get("assignment") or []:
+        names = []
+        for m in members:
+            name, op = m[0], m[1]
+            if op in MEMCPY_OPS:
+                continue
+            nodes[name] = ep
+            ops_of[name] = op
+            names.append(name)
+        if names:
+            partitions.append({"provider": ep, "nodes": names})
+    if nodes:
+        source = "assignment_info"
+    lvl = normalize_level(level if level is not None else rec.get("level"))
+    if lvl in ("extended", "layout", "all") and nodes and rec.get("run_error"):
+        # the run stopped early, so its profile is partial: only the partitioning-time graph is known
+        source = "assignment_info (at partitioning, before Level 2/3: the run failed)"
+    elif lvl in ("extended", "layout", "all") and rec.get("profile_nodes"):
+        # assignment info is recorded at partitioning, before Level 2/3 rewrite the graph: the
+        # session's final nodes are the ones that ran (profile), plus nodes of the saved
+        # optimized model that did not run (a branch not taken)
+        # a compiling EP runs its partitions as fused nodes: its members stay as assigned
+        ran = {x[0] for x in rec["profile_nodes"]}
+        compiled = {ep for ep in set(nodes.values()) if ep != "CPUExecutionProvider"
+                    and not any(n in ran for n, e in nodes.items() if e == ep)}
+        final = {n: e for n, e in nodes.items() if e in compiled}
+        for name, op, ep in rec["profile_nodes"]:
+            if op not in MEMCPY_OPS and ep and ep not in compiled:
+                final[name] = ep
+                ops_of[name] = op
+        kept = {o[0] for o in rec.get("optimized_ops") or []}
+        for name, ep in nodes.items():
+            if name not in final and name in kept:
+                final[name] = ep
+        nodes = final
+        ops_of = {k: v for k, v in ops_of.items() if k in nodes}
+        partitions = [dict(p, nodes=[x for x in p["nodes"] if x in nodes]) for p in partitions]
+        partitions = [p for p in partitions if p["nodes"]]
+        source = "profile (final graph, after Level 2/3)"
+    if not nodes:
+        for ep, entry in (rec.get("placement") or {}).items():
+            if isinstance(entry, dict) and isinstance(entry.get("nodes"), list):
+                for op, name in entry["nodes"]:
+                    if op not in MEMCPY_OPS:
+                        nodes[name] = ep
+                        ops_of[name] = op
+        if nodes:
+            source = "placement_log"
+    if not nodes and rec.get("profile_nodes"):
+        for name, op, ep in rec["profile_nodes"]:
+            if op in MEMCPY_OPS or not ep:
+                continue
+            nodes[name] = ep
+            ops_of[name] = op
+        source = "profile" if nodes else None
+    if source is None and strict:
+        why = rec.get("create_error") or rec.get("crash") or "no assignment or profile in the record"
+        raise ObservationError(f"record for level {rec.get('level')} has no placement: {str(why)[:200]}", path)
+    mem_ops = ([o[1] for o in rec.get("optimized_ops") or []] or [o[1] for o in rec.get("profile_nodes") or []]
+               or [m[1] for _, ms in (rec.get("assignment") or []) for m in ms])
+    memcpy, memcpy_source = _memcpy_counts(mem_ops), "optimized model (main graph only)"
+    if not rec.get("optimized_ops"):
+        memcpy_source = "profile" if rec.get("profile_nodes") else "assignment groups"
+    from_log = _memcpy_from_log(rec.get("memcpy_log") or [])
+    if from_log is not None:  # the VERBOSE log covers If/Loop bodies too
+        memcpy, memcpy_source = from_log, "MemcpyTransformer log (all graphs)"
+    obs = {
+        "schemaVersion": OBSERVATION_SCHEMA_VERSION,
+        "source": source,
+        "runtime": runtime,
+        "device": device,
+        "level": normalize_level(level if level is not None else rec.get("level")),
+        "requested": list(rec.get("requested") or []),
+        "granted": list(rec.get("granted") or []),
+        "nodes": dict(sorted(nodes.items())),
+        "opTypes": dict(sorted(ops_of.items())),
+        "partitions": partitions,
+        "memcpy": memcpy,
+        "memcpySource": memcpy_source,
+    }
+    if rec.get("create_error") or rec.get("state") == "create_failed":
+        obs["status"] = "session_would_fail"
+    elif source is not None:
+        obs["status"] = "ok"
+    return obs
+
+
+_ADDED = re.compile(r"^(\d+) Memcpy nodes are added to the graph (\S+)")
+
+
+def _memcpy_from_log(lines):
+    """Memcpy counts per direction from ORT's VERBOSE MemcpyTransformer lines, when complete.
+
+    ``Add MemcpyFromHost after T for EP`` / ``Add MemcpyToHost before T …`` name each copy;
+    ``N Memcpy nodes are added to the graph G`` gives the total per graph.  The per-copy
+    lines are used only when they add up to those totals (a recorder may cut the log).
+    """
+    totals = [int(m.group(1)) for m in (_ADDED.match(line.strip()) for line in lines) if m]
+    adds = [line for line in lines if line.startswith("Add Memcpy")]
+    counts = {"fromHost": sum("MemcpyFromHost" in a for a in adds), "toHost": sum("MemcpyToHost" in a for a in adds)}
+    if not totals or sum(totals) != counts["fromHost"] + counts["toHost"]:
+        return None
+    return counts
+
+
+def _from_profile(events, path):
+    nodes, ops = {}, {}
+    fused = []
+    for ev in events:
+        if not isinstance(ev, dict) or ev.get("cat") != "Node":
+            continue
+        name = ev.get("name", "")
+        if not isinstance(name, str) or not name.endswith("_kernel_time"):
+            continue
+        args = ev.get("args") or {}
+        base, ep, op = name[: -len("_kernel_time")], args.get("provider"), args.get("op_name")
+        if not ep:
+            continue
+        if op in ("MemcpyFromHost", "MemcpyToHost"):
+            ops[base] = op
+            continue
+        if op and op.startswith(ep.replace("ExecutionProvider", "")) or base.startswith(ep.replace("ExecutionProvider", "") + "_"):
+            fused.append({"provider": ep, "name": base})
+        nodes[base] = ep
+        ops[base] = op
+    if not nodes:
+        raise ObservationError("profiling JSON has no node events (was enable_profiling on and the model run?)", path)
+    return {
+        "schemaVersion": OBSERVATION_SCHEMA_VERSION, "source": "profile", "runtime": "", "device": "",
+        "level": None, "requested": [], "granted": sorted(set(nodes.values())),
+        "nodes": dict(sorted(nodes.items())), "opTypes": dict(sorted((k, v) for k, v in ops.items() if k in nodes)),
+        "partitions": [], "fusedPartitions": fused,
+        "memcpy": _memcpy_counts(list(ops.values())),
+    }
+
+
+def _check_own(obs, path):
+    if not isinstance(obs.get("nodes"), dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in obs["nodes"].items()):
+        raise ObservationError("'nodes' must map node names to provider names", path)
+    mem = obs.get("memcpy", {})
+    if not isinstance(mem, dict) or not all(isinstance(mem.get(k, 0), int) for k in ("fromHost", "toHost")):
+        raise ObservationError("'memcpy' must hold integer fromHost/toHost counts", path)
+    obs.setdefault("partitions", [])
+    obs["level"] = normalize_level(obs.get("level"))
+    return obs
+
+
+def import_observation(path, level=None):
+    """Read an observation file of any supported format.
+
+    Parameters
+    ----------
+    path : str or Path
+    level : str, optional
+        For multi-level files (``observed.json``): which optimization level to take.
+
+    Returns
+    -------
+    dict
+        partsim observation (see :data:`OBSERVATION_SCHEMA_VERSION`).
+    """
+    from ..io.files import read_text
+
+    try:
+        data = json.loads(read_text(path, MAX_OBSERVATION_BYTES, ObservationError, "the observation"))
+    except json.JSONDecodeError as exc:
+        raise ObservationError(f"not valid JSON: {exc.msg} at line {exc.lineno}", path) from None
+    want = normalize_level(level) if level else None
+    if isinstance(data, list):
+        obs = _from_profile(data, path)
+        if want:
+            obs["level"] = want
+        return obs
+    if not isinstance(data, dict):
+        raise ObservationError("an observation must be a JSON object or a profiling event list", path)
+    if "records" in data:
+        recs = data["records"]
+        if not isinstance(recs, list) or not recs:
+            raise ObservationError("'records' must be a non-empty list", path)
+        want = want or "disable"
+        for rec in recs:
+            if isinstance(rec, dict) and normalize_level(rec.get("level")) == want:
+                return observation_from_records(rec, data.get("runtime", ""), data.get("device", ""), path)
+        levels = ", ".join(str(r.get("level")) for r in recs if isinstance(r, dict))
+        raise ObservationError(f"no record for optimization level {want} (has: {levels})", path)
+    if "schemaVersion" in data and "nodes" in data:
+        return _check_own(data, path)
+    raise ObservationError("unrecognised observation format (expected partsim observation JSON, "
+                           "observed.json records, or an ORT profiling JSON)", path)

@@ -1,0 +1,69 @@
+"""Run real ONNX Runtime sessions in an isolated child process, with a timeout.
+
+A crashing or hanging EP must not take partsim down: each session runs in
+``partsim/ort_child.py`` under ``sys.executable`` or another interpreter
+(``--python``), and its fate is recorded as ``ok``, ``create_failed``, ``crashed``
+or ``timeout``.
+"""
+
+import re
+import tempfile
+from pathlib import Path
+
+from .child import DEFAULT_MEMORY_LIMIT, run_child
+from .observation import LEVELS, normalize_level, observation_from_records
+
+__all__ = ["run_session", "observation_from_run"]
+
+CHILD = Path(__file__).with_name("ort_child.py")
+_BANNER = re.compile(r"EP Error (.*?) when using")
+
+
+def run_session(model, providers, level="disable", python=None, timeout=120, seed=0, dims=None,
+                inputs_npz=None, run=True, hook=None, threads=1, memory_limit=DEFAULT_MEMORY_LIMIT):
+    """Create (and run) one session in a child process; return its record (a dict).
+
+    The child gets ``timeout`` seconds and an address-space ceiling of ``memory_limit``
+    bytes; a crash, a hang or running out of memory is recorded, never raised.
+    """
+    with tempfile.TemporaryDirectory(prefix="partsim-feeds-") as tmp:
+        req = {"model": str(model), "providers": list(providers), "level": LEVELS[normalize_level(level)],
+               "inputs_npz": str(inputs_npz) if inputs_npz else None, "run": run, "hook": hook,
+               "threads": threads}
+        if run and not inputs_npz:
+            # seeded feeds made here, by the same code as every numeric command, and handed over as .npz
+            from ..errors import PartsimError
+            from ..numerics.inputs import save_npz
+            from ..numerics.inputs import prepare_feeds
+
+            try:
+                feeds = prepare_feeds(model, seed, None, dims)
+            except PartsimError as exc:  # e.g. a string input: the session is still observed, not run
+                req["feed_error"] = exc.message
+            else:
+                req["inputs_npz"] = str(Path(tmp) / "feeds.npz")
+                save_npz(req["inputs_npz"], feeds)
+        return _run_child(req, providers, python, timeout, memory_limit)
+
+
+def _run_child(req, providers, python, timeout, memory_limit):
+    r = run_child(CHILD, req, python, timeout, memory_limit)
+    if r.state != "ok":
+        rec = {"state": r.state, "requested": list(providers), "error": r.error}
+        if r.returncode is not None:
+            rec["returncode"] = r.returncode
+        return rec
+    rec = r.record
+    rec["stderr_banners"] = _BANNER.findall(r.stdout + "\n" + r.stderr)
+    return rec
+
+
+def observation_from_run(rec, level):
+    """Turn a child record into a partsim observation (see :mod:`partsim.runtime.observation`).
+
+    A session that failed gives an observation without nodes, with its ``state``.
+    """
+    obs = observation_from_records(rec, rec.get("runtime", ""), "this machine", level=level, strict=False)
+    obs.update({"state": rec.get("state"), "warnings": rec.get("warnings", []),
+                "placementLog": rec.get("placement", {})})
+    return obs

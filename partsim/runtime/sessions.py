@@ -1,0 +1,100 @@
+"""Run a model under several ORT session configurations in an isolated child process.
+
+The child is :mod:`partsim.runtime.ort_outputs_child` (numpy + onnxruntime only,
+so ``python`` may be another interpreter with another ORT build).  A crash, hang
+or missing interpreter becomes a record with ``state`` ``crashed``/``timeout``;
+partsim goes on.
+"""
+
+import tempfile
+from pathlib import Path
+
+from .child import run_child
+from .observation import LEVELS, normalize_level
+
+__all__ = ["run_configs", "FALLBACK_REASONS", "fallback_reason"]
+
+CHILD = Path(__file__).with_name("ort_outputs_child.py")
+
+# the finite set of reasons a delegate did not run (never a raw vendor string)
+FALLBACK_REASONS = ("none", "ep_unknown", "ep_not_available", "session_create_failed", "ep_not_granted",
+                    "no_nodes_assigned", "invocation_failed", "crashed", "timeout")
+
+
+def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0, extra_feeds=None):
+    """Run ``configs`` (``[{tag, providers, level, threads}]``) in one child process.
+
+    A config may add ``provider_options`` (list parallel to ``providers``) and
+    ``invocations`` (``[{"name", "feeds"}]``, ``feeds`` a key of ``extra_feeds`` or
+    None for ``feeds``): the same session runs once per entry (lifecycle matrix).
+
+    Returns
+    -------
+    (dict, dict)
+        The child's record (``state`` added: ok | crashed | timeout) and
+        ``{tag: {output name: ndarray}}`` for the runs that completed
+        (``{"<tag>~<invocation>": …}`` for invocations).
+    """
+    import numpy as np
+
+    from ..io.materialize import materialize_weights
+    from ..numerics.inputs import load_npz, save_npz
+
+    runs = [{"tag": c["tag"], "providers": list(c["providers"]), "level": LEVELS[normalize_level(c["level"])],
+             "threads": int(c.get("threads", 1))} for c in configs]
+    with tempfile.TemporaryDirectory(prefix="partsim-num-") as tmp:
+        runnable = materialize_weights(model_path, Path(tmp) / "model", seed=seed)
+        npz = Path(tmp) / "inputs.npz"
+        save_npz(npz, feeds)
+        extra_paths = {}
+        for i, key in enumerate(sorted(extra_feeds or {})):
+            extra_paths[key] = Path(tmp) / f"inputs-{i}.npz"
+            save_npz(extra_paths[key], extra_feeds[key])
+        for r, c in zip(runs, configs):
+            if c.get("provider_options"):
+                r["provider_options"] = [dict(o or {}) for o in c["provider_options"]]
+            if c.get("invocations") is not None:
+                r["invocations"] = [{"name": i["name"], "inputs_npz": str(extra_paths[i["feeds"]] if i.get("feeds")
+                                                                            else npz)} for i in c["invocations"]]
+        req = {"model": str(runnable), "inputs_npz": str(npz), "out_dir": tmp, "runs": runs}
+        r = run_child(CHILD, req, python, timeout)
+        if r.state == "timeout":
+            return {"state": "timeout", "runs": []}, {}
+        if r.state != "ok":
+            rec = {"state": "crashed", "runs": [], "error": r.error}
+            if r.returncode is not None:
+                rec["returncode"] = r.returncode
+            return rec, {}
+        rec = r.record
+        rec["state"] = "ok"
+        arrays = {}
+        for r in rec.get("runs", []):
+            f = Path(tmp) / f"{r['tag']}.npz"
+            if r.get("outputs") is not None and f.is_file():
+                arrays[r["tag"]] = load_npz(f)
+                # keep the model's output order
+                arrays[r["tag"]] = {n: np.asarray(arrays[r["tag"]][n]) for n, _, _ in r["outputs"]}
+            for inv in r.get("invocations") or ():
+                f = Path(tmp) / f"{r['tag']}~{inv['name']}.npz"
+                if inv.get("ok") and f.is_file():
+                    z = load_npz(f)
+                    arrays[f"{r['tag']}~{inv['name']}"] = {n: np.asarray(z[n]) for n, _, _ in inv["outputs"]}
+    return rec, arrays
+
+
+def fallback_reason(run, child_state="ok", known_provider=True):
+    """Map a run record to one of :data:`FALLBACK_REASONS`."""
+    if child_state in ("crashed", "timeout"):
+        return child_state
+    st = run.get("stages", {})
+    if st.get("availabilityChecked") == "failed":
+        return "ep_not_available" if known_provider else "ep_unknown"
+    if run.get("failedAt") == "create":
+        return "session_create_failed"
+    if st.get("delegateCreated") == "failed":
+        return "ep_not_granted"
+    if st.get("prepareCompleted") == "failed":
+        return "no_nodes_assigned"
+    if st.get("invocationCompleted") == "failed":
+        return "invocation_failed"
+    return "none"

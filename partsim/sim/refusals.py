@@ -1,0 +1,53 @@
+"""Sessions ORT refuses although every node has a provider: at model load, or when a kernel
+that its provider claimed is created.
+
+Load (onnxruntime 1.31.1; checked against the ONNX node tests recorded with it):
+
+- ``Model::Model`` (``onnxruntime/core/graph/model.cc``) refuses an IR version above the
+  newest it knows: "Unsupported model IR version: 14, max supported IR version: 13".
+- ``ValidateOpsetForDomain`` (``onnxruntime/core/graph/model_load_utils.h``) refuses an
+  ai.onnx opset above the newest official one: "Current official support for domain ai.onnx
+  is till opset 26" (opset 27 "is under development").
+
+Kernel creation: a table rule's ``kernel_requires`` lists what the kernel's constructor
+enforces (``ORT_ENFORCE`` / ``ORT_THROW``); the provider's ``GetCapability`` does not look,
+so the node is claimed, the constructor throws, and ``InferenceSession::Initialize`` fails
+("Exception during initialization") -- there is no fallback to another provider.
+"""
+
+from ..sim.match import _attr_ok
+
+__all__ = ["load_refusal", "kernel_creation_failures", "ORT_MAX_IR_VERSION", "ORT_MAX_ONNX_OPSET"]
+
+ORT_MAX_IR_VERSION = 13
+ORT_MAX_ONNX_OPSET = 26
+
+
+def load_refusal(model):
+    """Why ORT would refuse to load ``model`` at all, or ``None``."""
+    if model.ir_version > ORT_MAX_IR_VERSION:
+        return (f"ORT refuses the model at load: IR version {model.ir_version}, the newest onnxruntime "
+                f"1.31.1 supports is {ORT_MAX_IR_VERSION} (onnxruntime/core/graph/model.cc)")
+    opset = model.opsets.get("")
+    if opset is not None and opset > ORT_MAX_ONNX_OPSET:
+        return (f"ORT refuses the model at load: ai.onnx opset {opset}, official support in onnxruntime "
+                f"1.31.1 ends at {ORT_MAX_ONNX_OPSET} (model_load_utils.h: ValidateOpsetForDomain)")
+    return None
+
+
+def kernel_creation_failures(model, assigned, rules, order):
+    """``[(node index, why)]`` for nodes whose provider's kernel constructor would throw."""
+    out = []
+    for i in order:
+        rule = rules.get(i)
+        if rule is None or not rule.kernel_requires:
+            continue
+        node = model.nodes[i]
+        for cond in rule.kernel_requires:
+            bad = _attr_ok(cond, node)
+            if bad:
+                why = dict(cond).get("why", "")
+                out.append((i, f"{assigned[i]} cannot create the kernel of {node.name} ({node.qualified_op}): "
+                               f"{bad}" + (f" ({why})" if why else "")))
+                break
+    return out

@@ -1,0 +1,144 @@
+"""The layout's promises, checked: no import circle, a pure simulation core, no leaked temp folders."""
+
+import ast
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import networkx as nx
+
+from tests.conftest import ROOT, shared_path
+
+PACKAGE = ROOT / "partsim"
+
+
+def _module_name(path):
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_package(path):
+    return path.name == "__init__.py"
+
+
+def import_graph():
+    """partsim module -> partsim modules it imports (at the top or inside a function)."""
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    g = nx.DiGraph()
+    for name, path in modules.items():
+        g.add_node(name)
+        package = name if _is_package(path) else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = []
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    mod = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    mod = node.module or ""
+                targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in modules else mod for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            for t in targets:
+                if t in modules and t != name:
+                    g.add_edge(name, t)
+    return g
+
+
+def test_import_graph_has_no_circle():
+    g = import_graph()
+    # a package's __init__ re-exporting its own modules is not a circle of topics
+    for n in list(g.nodes):
+        for m in list(g.successors(n)):
+            if m.startswith(n + ".") or n.startswith(m + "."):
+                g.remove_edge(n, m)
+    cycles = list(nx.simple_cycles(g))
+    assert cycles == [], f"import circles: {cycles[:5]}"
+
+
+def test_the_checker_finds_a_circle():
+    """The check above is not vacuous: two modules importing each other are a cycle for it."""
+    g = import_graph()
+    assert g.has_edge("partsim.cli.simulate", "partsim.api")
+    g.add_edge("partsim.api", "partsim.cli.simulate")
+    assert list(nx.simple_cycles(g))
+
+
+PURITY_PROBE = textwrap.dedent('''
+    import builtins, io, json, os, subprocess as _sp, sys
+    from partsim.io.load import load_model
+    from partsim.rules.load import builtin_tables
+    from partsim.rules.resolve import resolve_providers
+
+    model = load_model(sys.argv[1])
+    tables = builtin_tables()
+    loaded = {p: tables[p] for p in ("NnapiExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider")}
+    resolutions = [resolve_providers(["nnapi"], loaded), resolve_providers(["cuda"], loaded)]
+
+    banned = ("onnxruntime", "yaml", "jsonschema", "subprocess", "onnx")
+    for name in list(sys.modules):
+        if name.split(".")[0] in banned or name.startswith("partsim.sim"):
+            del sys.modules[name]
+
+    class Block:
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in banned:
+                raise ImportError(f"the simulation imported {name}")
+            return None
+
+    sys.meta_path.insert(0, Block())
+
+    def no_io(*a, **k):
+        raise AssertionError(f"the simulation opened {a[:1]}")
+
+    builtins.open = io.open = os.open = no_io
+    from partsim.sim import simulate, summarize
+
+    out = []
+    for r in resolutions:
+        a = simulate(model, r)
+        s = summarize(a)
+        out.append([s["partitionCount"] if "partitionCount" in s else None, a.status,
+                    sum(p != "CPUExecutionProvider" for p in a.provider)])
+    sys.stdout.write(json.dumps(out) + "\\n")
+''')
+
+
+def test_simulation_runs_without_io_onnx_ort_yaml_or_subprocess():
+    model = shared_path("corpus", "graph_only", "mobilenet_v2.ts.onnx")
+    proc = subprocess.run([sys.executable, "-c", PURITY_PROBE, str(model)], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (nnapi, cuda) = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert nnapi[1] == "ok" and nnapi[2] > 0
+    assert cuda[2] > 100  # CUDA takes almost every node of a CNN
+
+
+def test_purity_probe_catches_io():
+    """The probe is not vacuous: a simulation that opened a file would fail it."""
+    probe = PURITY_PROBE.replace("from partsim.sim import simulate, summarize",
+                                 "from partsim.sim import simulate, summarize\nopen('/etc/hostname')")
+    model = shared_path("corpus", "graph_only", "mobilenet_v2.ts.onnx")
+    proc = subprocess.run([sys.executable, "-c", probe, str(model)], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode != 0 and "the simulation opened" in proc.stderr
+
+
+def test_observation_child_removes_its_temp_folder(tmp_path, monkeypatch):
+    from partsim.runtime.observe import run_session
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    model = ROOT / "partsim" / "data" / "one_relu.onnx"
+    rec = run_session(model, ["CPUExecutionProvider"], timeout=120)
+    assert rec["state"] == "ok"
+    assert not list(tmp_path.glob("partsim-ort-*")), "ort_child left its profile/log folder behind"
+
+
+def test_rules_differing_only_in_dtypes_are_different_rules():
+    from partsim.rules.table import OpRule
+
+    a = OpRule(op="Relu", types={"T": ("float",)})
+    b = OpRule(op="Relu", types={"T": ("int8",)})
+    assert a != b
+    assert a == OpRule(op="Relu", types={"T": ("float",)})
+    assert len({a, b}) == 2  # still hashable (dtypes left out of the hash, not of equality)

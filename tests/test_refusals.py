@@ -1,0 +1,114 @@
+"""Sessions ORT refuses although every node has a provider (partsim/sim/refusals.py):
+at load (IR version, opset) and at kernel creation (rule tables' kernel_requires)."""
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as T
+from onnx import helper, numpy_helper
+
+from conftest import shared_path
+from partsim.api import load_tables, predict
+from partsim.analysis.calibrate import agreement, read_node_records
+from partsim.io.load import model_from_proto
+
+vi = helper.make_tensor_value_info
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=17, ir=9, extra=()):
+    return helper.make_model(helper.make_graph(nodes, "g", inputs, outputs, list(inits)),
+                             opset_imports=[helper.make_opsetid("", opset), *extra], ir_version=ir)
+
+
+def _ort_refuses(m):
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    try:
+        ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - ORT's own exception types
+        return str(exc)
+    return None
+
+
+def _status(m, providers):
+    summary, _ = predict(model_from_proto(m), providers=providers)
+    return summary["status"], summary.get("failure") or ""
+
+
+def _rnn(op, layout):
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+    x = vi("X", T.FLOAT, [2, 5, 3] if layout else [5, 2, 3])
+    w = numpy_helper.from_array(np.ones((1, gates * 4, 3), np.float32), "W")
+    r = numpy_helper.from_array(np.ones((1, gates * 4, 4), np.float32), "R")
+    node = helper.make_node(op, ["X", "W", "R"], ["Y"], hidden_size=4, layout=layout, name="rnn")
+    return _model([node], [x], [vi("Y", T.FLOAT, None)], [w, r], opset=14)
+
+
+@pytest.mark.parametrize("op", ["RNN", "GRU", "LSTM"])
+def test_batchwise_recurrent_ops_are_refused_on_cpu_as_ort_does(op):
+    refused = _ort_refuses(_rnn(op, 1))
+    assert refused and "layout == 1" in refused
+    status, failure = _status(_rnn(op, 1), ["cpu"])
+    assert status == "session_would_fail" and "layout" in failure and "CPUExecutionProvider" in failure
+    assert _ort_refuses(_rnn(op, 0)) is None
+    assert _status(_rnn(op, 0), ["cpu"])[0] == "ok"
+
+
+def test_cuda_refusals_of_the_node_tests_are_all_predicted():
+    """Every session onnxruntime-gpu 1.31.1 refused in the public node tests (unknown ops, no
+    kernel, IR version 14, opset 27, batchwise LSTM/RNN on cuDNN, …) is predicted
+    session_would_fail."""
+    cases = read_node_records(shared_path("observed", "nodes", "cuda-ort1.31.1.jsonl"))
+    refused = agreement(cases, ["cuda", "cpu"], load_tables())["refused"]
+    assert len(refused) > 100
+    assert [r for r in refused if r["predicted"] != "session_would_fail"] == []
+    by = {r["case"]: r for r in refused}
+    assert "cudnn_rnn_base.h" in by["node__test_lstm_batchwise"]["observed"]
+
+
+def test_ir_version_and_opset_newer_than_ort_are_refused_at_load():
+    relu = [helper.make_node("Relu", ["x"], ["y"], name="r")]
+    io = ([vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])])
+    for m, word in ((_model(relu, *io, ir=14), "IR version"), (_model(relu, *io, opset=27, ir=13), "opset 27")):
+        refused = _ort_refuses(m)
+        assert refused and ("IR version" in refused or "opset" in refused.lower())
+        status, failure = _status(m, ["cpu"])
+        assert status == "session_would_fail" and word in failure
+    ok = _model(relu, *io, opset=26, ir=13)
+    assert _ort_refuses(ok) is None and _status(ok, ["cpu"])[0] == "ok"
+
+
+def test_cuda_kernel_constructor_refusals():
+    """BatchNormalization-14 with training_mode=1 (cuda/nn/batch_norm.h) and FusedConv with a
+    non-Relu activation (contrib_ops/cuda/fused_conv.cc) are claimed by CUDA and then refused;
+    BatchNormalization-15 in training mode and FusedConv(Relu) are not."""
+    x = vi("x", T.FLOAT, [2, 3, 4, 4])
+    consts = [numpy_helper.from_array(np.ones(3, np.float32), n) for n in ("s", "b", "m", "v")]
+
+    def bn(opset, training):
+        outs = ["y", "rm", "rv"] if training else ["y"]
+        n = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], outs, training_mode=training, name="bn")
+        return _model([n], [x], [vi(o, T.FLOAT, None) for o in outs], consts, opset=opset)
+
+    status, failure = _status(bn(14, 1), ["cuda"])
+    assert status == "session_would_fail" and "training_mode" in failure
+    assert _status(bn(14, 0), ["cuda"])[0] == "ok"
+    assert _status(bn(15, 1), ["cuda"])[0] == "ok"
+    w = numpy_helper.from_array(np.ones((2, 3, 3, 3), np.float32), "w")
+
+    def fused(act):
+        n = helper.make_node("FusedConv", ["x", "w"], ["y"], name="fc", domain="com.microsoft", activation=act)
+        return _model([n], [x], [vi("y", T.FLOAT, None)], [w], extra=[helper.make_opsetid("com.microsoft", 1)])
+
+    status, failure = _status(fused("HardSigmoid"), ["cuda"])
+    assert status == "session_would_fail" and "HardSigmoid" in failure
+    summary, _ = predict(model_from_proto(fused("Relu")), providers=["cuda"])
+    assert summary["status"] == "ok" and summary["nodes"][0]["provider"] == "CUDAExecutionProvider"
+
+
+def test_lint_checks_kernel_requires_attribute_names(tmp_path, run_cli):
+    p = tmp_path / "t.yaml"
+    p.write_text("provider: CPUExecutionProvider\nkind: kernel\nsource: {description: d, version: '1'}\nops:\n"
+                 "- op: LSTM\n  versions: [14, 21]\n  kernel_requires: [{name: layuot, in: [0]}]\n")
+    code, out, _ = run_cli("lint", p)
+    assert code == 1 and "unknown-attribute" in out and "layuot" in out and ":7:" in out
