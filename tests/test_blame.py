@@ -222,22 +222,22 @@ def test_corpus_model_lifts_match_edited_tables(tmp_path, run_cli):
     path = _shared("corpus", "full", "tiny_transformer.ts.onnx")
     from partsim.api import predict
 
-    code, out, err = run_cli("blame", path, "-p", "nnapi", "--format", "json")
+    code, out, err = run_cli("blame", path, "-p", "nnapi", "--level", "disable", "--format", "json")
     assert code == 0, err
     r = json.loads(out)
     keys = [(-c["saved"]["partitions"], -c["saved"]["transfers"]) for c in r["causes"]]
     assert keys == sorted(keys)
-    before, _ = predict(path, ["nnapi"])
+    before, _ = predict(path, ["nnapi"], level="disable")
     assert r["baseline"]["partitions"] == len(before["partitions"])
     missing = sorted({n["opType"] for n in before["nodes"] if n["reason"] == "op_not_in_table"})
     assert missing  # LayerNormalization, Shape, Mod ... are not in NNAPI's list
     rows = {(c["kind"], c["cause"]): c for c in r["causes"]}
     for op in missing[:3]:
-        edited, _ = predict(path, ["nnapi"], rule_paths=[_edited_table(tmp_path, [op])])
+        edited, _ = predict(path, ["nnapi"], level="disable", rule_paths=[_edited_table(tmp_path, [op])])
         row = rows[("opType", op)]
         assert row["after"]["partitions"] == len(edited["partitions"]), op
         assert row["after"]["transfers"] == edited["transfers"], op
-    edited, _ = predict(path, ["nnapi"], rule_paths=[_edited_table(tmp_path, missing)])
+    edited, _ = predict(path, ["nnapi"], level="disable", rule_paths=[_edited_table(tmp_path, missing)])
     assert rows[("reason", "op_not_in_table")]["after"]["partitions"] == len(edited["partitions"])
 
 

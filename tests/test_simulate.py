@@ -328,11 +328,11 @@ def test_unknown_command_lists_every_command(run_cli):
 def test_program_flushes_everything_before_its_fast_exit(tmp_path):
     """`partsim` ends with os._exit (no interpreter teardown): stdout, -o files and exit codes stay whole."""
     expected, _ = predict(ROOT / "fixtures" / "demo.onnx", ["nnapi"])
-    r = run_subprocess("simulate", "fixtures/demo.onnx", "-p", "nnapi", "-f", "json")
+    r = run_subprocess("simulate", "fixtures/demo.onnx", "-p", "nnapi", "--level", "disable", "-f", "json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["nodes"] == expected["nodes"]
     out = tmp_path / "s.json"
-    r = run_subprocess("simulate", "fixtures/demo.onnx", "-p", "nnapi", "-f", "json", "-o", out)
+    r = run_subprocess("simulate", "fixtures/demo.onnx", "-p", "nnapi", "--level", "disable", "-f", "json", "-o", out)
     assert r.returncode == 0 and r.stdout == ""
     assert json.loads(out.read_text())["nodes"] == expected["nodes"]
     r = run_subprocess("simulate", tmp_path / "missing.onnx")

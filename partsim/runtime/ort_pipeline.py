@@ -111,6 +111,9 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
         target = tmp / "optimized.onnx"
         failure = _optimize(copy, target, ort_level, disabled)
         if failure is not None:
+            # ORT names the copy it was given: name the user's file (same input, same output)
+            failure = failure.replace(str(copy.resolve()), str(model_path)).replace(str(copy), str(model_path))
+            failure = failure.replace(str(tmp.resolve()), "<temp>").replace(str(tmp), "<temp>")
             result = PipelineResult(None, failure, ort_level, disabled, kept)
             result.missing_kernel = "Could not find an implementation" in failure or "NOT_IMPLEMENTED" in failure
             return result
@@ -295,6 +298,7 @@ def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of
     spliced.CopyFrom(graph_model)
     kept = [n for n in graph_model.graph.node if not (n.name and n.name in cpu_names)]
     made = list(done.graph.node)
+    cut = {(n.name, n.domain or "", n.op_type) for n in cpu}
     del spliced.graph.node[:]
     spliced.graph.node.extend(kept)
     spliced.graph.node.extend(made)
@@ -306,7 +310,8 @@ def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of
     for o in done.opset_import:
         if (o.domain or "") not in known:
             spliced.opset_import.add().CopyFrom(o)
-    return spliced, tuple(n.name for n in made)
+    # only the nodes a transformer made are pinned; the others are partitioned as before
+    return spliced, tuple(n.name for n in made if (n.name, n.domain or "", n.op_type) not in cut)
 
 
 def _structural_copy(model_path, proto, out_dir):
