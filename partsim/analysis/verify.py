@@ -5,8 +5,8 @@ import hashlib
 from ..errors import UsageError
 from ..sim.summary import fragments_of
 
-__all__ = ["observed_status", "compare", "baseline_record", "compare_baseline", "check_baseline_context", "table_digests",
-           "REASON_CATEGORIES", "BASELINE_VERSION", "GROWING_COUNTS", "node_gist"]
+__all__ = ["observed_status", "compare", "baseline_record", "compare_baseline", "check_baseline_context",
+           "table_digests", "REASON_CATEGORIES", "BASELINE_VERSION", "GROWING_COUNTS", "node_gist"]
 
 
 def compare(summary, assignment, observation, min_agreement=1.0, check_counts=True):
