@@ -13,8 +13,9 @@ import sys
 
 
 def main():
+    import onnxruntime as ort  # first: a caller may start this child before its request is ready
+
     req = json.load(sys.stdin)
-    import onnxruntime as ort
 
     so = ort.SessionOptions()
     so.optimized_model_filepath = req["target"]

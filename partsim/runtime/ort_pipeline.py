@@ -56,7 +56,8 @@ class PipelineResult:
         self.kept = tuple(kept)
 
 
-def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data=None, cpu_nodes_of=None):
+def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data=None, cpu_nodes_of=None,
+                   child=None):
     """Run ORT's optimizer for ``level`` as a session over ``providers`` would.
 
     Parameters
@@ -73,6 +74,8 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
         ``cpu_nodes_of(optimized proto) -> set of node names`` partitioning leaves on the CPU;
         when given and transformers were switched off, the CPU-only ones then run on those
         nodes (:func:`_cpu_pass`).
+    child : EarlyChild, optional
+        The first session's child process, started early (:func:`start_child`).
     """
     import onnx
 
@@ -109,7 +112,7 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
         if not kept:
             copy.write_bytes(data)
         target = tmp / "optimized.onnx"
-        failure = _optimize(copy, target, ort_level, disabled)
+        failure = _optimize(copy, target, ort_level, disabled, child)
         if failure is not None:
             # ORT names the copy it was given: name the user's file (same input, same output)
             failure = failure.replace(str(copy.resolve()), str(model_path)).replace(str(copy), str(model_path))
@@ -178,15 +181,25 @@ def _session_order(nodes):
     return [n for root in sorted(pieces, reverse=True) for n in pieces[root]]
 
 
-def _optimize(model, target, ort_level, disabled=()):
-    """One CPU-only ORT session, in a child process (:mod:`partsim.runtime.optimize_child`), that
-    saves its optimized graph to ``target``; ORT's message when it fails, else ``None``."""
+def start_child():
+    """The optimizer's child process, started now so that it imports onnxruntime while the caller
+    works (:class:`partsim.runtime.child.EarlyChild`); hand it to :func:`pipeline_graph`."""
+    from .child import EarlyChild
+    from .optimizer import CHILD
+
+    return EarlyChild(CHILD)
+
+
+def _optimize(model, target, ort_level, disabled=(), child=None):
+    """One CPU-only ORT session, in a child process (:mod:`partsim.runtime.optimize_child`; ``child``
+    when one was started early), that saves its optimized graph to ``target``; ORT's message
+    when it fails, else ``None``."""
     from .child import run_child
     from .optimizer import CHILD
 
-    r = run_child(CHILD, {"model": str(model), "target": str(target), "level": ort_level,
-                          "external": target.stem + ".weights.pb", "disabled": list(disabled), "lean": True},
-                  timeout=600)
+    request = {"model": str(model), "target": str(target), "level": ort_level,
+               "external": target.stem + ".weights.pb", "disabled": list(disabled), "lean": True}
+    r = child.run(request, timeout=600) if child is not None else run_child(CHILD, request, timeout=600)
     if r.state != "ok":
         return f"ONNX Runtime's optimizer did not finish ({r.state}): {r.error}"
     if r.record.get("state") != "ok":

@@ -110,6 +110,19 @@ def prepare(path, level, resolution, seed=0, shown_as=None, notes=()):
     shown_as, notes
         As :func:`partsim.io.load.load_model`: a rewritten copy names the user's file.
     """
+    child = None
+    if level != "disable":
+        from .ort_pipeline import start_child
+
+        child = start_child()  # imports onnxruntime while partsim reads and checks the model
+    try:
+        return _prepare(path, level, resolution, seed, shown_as, notes, child)
+    finally:
+        if child is not None:
+            child.close()
+
+
+def _prepare(path, level, resolution, seed, shown_as, notes, child):
     from ..io.load import model_from_proto
     from ..io.read import read_model_proto
     from ..sim.inline import _tensor_names, inline_functions
@@ -160,7 +173,8 @@ def prepare(path, level, resolution, seed=0, shown_as=None, notes=()):
                     types[t] = (v.dtype, v.shape)
             return names, types
 
-        result = pipeline_graph(path, level, effective, kept, proto=proto, data=data, cpu_nodes_of=cpu_nodes_of)
+        result = pipeline_graph(path, level, effective, kept, proto=proto, data=data, cpu_nodes_of=cpu_nodes_of,
+                                child=child)
         if result.proto is None:
             prepared = prepare(path, "disable", resolution, seed, shown_as, notes)
             prepared.level = level
