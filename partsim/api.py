@@ -155,9 +155,19 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
     from .progress import stage
     from .sim.pipeline import annotate_summary
 
-    tables = load_tables(rule_paths)
-    requested, extra = build_request(providers, support, support_name, support_kind)
-    resolution = resolve_providers(requested, tables, extra)
+    child = None
+    if level != "disable" and not isinstance(model_or_path, Model):
+        from .runtime.ort_pipeline import start_child
+
+        child = start_child()  # ORT's optimizer process imports onnxruntime while the tables load
+    try:
+        tables = load_tables(rule_paths)
+        requested, extra = build_request(providers, support, support_name, support_kind)
+        resolution = resolve_providers(requested, tables, extra)
+    except BaseException:
+        if child is not None:
+            child.close()
+        raise
     origins, failure, notes, pinned = None, "", [], None
     if isinstance(model_or_path, Model):
         m = model_or_path
@@ -167,7 +177,7 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
         box = []
         with stage(f"loading {model_or_path} (ORT pipeline, level {level})",
                    lambda: f"loaded {len(box[0].model.nodes):,} nodes"):
-            box.append(prepare(model_or_path, level, resolution))
+            box.append(prepare(model_or_path, level, resolution, child=child))
         m, origins, failure, notes, pinned = (box[0].model, box[0].origins, box[0].failure, box[0].notes,
                                               box[0].pinned)
     with stage(f"assigning nodes to {', '.join(resolution.effective)}", "assigned every node"):

@@ -99,7 +99,7 @@ def _orts_node_order(optimized, original):
     optimized.graph.node.extend(copies)
 
 
-def prepare(path, level, resolution, seed=0, shown_as=None, notes=()):
+def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None):
     """The graph ORT partitions for ``resolution``'s providers at ``level``, as partsim IR.
 
     Parameters
@@ -109,9 +109,10 @@ def prepare(path, level, resolution, seed=0, shown_as=None, notes=()):
     resolution : partsim.rules.resolve.Resolution
     shown_as, notes
         As :func:`partsim.io.load.load_model`: a rewritten copy names the user's file.
+    child : EarlyChild, optional
+        The optimizer's child process if the caller started it (:func:`start_child`); closed here.
     """
-    child = None
-    if level != "disable":
+    if level != "disable" and child is None:
         from .ort_pipeline import start_child
 
         child = start_child()  # imports onnxruntime while partsim reads and checks the model
