@@ -57,3 +57,11 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) $(OV_VENV) out .pytest_cache
+
+# the report screenshot shown in README.md (needs graphviz, chromium and ../shared/corpus)
+docs-screenshot: setup browser
+	mkdir -p out docs
+	$(BIN)/partsim render ../shared/corpus/graph_only/mobilenet_v2.ts.onnx -p nnapi -o out/report-mobilenet_v2.html
+	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=out/chromium-profile \
+	  --window-size=1400,1700 --screenshot=docs/report-mobilenet_v2-nnapi.png \
+	  file://$(CURDIR)/out/report-mobilenet_v2.html

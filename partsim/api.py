@@ -3,9 +3,10 @@
 from pathlib import Path
 
 from .errors import UsageError
+from .io.load import load_model
+from .rules.table import adhoc_table
 from .rules.load import builtin_tables, load_table
 from .rules.resolve import resolve_providers
-from .rules.table import adhoc_table
 from .sim import simulate, summarize
 
 __all__ = ["load_tables", "predict", "load_for_prediction", "DEFAULT_PROVIDERS", "OPTIMIZE_LEVELS", "LEVELS",
@@ -17,7 +18,7 @@ DEFAULT_PROVIDERS = ("CPUExecutionProvider",)
 def load_tables(rule_paths=()):
     """Shipped tables, overridden/extended by ``rule_paths`` (files or folders).
 
-    Returns a :class:`partsim.ruletable.TableSet`: provider -> variants, user tables
+    Returns a :class:`partsim.rules.load.TableSet`: provider -> variants, user tables
     first.  User tables are parsed and validated now; shipped ones when used.
     """
     tables = builtin_tables()
@@ -51,13 +52,22 @@ def resolve_level(level="all", optimize=None):
     return want
 
 
-def load_for_prediction(path, optimize="all", seed=0, resolution=None):
+def load_for_prediction(path, optimize="all", seed=0, dims=None, resolution=None, child=None):
     """Load ``path`` as ORT partitions it at level ``optimize`` for ``resolution``'s providers.
 
     ``optimize`` is a level (``disable``, ``basic``, ``extended``, ``all``; ``none`` is
-    ``disable``); ``resolution`` defaults to CPU only.  The IR keeps the user's path and
-    digest.  See :func:`partsim.pipeline.prepare`.
+    ``disable``); ``resolution`` defaults to CPU only.  ``dims`` (``{"batch": 1}``) fixes
+    symbolic input dimensions first, as ``--dim`` does; a name no graph input has is a
+    :class:`UsageError`.  The IR keeps the user's path and digest.  See
+    :func:`partsim.runtime.pipeline.prepare`.
     """
+    prepared = _load(path, optimize, seed, dims, resolution, child)
+    if prepared.failure:
+        prepared.model.warnings.append(prepared.failure)
+    return prepared.model
+
+
+def _load(path, optimize, seed=0, dims=None, resolution=None, child=None):
     from .runtime.pipeline import prepare
     from .sim.pipeline import normalize_level
 
@@ -66,11 +76,15 @@ def load_for_prediction(path, optimize="all", seed=0, resolution=None):
         raise UsageError(f"--level must be one of {', '.join(LEVELS)}, not {optimize!r}")
     if resolution is None:
         resolution = resolve_providers(list(DEFAULT_PROVIDERS), load_tables())
-    prepared = prepare(path, level, resolution, seed=seed)
-    m = prepared.model
-    if prepared.failure:
-        m.warnings.append(prepared.failure)
-    return m
+    if not dims:
+        return prepare(path, level, resolution, seed=seed, child=child)
+    from .io.variants import check_dims, load_variant_prepared
+
+    if child is not None:
+        child.close()
+    check_dims(load_model(path, infer_shapes=False), dims)
+    return load_variant_prepared(path, level, fix_dims=dims, seed=seed, resolution=resolution,
+                                 label="symbolic dimensions fixed with --dim")
 
 
 def build_request(providers=None, support=None, support_name="EP", support_kind="kernel"):
@@ -98,7 +112,7 @@ def build_request(providers=None, support=None, support_name="EP", support_kind=
 
 
 def predict(model_or_path, providers=None, rule_paths=(), support=None, support_name="EP",
-            support_kind="kernel", policy="per-node", model=None, optimize=None, level="all"):
+            support_kind="kernel", policy="per-node", model=None, optimize=None, dims=None, level="all"):
     """Load (if needed), run ORT's pipeline for ``level``, resolve providers, simulate and summarize.
 
     Parameters
@@ -115,7 +129,9 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
     level : {"disable", "basic", "extended", "all"}
         ORT's graph optimization level of the session predicted (default ``all``, ORT's
         default).  ``optimize`` (``none``/``basic``) is the older spelling.  A
-        :class:`~partsim.model.Model` passed in is taken as the graph ORT partitions.
+        :class:`~partsim.ir.model.Model` passed in is taken as the graph ORT partitions.
+    dims : dict, optional
+        Symbolic input dimensions fixed before predicting (``{"batch": 1}``, as ``--dim``).
 
     Returns
     -------
@@ -129,7 +145,7 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
     level = resolve_level(level if optimize is None or level != "all" else None, optimize)
     with _gc_paused():
         return _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy,
-                        level)
+                        level, dims)
 
 
 class _gc_paused:
@@ -150,13 +166,16 @@ class _gc_paused:
         return False
 
 
-def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, level):
+def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, level, dims=None):
     from .ir.model import Model
     from .progress import stage
     from .sim.pipeline import annotate_summary
 
     child = None
-    if level != "disable" and not isinstance(model_or_path, Model):
+    if isinstance(model_or_path, Model):
+        if dims:
+            raise UsageError("dims need a model file, not a loaded Model (fix them with load_for_prediction)")
+    elif level != "disable":
         from .runtime.ort_pipeline import start_child
 
         child = start_child()  # ORT's optimizer process imports onnxruntime while the tables load
@@ -172,12 +191,10 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
     if isinstance(model_or_path, Model):
         m = model_or_path
     else:
-        from .runtime.pipeline import prepare
-
         box = []
         with stage(f"loading {model_or_path} (ORT pipeline, level {level})",
                    lambda: f"loaded {len(box[0].model.nodes):,} nodes"):
-            box.append(prepare(model_or_path, level, resolution, child=child))
+            box.append(_load(model_or_path, level, dims=dims, resolution=resolution, child=child))
         m, origins, failure, notes, pinned = (box[0].model, box[0].origins, box[0].failure, box[0].notes,
                                               box[0].pinned)
     with stage(f"assigning nodes to {', '.join(resolution.effective)}", "assigned every node"):

@@ -35,7 +35,7 @@ CELLS = ["first", "repeat", "shape_change", "rebuild", "fallback"]
 
 
 def _bundle(path):
-    """modelBundleId of a model file alone, straight from the definition (SPEC §6)."""
+    """modelBundleId of a model file alone, straight from the definition (docs/contract.md §6)."""
     model = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     text = f"model:{model}\n" + "".join(f"{p}:{EMPTY}\n" for p in ("metadata", "labels", "tokenizer",
                                                                      "preprocessing", "postprocessing"))

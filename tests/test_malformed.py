@@ -601,7 +601,7 @@ def test_unknown_op_in_default_domain_is_flagged(tmp_path, run_cli):
 
 
 def test_unknown_provider_name_is_refused_with_a_suggestion(tmp_path, run_cli):
-    """ORT drops names it does not know (SPEC section 2; `partsim providers` reports that); a
+    """ORT drops names it does not know (docs/contract.md §2; `partsim providers` reports that); a
     prediction for them would be a silent CPU-only answer, so simulate refuses (issue 16)."""
     p = good_model(tmp_path)
     for request, hint in (("NoSuchThingExecutionProvider,bogus", "NoSuchThingExecutionProvider"),

@@ -69,7 +69,7 @@ def test_optimize_basic_matches_a_real_basic_session(run_cli, name):
 
 
 def test_optimize_basic_folds_cuda_shape_subgraphs(run_cli):
-    # SPEC section 5: swin_t has many CPU-preferred shape nodes and Memcpy at DISABLE_ALL, none after BASIC
+    # docs/contract.md §5: swin_t has many CPU-preferred shape nodes and Memcpy at DISABLE_ALL, none after BASIC
     model = shared_path("corpus", "graph_only", "swin_t.ts.onnx")
     _, raw, _ = run_cli("simulate", model, "-p", "cuda", "--level", "disable", "-f", "json")
     _, basic, _ = run_cli("simulate", model, "-p", "cuda", "--optimize", "basic", "-f", "json")
@@ -105,3 +105,57 @@ def test_memory_ceiling_stops_a_runaway_session():
     hog = run_session(CHAIN, ["CPUExecutionProvider"], hook="hog", memory_limit=2 * 1024**3, timeout=60)
     assert hog["state"] == "crashed" and "MemoryError" in hog["error"]
     assert run_session(CHAIN, ["CPUExecutionProvider"])["state"] == "ok"
+
+
+def _nnapi_absent():
+    import onnxruntime as ort
+
+    if "NnapiExecutionProvider" in ort.get_available_providers():
+        pytest.skip("this onnxruntime build has NNAPI: nothing is dropped here")
+
+
+def test_observe_table_shows_dropped_provider_and_ort_warning(run_cli, tmp_path):
+    """A session asked for NNAPI on a build without it: ORT warns and runs on the CPU.  The
+    table says so, with ORT's own warning text (caught here from a session made directly)."""
+    import warnings
+
+    import onnxruntime as ort
+
+    _nnapi_absent()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sess = ort.InferenceSession(str(CHAIN), providers=["NnapiExecutionProvider", "CPUExecutionProvider"])
+    assert sess.get_providers() == ["CPUExecutionProvider"]
+    ort_warning = next(str(w.message) for w in caught if "NnapiExecutionProvider" in str(w.message))
+    code, out, err = run_cli("observe", CHAIN, "-p", "nnapi", "-f", "table")
+    assert code == 0, err  # the observation itself succeeded: it records what ORT did
+    lines = out.splitlines()
+    assert "granted   CPUExecutionProvider" in lines
+    assert any(line.startswith("dropped   NnapiExecutionProvider: not_available") for line in lines), out
+    assert f"warning   {ort_warning}" in lines
+    code, out, _ = run_cli("observe", CHAIN, "-p", "nnapi", "-f", "json")
+    obs = json.loads(out)
+    assert obs["dropped"] == [{"name": "NnapiExecutionProvider", "reason": "not_available"}]
+    assert ort_warning in obs["warnings"] and set(obs["nodes"].values()) == {"CPUExecutionProvider"}
+
+
+def test_verify_cannot_check_a_provider_this_machine_lacks(run_cli, tmp_path):
+    """verify -p nnapi --observe on a PC: the session would run on the CPU and 'agree' on a
+    fraction of nodes; instead verify says it cannot check NNAPI here and exits 2 (not 1,
+    which means the prediction disagrees with a real session; not 0, which is a pass)."""
+    _nnapi_absent()
+    model = shared_path("corpus", "full", "tiny_resnet.ts.onnx")
+    for fmt in ("table", "json", "junit"):
+        code, out, err = run_cli("verify", model, "-p", "nnapi", "--observe", "-f", fmt)
+        assert code == 2 and out == "", (fmt, out)
+        assert err.count("\n") == 1 and "cannot check NnapiExecutionProvider here" in err
+        assert "agreement" not in err and "FAILED" not in err
+    # the same for an observation recorded where NNAPI was dropped
+    obs = tmp_path / "obs.json"
+    code, _, err = run_cli("observe", model, "-p", "nnapi", "-o", obs)
+    assert code == 0, err
+    code, out, err = run_cli("verify", model, "-p", "nnapi", "--observation", obs)
+    assert code == 2 and out == "" and "cannot check NnapiExecutionProvider with this observation" in err
+    # the CPU prediction can be checked with that very session: it ran on the CPU
+    code, out, err = run_cli("verify", model, "-p", "cpu", "--observation", obs)
+    assert code == 0 and out.rstrip().endswith("PASSED"), (out, err)

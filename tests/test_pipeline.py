@@ -19,7 +19,8 @@ from tests.conftest import ROOT, shared_path
 
 CPU = "CPUExecutionProvider"
 CUDA = "CUDAExecutionProvider"
-_GENERATED = re.compile(r"^(.+)_(\d+)$")  # partsim's and ORT's profiler's name for an unnamed node
+# partsim's and ORT's profiler's name for an unnamed node, and the observation's for ORT's empty name
+_GENERATED = re.compile(r"^(.+)_(\d+)$|^<unnamed .+>#\d+$")
 
 
 def _corpus():

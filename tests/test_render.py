@@ -239,10 +239,12 @@ def test_collapsed_one_box_per_partition(resnet, tmp_path, run_cli):
     assert not [g for g in groups(root, "node") if g.get("data-node") is not None]  # no per-node boxes
     for g in boxes:
         assert f"partition {g.get('data-partition')}" in title(g)
-    # aggregated edges only between partitions of different providers are transfers
-    for e in groups(root, "edge"):
-        if e.get("id", "").startswith("pe"):
-            assert re.search(r"\d+ (transfer|tensor)s?", " ".join(x.text or "" for x in e.iter(SVG_NS + "text")))
+    # aggregated edges only between partitions of different providers are transfers; each
+    # label is its own text node (ids pe<a>_<b>) between the edge's two halves
+    labels = groups(root, "partition-edge")
+    assert labels and all(re.fullmatch(r"pe\d+_\d+", g.get("id")) for g in labels)
+    for g in labels:
+        assert re.search(r"\d+ (transfer|tensor)s?", " ".join(x.text or "" for x in g.iter(SVG_NS + "text")))
 
 
 def test_auto_collapse_above_threshold(resnet):
@@ -437,3 +439,275 @@ def test_html_screenshot_for_people(resnet, tmp_path, run_cli):
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
     assert (width, height) == (1600, 1200)
+
+
+# ------------------------------------------- issue 17: reasons in the picture, layout, views
+
+
+@needs_dot
+def test_reason_codes_on_cpu_node_labels(resnet):
+    """The static SVG carries why a node is on the CPU: its reason code is drawn in the box."""
+    _, proto, _, _, svg = resnet
+    root = ET.fromstring(svg)
+    want = expected_provider(proto)
+    seen = 0
+    for g in groups(root, "node"):
+        name = g.get("data-node")
+        if name is None:
+            continue
+        text = [x.text or "" for x in g.iter(SVG_NS + "text")]
+        if want[name] == "EP":
+            assert not any(t.startswith("[") for t in text), name
+        else:  # every op outside --support Conv,Relu is absent from the ad-hoc table
+            assert "[op_not_in_table]" in text, (name, text)
+            seen += 1
+    assert seen == sum(1 for v in want.values() if v != "EP") > 0
+
+
+def _png_pixels(data):
+    """RGB(A) pixels of a non-interlaced 8-bit PNG (what chromium writes) as a numpy array."""
+    import struct
+    import zlib
+
+    pos, chunks = 8, {}
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        chunks.setdefault(kind, []).append(data[pos + 8:pos + 8 + n])
+        pos += 12 + n
+    w, h, depth, ctype = struct.unpack(">IIBB", chunks[b"IHDR"][0][:10])
+    assert depth == 8 and ctype in (2, 6)
+    bpp = 3 if ctype == 2 else 4
+    raw = zlib.decompress(b"".join(chunks[b"IDAT"]))
+    stride = w * bpp
+    out = np.zeros((h, stride), dtype=np.uint8)
+    prev = np.zeros(stride, dtype=np.int32)
+    for y in range(h):
+        f = raw[y * (stride + 1)]
+        line = np.frombuffer(raw, dtype=np.uint8, count=stride, offset=y * (stride + 1) + 1).astype(np.int32)
+        cur = np.zeros(stride, dtype=np.int32)
+        if f == 0:
+            cur = line
+        elif f == 2:
+            cur = (line + prev) & 255
+        else:  # 1 (sub), 3 (average), 4 (Paeth) depend on the left neighbour: byte by byte
+            for x in range(stride):
+                a = cur[x - bpp] if x >= bpp else 0
+                b = prev[x]
+                c = prev[x - bpp] if x >= bpp else 0
+                if f == 1:
+                    pred = a
+                elif f == 3:
+                    pred = (a + b) // 2
+                else:
+                    p = a + b - c
+                    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                    pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                cur[x] = (line[x] + pred) & 255
+        out[y] = cur
+        prev = cur
+    return out.reshape(h, w, bpp)[:, :, :3]
+
+
+def _boxes(dom):
+    """(id, classes, x, y, w, h) of every drawn node group (model nodes, partitions, edge labels)."""
+    out = []
+    for g in dom.gs:
+        a = g["attrs"]
+        if "node" in a.get("class", "").split() and a.get("data-box"):
+            x, y, w, h = map(float, a["data-box"].split())
+            if w > 0 and h > 0:
+                out.append((a.get("id"), a["class"].split(), x, y, w, h))
+    return out
+
+
+def _overlaps(boxes, slack=0.5):
+    bad = []
+    for i in range(len(boxes)):
+        for j in range(i + 1, len(boxes)):
+            _, _, x1, y1, w1, h1 = boxes[i]
+            _, _, x2, y2, w2, h2 = boxes[j]
+            if x1 + w1 - slack > x2 and x2 + w2 - slack > x1 and y1 + h1 - slack > y2 and y2 + h2 - slack > y1:
+                bad.append((boxes[i][0], boxes[j][0]))
+    return bad
+
+
+class _Sections(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tops, self.attrs = {}, {}
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "data-section" in a and "data-top" in a:
+            self.tops[a["data-section"]] = float(a["data-top"])
+        if a.get("id"):
+            self.attrs[a["id"]] = a
+
+
+@needs_browser
+def test_report_layout_in_chromium(tmp_path, run_cli):
+    """mobilenet_v2.ts on NNAPI (117 transfers, the model whose edge labels overlapped): the
+    verdict, summary and reasons come before the picture; no edge label overlaps another label
+    or a node; the screenshot shows the graph where the DOM says it is, and no provider colour
+    in the summary above it."""
+    path = shared_path("corpus", "graph_only", "mobilenet_v2.ts.onnx")
+    report = tmp_path / "mb.html"
+    code, _, err = run_cli("render", path, "-p", "nnapi", "-o", report)
+    assert code == 0, err
+    proc = _chromium("--dump-dom", "--window-size=1400,1600", report.as_uri(), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom, sec = _Dom(), _Sections()
+    dom.feed(proc.stdout)
+    sec.feed(proc.stdout)
+    t = sec.tops
+    assert t["verdict"] < t["summary"] < t["reasons"] < t["per-provider"] < t["graph"] < t["transfers"], t
+    summary, _ = predict(str(path), ["nnapi"])
+    assert dom.body["data-mode"] == "full" and dom.body["data-rendered-nodes"] == str(len(summary["nodes"]))
+    boxes = _boxes(dom)
+    labels = [b for b in boxes if "edge-label" in b[1]]
+    real = [b for b in boxes if b[0] and re.fullmatch(r"n\d+", b[0])]
+    assert len(real) == len(summary["nodes"])
+    # one label per drawn provider-crossing edge: the model's edges recounted from the proto
+    proto = onnx.load(str(path), load_external_data=False)
+    where = {n["name"]: n["provider"] for n in summary["nodes"]}
+    cross = {(a, b, x) for a, b, x in proto_edges(proto) if a in where and b in where and where[a] != where[b]}
+    assert len([b for b in labels if "transfer" in b[1]]) == len(cross) > 100
+    assert _overlaps(labels + real) == []
+    # reasons table: one detail sentence for the Conv group
+    assert "must be a constant initializer" in proc.stdout
+
+    png = tmp_path / "mb.png"
+    proc = _chromium(f"--screenshot={png}", "--window-size=1400,1600", report.as_uri(), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    px = _png_pixels(png.read_bytes())
+    assert px.shape[:2] == (1600, 1400)
+    orange = np.all(px == np.array([0xE6, 0x9F, 0x00]), axis=2)  # NNAPI's Okabe-Ito colour
+    view_top = int(t["graph-view"])
+    assert view_top < 1500, "the graph starts below the first screen"
+    assert orange[view_top:].sum() > 2000  # NNAPI nodes drawn at a readable size in the view
+    legend_top = int(t["per-provider"])
+    assert orange[:legend_top].sum() == 0  # verdict, summary and reasons: text only
+
+
+@needs_browser
+def test_big_report_collapsed_and_expands_a_partition(tmp_path, run_cli):
+    """efficientnet_b0 on NNAPI has more than 200 nodes: the HTML report starts collapsed (the
+    SVG does not), and a click (#expand=K, the same handler) draws partition K node by node."""
+    path = shared_path("corpus", "graph_only", "efficientnet_b0.ts.onnx")
+    summary, a = predict(str(path), ["nnapi"])
+    assert 200 < len(summary["nodes"]) <= 1500
+    svg_out = tmp_path / "e.svg"
+    code, _, err = run_cli("render", path, "-p", "nnapi", "-o", svg_out)
+    assert code == 0, err
+    assert groups(ET.fromstring(svg_out.read_bytes()), "node") and b'data-node="' in svg_out.read_bytes()
+    report = tmp_path / "e.html"
+    code, _, err = run_cli("render", path, "-p", "nnapi", "-o", report)
+    assert code == 0, err
+    again = tmp_path / "e2.html"
+    code, _, err = run_cli("render", path, "-p", "nnapi", "-o", again)
+    assert code == 0 and again.read_bytes() == report.read_bytes()  # expandable partitions too: same bytes
+    proto = onnx.load(str(path), load_external_data=False)
+    edges = proto_edges(proto)
+
+    def inner_edges(p):
+        members = set(p["nodes"])
+        return {(x, y, t) for x, y, t in edges if x in members and y in members}
+
+    # the partition with the most edges inside it (recounted from the proto)
+    biggest = max(summary["partitions"], key=lambda p: (len(inner_edges(p)), -p["id"]))
+    members, inner = set(biggest["nodes"]), inner_edges(biggest)
+    dumps = {}
+    for frag in ("", f"#expand={biggest['id']}", "#zoom=2"):
+        proc = _chromium("--dump-dom", "--window-size=1400,1600", report.as_uri() + frag, tmp_path=tmp_path)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        dom, sec = _Dom(), _Sections()
+        dom.feed(proc.stdout)
+        sec.feed(proc.stdout)
+        dumps[frag] = (dom, sec, proc.stdout)
+    dom, sec, _ = dumps[""]
+    assert dom.body["data-mode"] == "collapsed"
+    assert dom.body["data-rendered-nodes"] == str(len(summary["partitions"]))  # one box each
+    assert "data-expanded" not in dom.body
+    dom, sec, text = dumps[f"#expand={biggest['id']}"]
+    assert dom.body["data-expanded"] == str(biggest["id"])
+    assert dom.body["data-detail-rendered-nodes"] == str(len(members))
+    # the expanded view is the copy in #detail-view (the page's <template>s follow the section)
+    view = _Dom()
+    view.feed(text[text.index('id="detail-view"'):text.index("<template")])
+    detail = [g for g in view.gs if g["attrs"].get("data-node") in members]
+    assert len(detail) == len(members) and all(g["attrs"].get("data-rendered") == "1" for g in detail)
+    assert {g["attrs"]["data-provider"] for g in detail} == {biggest["provider"]}
+    # the detail draws every edge inside the partition (recounted from the proto), none leaving it
+    drawn = [g for g in view.gs if "edge" in g["attrs"].get("class", "").split()
+             and re.fullmatch(r"e\d+", g["attrs"].get("id", ""))]
+    assert len(drawn) == len(inner) > 0
+    selected = [g for g in dom.gs if "selected" in g["attrs"].get("class", "").split()]
+    assert [g["attrs"]["data-partition"] for g in selected] == [str(biggest["id"])]
+    assert _overlaps([b for b in _boxes(dom) if b[0] and re.fullmatch(r"(n|e)\d+", b[0])]) == []
+    # zoom: the fragment zooms by 2 around the centre, through the same function as the buttons
+    home = float(dumps[""][1].attrs["graph"]["data-zoom"])
+    assert float(dumps["#zoom=2"][1].attrs["graph"]["data-zoom"]) == pytest.approx(2 * home, rel=1e-2)
+
+
+_INTERACT = """
+<script>
+(function () {
+  var wrap = document.getElementById('graph'), svg = wrap.querySelector('svg');
+  function vb() { return svg.getAttribute('viewBox'); }
+  var r = wrap.getBoundingClientRect();
+  r = {left: Math.ceil(r.left), top: Math.ceil(r.top),  /* events carry whole pixels */
+       dx: Math.ceil(r.left) - r.left, dy: Math.ceil(r.top) - r.top};
+  var b = document.body;
+  b.setAttribute('data-client', [wrap.clientWidth, wrap.clientHeight, wrap.clientLeft - r.dx,
+                                 wrap.clientTop - r.dy].join(' '));
+  b.setAttribute('data-vb-home', vb());
+  wrap.dispatchEvent(new PointerEvent('pointerdown', {clientX: r.left + 100, clientY: r.top + 100, bubbles: true}));
+  window.dispatchEvent(new PointerEvent('pointermove', {clientX: r.left + 50, clientY: r.top + 80}));
+  window.dispatchEvent(new PointerEvent('pointerup', {}));
+  b.setAttribute('data-vb-pan', vb());
+  wrap.dispatchEvent(new WheelEvent('wheel', {deltaY: -100, clientX: r.left + 200, clientY: r.top + 150,
+                                              bubbles: true, cancelable: true}));
+  b.setAttribute('data-vb-wheel', vb());
+  var box = svg.querySelector('g.partition[data-partition="PID"]');
+  if (box) {  /* a click is a press and a release without travel, then the click itself */
+    box.dispatchEvent(new PointerEvent('pointerdown', {clientX: 10, clientY: 10, bubbles: true}));
+    window.dispatchEvent(new PointerEvent('pointerup', {}));
+    box.dispatchEvent(new MouseEvent('click', {bubbles: true}));
+  }
+})();
+</script>
+"""
+
+
+@needs_browser
+def test_drag_pans_wheel_zooms_click_expands(tmp_path, run_cli):
+    """The page's own handlers, driven by synthetic pointer, wheel and click events in a copy
+    of the report: a drag moves the view by the pointer's travel, the wheel zooms by 1.2 and
+    keeps the point under the pointer in place, a click on a partition box expands it."""
+    path = tiny_resnet()
+    report = tmp_path / "r.html"
+    code, _, err = run_cli("render", path, "--support", ",".join(SUPPORT), "--collapse", "-o", report)
+    assert code == 0, err
+    summary, _ = predict(str(path), support=list(SUPPORT))
+    pid = max(summary["partitions"], key=lambda p: (len(p["nodes"]), -p["id"]))["id"]
+    page = report.read_text().replace("</body>", _INTERACT.replace("PID", str(pid)) + "</body>")
+    driven = tmp_path / "driven.html"
+    driven.write_text(page)
+    proc = _chromium("--dump-dom", "--window-size=1400,1600", driven.as_uri(), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(proc.stdout)
+    b = dom.body
+    cw, ch, border_x, border_y = map(float, b["data-client"].split())  # border less the sub-pixel offset
+    home, pan, wheel = (list(map(float, b[k].split())) for k in ("data-vb-home", "data-vb-pan", "data-vb-wheel"))
+    k = home[2] / cw  # viewBox units per CSS pixel
+    assert home[2] / home[3] == pytest.approx(cw / ch, rel=1e-3)  # the view keeps the box's aspect
+    assert pan[0] == pytest.approx(home[0] + 50 * k, abs=0.05) and pan[1] == pytest.approx(home[1] + 20 * k, abs=0.05)
+    assert pan[2:] == home[2:]
+    assert wheel[2] == pytest.approx(pan[2] / 1.2, rel=1e-4)
+    # the graph point under the pointer (200, 150 px into the box, inside its border) did not move
+    for axis, px in ((0, 200 - border_x), (1, 150 - border_y)):
+        assert pan[axis] + px * pan[2] / cw == pytest.approx(wheel[axis] + px * wheel[2] / cw, abs=0.05)
+    assert b["data-expanded"] == str(pid)
+    assert b["data-detail-rendered-nodes"] == str(next(len(p["nodes"]) for p in summary["partitions"]
+                                                       if p["id"] == pid))

@@ -2,13 +2,15 @@
 """
 
 from dataclasses import replace
+from fractions import Fraction
 
-from ..errors import UsageError
+from ..errors import ModelError, UsageError
 from ..ir.graph import weakly_connected_groups
 from ..rules.providers import CPU
 from .context import SCHEMA_VERSION
 from .cost import _saved, metrics
 from .lift import LIFTABLE_REASONS, lift_op_type, lift_reason
+from .remedies import EFFORT, WHO, actionability, opset_candidates
 from ..io.variants import dim_params, load_variant
 
 __all__ = ["blame"]
@@ -21,17 +23,37 @@ def _head(ctx):
 def _row(kind, name, concerned_names, before_m, before_s, after_s, after_model, link, device, lifted=""):
     after_m = metrics(after_s, after_model, link, device)
     first = before_s["effectiveProviders"][0]
-    before_on = {n["name"] for n in before_s["nodes"] if n["provider"] == first}
-    moved = sorted(n["name"] for n in after_s["nodes"] if n["provider"] == first and n["name"] not in before_on)
+    before_off = {n["name"] for n in before_s["nodes"] if n["provider"] != first}
+    # nodes of the model as given that end up on the first provider (a level's new nodes are not "moved")
+    moved = sorted(n["name"] for n in after_s["nodes"] if n["provider"] == first and n["name"] in before_off)
     after_copies = {(c["tensor"], c["direction"]) for c in after_s["memcpy"]["tensors"]}
     gone = sorted(f"{c['tensor']} ({c['direction']})" for c in before_s["memcpy"]["tensors"]
                   if (c["tensor"], c["direction"]) not in after_copies)
+    on_before, on_after = _coverage(before_s), _coverage(after_s)
     row = {"kind": kind, "cause": name, "nodes": concerned_names, "nodeCount": len(concerned_names),
            "after": after_m, "saved": _saved(before_m, after_m), "movedToFirstProvider": moved,
-           "memcpyRemoved": gone, "status": after_s["status"]}
+           "memcpyRemoved": gone, "status": after_s["status"],
+           "coverage": {"before": _cov_json(on_before), "after": _cov_json(on_after),
+                        "gainPoints": round(float(_share(on_after) - _share(on_before)) * 100, 2)},
+           "_gain": _share(on_after) - _share(on_before)}
     if lifted:
         row["lifted"] = lifted
     return row
+
+
+def _coverage(summary):
+    """(nodes on the first provider, nodes) of a summary."""
+    first = summary["effectiveProviders"][0]
+    return sum(1 for n in summary["nodes"] if n["provider"] == first), len(summary["nodes"])
+
+
+def _share(cov):
+    on, total = cov
+    return Fraction(on, total) if total else Fraction(0)
+
+
+def _cov_json(cov):
+    return {"firstProviderNodes": cov[0], "nodes": cov[1], "percent": round(float(_share(cov)) * 100, 2)}
 
 
 _INTEGER_DTYPES = frozenset({"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool"})
@@ -76,13 +98,45 @@ def _dim_nodes(row):
 
 
 def _rank_key(row):
+    """Accelerator coverage gained (exact fraction of the graph's nodes on the first provider)
+    first, then accelerator partitions saved; a tie goes to the cause the user can act on, then
+    to fewer transfers, Memcpy, bytes, then to the cheaper change (EFFORT)."""
     s = row["saved"]
-    kind_order = {"opType": 0, "reason": 1, "dim": 2}
-    return (-s["partitions"], -s["transfers"], -s["memcpy"], -s["boundaryBytes"], -s["fragments"],
-            kind_order.get(row["kind"], 9), row["cause"])
+    return (-row["_gain"], -s["acceleratorPartitions"], not row["actionable"], -s["transfers"], -s["memcpy"],
+            -s["boundaryBytes"], -s["partitions"], EFFORT.get(row["kind"], 9), row["cause"])
 
 
-def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True):
+def _mark(row, table, op=None):
+    actionable, who, remedy = actionability(row["kind"], row["cause"], table, op)
+    row.update(actionable=actionable, actionBy=who, remedy=remedy)
+    return row
+
+
+def _variant(ctx, optimize, fix_dims=None, opset=None):
+    """A variant of the model, or the one-line reason it cannot be made."""
+    from ..api import load_for_prediction
+
+    try:  # the graph ORT partitions depends on the providers (inlining, Level 2/3 sets)
+        if not fix_dims and opset is None:
+            return load_for_prediction(ctx.path, optimize, seed=ctx.seed, resolution=ctx.resolution()), None
+        return load_variant(ctx.path, optimize, fix_dims, opset, seed=ctx.seed, resolution=ctx.resolution()), None
+    except ModelError as exc:
+        return None, str(exc)
+
+
+def _higher_levels(current):
+    """The next optimization level above ``current`` (ORT's order: disable, basic, extended, all),
+    as a list: empty at ``all``."""
+    from ..api import LEVELS
+    from ..sim.pipeline import normalize_level
+
+    current = normalize_level(current)
+    if current not in LEVELS:
+        return []
+    return list(LEVELS[LEVELS.index(current) + 1:LEVELS.index(current) + 2])
+
+
+def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True, analyse_levels=True, analyse_opsets=True):
     """Lift every cause that keeps nodes off the first provider, one at a time; re-simulate each.
 
     Parameters
@@ -96,13 +150,20 @@ def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True):
     dims : dict, optional
         Per-name sizes overriding ``dim_value``.
     analyse_dims : bool
-        Measure symbolic input dimensions (each one loads a variant of the model).
+        Measure symbolic input dimensions (each one loads a variant of the model), one at a
+        time and all together.
+    analyse_levels : bool
+        Measure ORT's higher optimization levels (its own constant folding; a variant each).
+    analyse_opsets : bool
+        Measure the opsets at which ``opset_version``-rejected nodes would find a kernel.
 
     Returns
     -------
     dict
-        ``baseline`` counts, ``causes`` ranked (most partitions saved first, then transfers,
-        Memcpy, bytes), ``notLiftable`` categories.
+        ``baseline`` counts, ``causes`` ranked by accelerator coverage gained (share of nodes on
+        the first provider), then accelerator partitions saved, then the ones the user can act
+        on (``actionable``, ``actionBy``, ``remedy``), transfers, Memcpy, bytes;
+        ``notLiftable`` categories, ``notMeasured`` variants that could not be built.
     """
     model = ctx.model
     res = ctx.resolution()
@@ -136,7 +197,7 @@ def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True):
             cats[c] = cats.get(c, 0) + 1
         row["reasons"] = dict(sorted(cats.items()))
         row["memcpyAtNodes"] = _memcpy_at(model, before_s, idx)
-        rows.append(row)
+        rows.append(_mark(row, first, (domain, op)))
     not_liftable = {}
     for cat, idx in sorted(by_reason.items()):
         table = lift_reason(first, cat, model)
@@ -153,32 +214,51 @@ def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True):
         else:
             row["groups"] = [[names[i] for i in g] for g in weakly_connected_groups(model, idx)]
             row["memcpyAtNodes"] = _memcpy_at(model, before_s, idx)
-        rows.append(row)
+        rows.append(_mark(row, first))
     dim_rows = []
-    if analyse_dims:
-        params = dim_params(model)
-        for name, where in params.items():
-            value = int((dims or {}).get(name, dim_value))
-            variant = load_variant(ctx.path, ctx.optimize, {name: value}, seed=ctx.seed,
-                                   resolution=ctx.resolution())
-            after_s, _ = ctx.run(res, model=variant)
-            row = _row("dim", f"{name}={value}", [], before_m, before_s, after_s, variant, link, device,
-                       f"symbolic dimension {name!r} of the graph inputs fixed to {value}")
-            row["inputs"] = [f"{inp}[{axis}]" for inp, axis in where]
-            dim_rows.append(_dim_nodes(row))
-        if len(params) > 1:
-            fixed = {k: int((dims or {}).get(k, dim_value)) for k in params}
-            variant = load_variant(ctx.path, ctx.optimize, fixed, seed=ctx.seed, resolution=ctx.resolution())
-            after_s, _ = ctx.run(res, model=variant)
-            label = ",".join(f"{k}={v}" for k, v in fixed.items())
-            row = _row("dim", label, [], before_m, before_s, after_s, variant, link, device,
-                       "every symbolic dimension of the graph inputs fixed at once")
-            row["inputs"] = sorted(f"{i}[{a}]" for w in params.values() for i, a in w)
-            dim_rows.append(_dim_nodes(row))
+    not_measured = []
+
+    def measure(kind, label, variant_args, lifted, **extra):
+        variant, why = _variant(ctx, *variant_args)
+        if variant is None:
+            not_measured.append({"kind": kind, "cause": label, "why": why})
+            return None
+        after_s, _ = ctx.run(res, model=variant)
+        row = _row(kind, label, [], before_m, before_s, after_s, variant, link, device, lifted)
+        after_names = {n["name"] for n in after_s["nodes"]}
+        row["goneNodes"] = sum(1 for n in before_s["nodes"] if n["name"] not in after_names)
+        row.update(extra)
+        dim_rows.append(_mark(_dim_nodes(row), first))
+        return row
+
+    params = dim_params(model) if analyse_dims else {}
+    fixed = {k: int((dims or {}).get(k, dim_value)) for k in params}
+    all_dims = ",".join(f"{k}={v}" for k, v in fixed.items())
+    all_inputs = sorted(f"{i}[{a}]" for w in params.values() for i, a in w)
+    for name, where in params.items():
+        measure("dim", f"{name}={fixed[name]}", (ctx.optimize, {name: fixed[name]}),
+                f"symbolic dimension {name!r} of the graph inputs fixed to {fixed[name]}",
+                inputs=[f"{inp}[{axis}]" for inp, axis in where])
+    if len(params) > 1:
+        measure("dims", all_dims, (ctx.optimize, fixed), "every symbolic dimension of the graph inputs fixed at once",
+                inputs=all_inputs)
+    if analyse_levels:
+        for level in _higher_levels(ctx.optimize):
+            measure("level", f"level {level}", (level,),
+                    f"ORT's own {level} rewrites (constant folding, redundant-node removal) before partitioning")
+            if params:
+                measure("level+dims", f"level {level} + {all_dims}", (level, fixed),
+                        f"ORT's {level} rewrites with every symbolic dimension fixed", inputs=all_inputs)
+    rejected = [k for k, n in off if n["reason"] == "opset_version"]
+    if analyse_opsets and rejected:
+        for n in opset_candidates(model, first, rejected):
+            measure("opset", f"opset {n}", (ctx.optimize, None, n),
+                    f"the model converted to opset {n} (onnx.version_converter)")
     rows.extend(dim_rows)
     rows.sort(key=_rank_key)
     for k, r in enumerate(rows, 1):
         r["rank"] = k
+        del r["_gain"]
     out = {
         "schemaVersion": SCHEMA_VERSION,
         "command": "blame",
@@ -189,12 +269,15 @@ def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True):
         "firstProvider": first.provider,
         "policy": ctx.policy,
         "baseline": before_m,
+        "coverage": _cov_json(_coverage(before_s)),
         "undelegatedNodes": len(off),
         "reasons": {c: len(v) for c, v in sorted(by_reason.items())},
         "memcpyCauses": {r["cause"]: len(r["memcpyAtNodes"]) for r in sorted(rows, key=lambda r: r["cause"])
                          if r["kind"] == "reason"},
         "causes": rows,
         "notLiftable": not_liftable,
+        "notMeasured": not_measured,
+        "actionBy": dict(WHO),
         "symbolicDims": {k: [f"{i}[{a}]" for i, a in v] for k, v in dim_params(model).items()},
         "link": link.to_json() if link else None,
     }

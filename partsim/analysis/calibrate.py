@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ModelError, ObservationError, PartsimError
-from ..runtime.observation import import_observation, observation_from_records
+from ..runtime.observation import import_observation, is_unnamed, observation_from_records
 
 __all__ = ["Case", "read_cases", "read_node_records", "agreement", "predict_case", "calibrate", "split_cases"]
 
@@ -85,7 +85,7 @@ def read_node_records(path):
         obs = observation_from_records(rec, runtime=runtime, path=path, strict=False)
         refused = "" if obs["nodes"] or rec.get("assignment") else str(rec.get("create_error") or rec.get("run_error") or "no placement")
         # a node ORT made without a name (function inlining, inserted casts) cannot be told apart
-        nodes = {k: v for k, v in obs["nodes"].items() if k}
+        nodes = {k: v for k, v in obs["nodes"].items() if not is_unnamed(k)}
         cases.append(Case(name=rec["case"], model=model, nodes=nodes, source=f"{p}:{n}",
                           runtime=runtime, device=str(rec.get("device", "")),
                           requested=list(rec.get("requested") or []), refused=refused,
@@ -110,7 +110,8 @@ def read_cases(paths, model=None, level=None):
         m = Path(model) if model else p.parent / "model.onnx"
         if not m.exists():
             raise ObservationError(f"no model for this observation (looked for {m}; give --model)", path)
-        cases.append(Case(name=p.parent.name if not model else m.stem, model=m, nodes=dict(obs["nodes"]),
+        named = {k: v for k, v in obs["nodes"].items() if not is_unnamed(k)}
+        cases.append(Case(name=p.parent.name if not model else m.stem, model=m, nodes=named,
                           source=str(p), runtime=str(obs.get("runtime") or ""),
                           device=str(obs.get("device") or ""), requested=list(obs.get("requested") or []),
                           op_types=dict(obs.get("opTypes") or {})))

@@ -1,4 +1,4 @@
-"""Compare a prediction with an observation (SPEC section 5), and baselines for CI."""
+"""Compare a prediction with an observation (docs/contract.md §5), and baselines for CI."""
 
 import hashlib
 
@@ -83,7 +83,7 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
     }
 
 
-# SPEC section 3's reason categories (the summary schema's enum)
+# docs/contract.md §3's reason categories (the summary schema's enum)
 REASON_CATEGORIES = ("op_not_in_table", "opset_version", "dtype", "dynamic_shape", "rank", "attribute",
                      "non_constant_input", "stop_op_downstream", "group_rejected", "cpu_preferred",
                      "claimed_by_higher_priority", "policy")

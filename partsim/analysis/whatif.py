@@ -18,7 +18,7 @@
 Every number is a count of the re-simulated summary, never an estimate from the
 baseline: "partitions saved" by lifting a cause is ``before - after``.
 
-Copies per inference (decision; SPEC section 1 counts transfers and Memcpy apart):
+Copies per inference (decision; docs/contract.md §1 counts transfers and Memcpy apart):
 every pair of ``transferList`` is one copy of its tensor, and every predicted Memcpy
 whose tensor is not already a transfer (a graph input copied by a node, a device
 output read from host memory by a device kernel's host port) is one more.  A
@@ -36,7 +36,7 @@ from .blame import _head
 from .context import SCHEMA_VERSION
 from .cost import _saved
 from .lift import add_support, parse_support_spec
-from ..io.variants import dim_params, load_variant
+from ..io.variants import check_dims, load_variant
 
 __all__ = ["whatif"]
 
@@ -87,11 +87,7 @@ def whatif(ctx, add=(), fix_dims=None, opset=None, drop=(), reorder=(), optimize
     model = ctx.model
     if fix_dims or opset is not None or after_opt != ctx.optimize:
         if fix_dims:
-            known = dim_params(ctx.model)
-            bad = sorted(set(fix_dims) - set(known))
-            if bad:
-                raise UsageError(f"--fix-dim {bad[0]}: no graph input has that symbolic dimension "
-                                 f"(symbolic: {', '.join(known) or 'none'})")
+            check_dims(ctx.model, fix_dims)
             changes.append({"change": "fix-dim", "value": ",".join(f"{k}={v}" for k, v in sorted(fix_dims.items()))})
         if opset is not None:
             changes.append({"change": "opset", "value": int(opset)})

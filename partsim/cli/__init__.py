@@ -24,6 +24,8 @@ partsim predicts how ONNX Runtime will split a model across execution providers
 touch the device, and checks the prediction against real ORT sessions.
 
 Exit codes: 0 ok, 1 a check failed, 2 bad input or usage.
+
+words used in the output (docs/contract.md defines them exactly):
 """
 
 
@@ -35,7 +37,9 @@ def build_parser(command=None):
     """The argument parser; with ``command`` (a name from the command line), only that
     command's module is imported (each pulls in its own dependencies: a plain
     ``partsim simulate`` need not load the JUnit writer or the ORT runner)."""
-    parser = argparse.ArgumentParser(prog="partsim", description=DESCRIPTION,
+    from ..report.glossary import glossary_text
+
+    parser = argparse.ArgumentParser(prog="partsim", description=DESCRIPTION + glossary_text(width=80) + "\n",
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     from .. import __version__
     parser.add_argument("--version", action="version", version=f"partsim {__version__}")
@@ -71,7 +75,17 @@ def _command_of(argv):
     return None
 
 
-# options whose values are files partsim reads (SPEC section 8: input files are never modified)
+def _innermost_parser(parser, args):
+    """The (sub)parser of the command that ``args`` ran: ``partsim rules show`` -> the ``show`` parser."""
+    while True:
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        name = getattr(args, sub.dest, None) if sub is not None else None
+        if name not in (sub.choices if sub is not None else {}):
+            return parser
+        parser = sub.choices[name]
+
+
+# options whose values are files partsim reads (docs/contract.md §8: input files are never modified)
 _INPUT_OPTIONS = ("model", "rules", "observation", "config", "inputs", "prediction", "receipt", "fp32_model",
                   "quant_model", "expected", "require")
 
@@ -106,7 +120,9 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(_command_of(argv))
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # the command's own usage, not the program's, says what it takes
+            _innermost_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     try:
@@ -117,7 +133,12 @@ def main(argv=None):
         # A command builds large object graphs (a node, value and edge objects per tensor) and
         # frees them at exit: the cyclic GC only rescans them, ~25 % of the time on big models.
         gc.disable()
-        return args.run(args)
+        code = args.run(args)
+        if args.command != "lint" and getattr(args, "rules", None):
+            from .user_tables import warn_about_user_tables
+
+            warn_about_user_tables(args.rules)  # after the run: a failed run prints its one error line only
+        return code
     except PartsimError as exc:
         print(f"partsim: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

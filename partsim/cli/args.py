@@ -1,9 +1,11 @@
 """Option groups shared by commands (model, providers, output)."""
 
+from ..errors import UsageError
 from ..sim.assign import POLICIES
 
 __all__ = ["add_model_args", "add_level_args", "level_of", "LEVEL_CHOICES", "add_provider_args", "add_output_args",
-           "split_list", "add_tolerance_run_args", "provider_request"]
+           "split_list", "add_tolerance_run_args", "add_dim_arg", "parse_dims", "DIM_HELP", "RUN_DIM_HELP",
+           "request_words", "provider_request"]
 
 
 def split_list(values):
@@ -11,6 +13,36 @@ def split_list(values):
     for v in values or ():
         out.extend(x.strip() for x in v.split(",") if x.strip())
     return out
+
+
+DIM_HELP = ("fix a symbolic (dim_param) input dimension to VALUE, a positive integer; repeat the option or "
+            "separate with commas (batch=1,seq=128)")
+RUN_DIM_HELP = "size of a symbolic (dim_param) input dimension in the generated inputs (repeatable; NAME=VALUE)"
+
+
+def parse_dims(values, option="--dim"):
+    """``["batch=1,seq=128", "n=2"]`` -> ``{"batch": 1, "seq": 128, "n": 2}``: the one NAME=VALUE parser.
+
+    A missing ``=``, an empty name or a VALUE that is not a positive integer is a one-line
+    :class:`UsageError` naming the option.
+
+    >>> parse_dims(["batch=1,seq=128", "n=2"])
+    {'batch': 1, 'seq': 128, 'n': 2}
+    """
+    out = {}
+    for v in split_list(values):
+        name, sep, val = v.partition("=")
+        name, val = name.strip(), val.strip()
+        num = int(val) if val.isdigit() else 0
+        if not sep or not name or num < 1:
+            raise UsageError(f"{option} {v!r}: expected NAME=VALUE with a positive integer VALUE")
+        out[name] = num
+    return out
+
+
+def add_dim_arg(p, help_text=DIM_HELP, group=None):
+    """``--dim NAME=VALUE`` (repeatable), the same option on every command that takes a model."""
+    (group or p).add_argument("--dim", action="append", default=[], metavar="NAME=VALUE", help=help_text)
 
 
 def provider_request(values):
@@ -79,3 +111,22 @@ def add_tolerance_run_args(p, python_help):
     p.add_argument("--abs-tol", type=float, help="projectAbsTolerance (required)")
     p.add_argument("--rel-tol", type=float, help="projectRelTolerance (required)")
     p.add_argument("--python", metavar="PATH", help=python_help)
+
+
+def request_words(args):
+    """MODEL and the provider options as the user gave them (defaults left out), for commands printed
+    back to paste: ``["m.onnx", "-p", "nnapi", "-r", "my.yaml"]``."""
+    words = [str(args.model)]
+    if args.providers:
+        words += ["-p", ",".join(split_list(args.providers))]
+    for r in args.rules or ():
+        words += ["-r", str(r)]
+    if args.support:
+        words += ["--support", ",".join(split_list(args.support))]
+        if args.support_name != "EP":
+            words += ["--support-name", args.support_name]
+        if args.support_kind != "kernel":
+            words += ["--support-kind", args.support_kind]
+    if args.policy != "per-node":
+        words += ["--policy", args.policy]
+    return words

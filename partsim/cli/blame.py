@@ -4,14 +4,15 @@ import argparse
 
 from ..errors import EXIT_OK, UsageError
 from ..report.output import to_json, write_output
-from ..report.table import format_table
+from ..report.blame_table import render_blame_table
 from ..analysis.lift import LIFTABLE_REASONS
 from ..analysis.cost import LINK_PRESETS, parse_link
 from ..analysis.blame import blame
 from ..analysis.context import prepare
-from .args import level_of, add_model_args, add_output_args, add_provider_args, provider_request, split_list
+from .args import (add_dim_arg, add_model_args, add_output_args, add_provider_args, level_of, parse_dims,
+                   provider_request, split_list)
 
-__all__ = ["add_parser", "run", "render_blame_table", "link_help", "add_link_arg", "parse_dims", "human_bytes"]
+__all__ = ["add_parser", "run", "link_help", "add_link_arg"]
 
 
 def link_help():
@@ -24,14 +25,27 @@ def link_help():
 HELP = f"""\
 For every op type and every rejection category that keeps nodes of MODEL off the
 first provider (the accelerator), lift that one cause and simulate again on the
-same loaded model: how many partitions, transfers, Memcpy nodes and boundary
-bytes disappear.  Ranked: most partitions saved first, then transfers.
+same loaded model: how much accelerator coverage it wins and how many
+partitions, transfers, Memcpy nodes and boundary bytes disappear.
 
 Lifting means a copy of the first provider's rule table that:
   op type              accepts that op for any dtype, shape and attribute
 {chr(10).join(f"  {k:<20} {v}" for k, v in LIFTABLE_REASONS.items())}
-Symbolic input dimensions (dim_param names) are fixed one at a time (to
---dim-value, default 1, or --dim NAME=VALUE) and the model reloaded.
+Symbolic input dimensions (dim_param names) are fixed one at a time and all
+together (to --dim-value, default 1, or --dim NAME=VALUE) and the model
+reloaded; ORT's higher optimization levels (its own constant folding, e.g.
+"level basic" on a model predicted at none) are measured on ORT's rewrite; and
+when nodes are rejected for their schema version, the nearest opsets at which
+the table has a kernel ("opset N", converted with onnx.version_converter).
+
+Ranked by accelerator coverage gained (the share of the graph's nodes on the
+first provider; a level that folds nodes away changes the total), then
+accelerator partitions saved; ties go to causes you can act on.  "who" says who
+can act: you (a session option; an export or conversion: dims, opset, level,
+constant inputs, dtype, rank, attributes), the provider's vendor (an op with no
+kernel at any version, a kernel version not registered, partitioning hooks;
+your own table via -r only predicts the change), or ORT (its CPU-preferred
+pass).  The last line names the best change you can make.
 
 "saved" = before - after; a negative number means lifting that cause makes
 more of it (e.g. lifting cpu_preferred on CUDA moves shape computations to the
@@ -60,21 +74,6 @@ def add_link_arg(p):
                         "description above)")
 
 
-def parse_dims(values, option="--dim"):
-    out = {}
-    for v in split_list(values):
-        name, sep, val = v.partition("=")
-        name = name.strip()
-        try:
-            num = int(val)
-        except ValueError:
-            num = 0
-        if not sep or not name or num < 1:
-            raise UsageError(f"{option} {v!r}: expected NAME=VALUE with a positive integer VALUE")
-        out[name] = num
-    return out
-
-
 def add_parser(sub):
     p = sub.add_parser("blame", help="rank the causes that keep nodes off the accelerator (re-simulated)",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -85,9 +84,10 @@ def add_parser(sub):
     g = p.add_argument_group("symbolic dimensions")
     g.add_argument("--dim-value", type=int, default=1, metavar="N",
                    help="size a symbolic input dimension is fixed to when its effect is measured (default 1)")
-    g.add_argument("--dim", action="append", metavar="NAME=VALUE",
-                   help="size for one symbolic dimension (overrides --dim-value)")
+    add_dim_arg(p, "size for one symbolic dimension when its effect is measured (overrides --dim-value)", g)
     g.add_argument("--no-dims", action="store_true", help="do not measure symbolic input dimensions")
+    p.add_argument("--no-variants", action="store_true",
+                   help="measure only table lifts: no dims, optimization levels or opsets (no model reloads)")
     p.add_argument("--top", type=int, default=20, metavar="N", help="rows of the table (JSON has all; default 20)")
     p.set_defaults(run=run)
 
@@ -99,93 +99,8 @@ def run(args):
     dims = parse_dims(args.dim)
     ctx = prepare(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                   args.support_name, args.support_kind, args.policy, optimize=level_of(args))
-    result = blame(ctx, link=link, dim_value=args.dim_value, dims=dims, analyse_dims=not args.no_dims)
+    result = blame(ctx, link=link, dim_value=args.dim_value, dims=dims, analyse_dims=not (args.no_dims or args.no_variants),
+                   analyse_levels=not args.no_variants, analyse_opsets=not args.no_variants)
     text = to_json(result) if args.format == "json" else render_blame_table(result, top=args.top)
     write_output(text, args.output)
     return EXIT_OK
-
-
-def human_bytes(n):
-    """``14676`` -> ``14.3 KiB`` (exact bytes are in the JSON)."""
-    if n is None:
-        return "?"
-    sign = "-" if n < 0 else ""
-    n = abs(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{sign}{n} {unit}" if unit == "B" else f"{sign}{n:.1f} {unit}"
-        n /= 1024
-    return f"{sign}{n}"
-
-
-def _short(names, limit=4):
-    if len(names) <= limit:
-        return ", ".join(names)
-    return ", ".join(names[:limit]) + f", … (+{len(names) - limit})"
-
-
-def baseline_line(m, link):
-    text = (f"partitions {m['partitions']} ({m['acceleratorPartitions']} on accelerators)   "
-            f"transfers {m['transfers']}   Memcpy {m['memcpyFromHost']} from host + {m['memcpyToHost']} to host   "
-            f"boundary {human_bytes(m['boundaryBytes'])} in {m['copies']} copies")
-    if m["unsizedCopies"]:
-        text += f" ({m['unsizedCopies']} of unknown size)"
-    if link is not None:
-        text += f"   copy time {m['copyTimeUs']:.1f} us/inference over {link['name']}"
-    return text
-
-
-def render_blame_table(r, top=20):
-    """Text report of a blame result (pure)."""
-    out = []
-    m = r["model"]
-    out.append(f"model      {m['path']}  ({m['nodeCount']} nodes, optimize {r['optimize']})")
-    out.append(f"providers  {' > '.join(r['effectiveProviders'])}")
-    out.append(f"baseline   {baseline_line(r['baseline'], r['link'])}")
-    reasons = ", ".join(f"{k} {v}" for k, v in r["reasons"].items()) or "none"
-    out.append(f"off {r['firstProvider']}: {r['undelegatedNodes']} nodes ({reasons})")
-    if r["baseline"]["memcpy"]:
-        at = ", ".join(f"{k} {v}" for k, v in r["memcpyCauses"].items() if v) or "none"
-        out.append(f"Memcpy at the nodes of: {at} (of {r['baseline']['memcpy']})")
-    out.append("")
-    rows_in = r["causes"]
-    if not rows_in:
-        out.append("nothing keeps nodes off the first provider: nothing to blame")
-        return "\n".join(out) + "\n"
-    link = r["link"] is not None
-    headers = ["rank", "cause", "kind", "nodes", "partitions", "transfers", "Memcpy", "bytes"]
-    if link:
-        headers.append("copy us")
-    headers.append("Memcpy at nodes")
-    kinds = {"opType": "op type", "reason": "reason", "dim": "dim"}
-    rows = []
-    for row in rows_in[:top]:
-        s = row["saved"]
-        cells = [row["rank"], row["cause"], kinds.get(row["kind"], row["kind"]), row["nodeCount"], s["partitions"],
-                 s["transfers"], s["memcpy"], s["boundaryBytes"]]
-        if link:
-            cells.append(f"{s['copyTimeUs']:.1f}")
-        cells.append(len(row["memcpyAtNodes"]) if "memcpyAtNodes" in row else "")
-        rows.append(cells)
-    out.append("saved by lifting each cause alone (before - after; negative = more):")
-    out.append(format_table(headers, rows, [">", "<", "<"] + [">"] * (len(headers) - 3)))
-    if len(rows_in) > top:
-        out.append(f"… {len(rows_in) - top} more causes (--top, or --format json for all)")
-    if r["notLiftable"]:
-        out.append("not liftable on a table: " + ", ".join(f"{k} ({v} nodes)" for k, v in r["notLiftable"].items()))
-    out.append("")
-    out.append("nodes concerned:")
-    for row in rows_in[:top]:
-        if row["kind"] == "reason" and row.get("groups"):
-            what = "shape subgraphs" if row["cause"] == "cpu_preferred" else "groups"
-            line = (f"  {row['cause']}: {row['nodeCount']} nodes in {len(row['groups'])} {what}, e.g. "
-                    f"[{_short(row['groups'][0], 6)}]")
-        elif row["kind"] == "dim":
-            line = (f"  {row['cause']} ({', '.join(row['inputs'])}): {row['nodeCount']} nodes move to the first "
-                    f"provider" + (f": {_short(row['nodes'])}" if row["nodes"] else ""))
-        else:
-            line = f"  {row['cause']}: {_short(row['nodes'])}"
-            if row.get("reasons"):
-                line += "  (" + ", ".join(f"{k} {v}" for k, v in row["reasons"].items()) + ")"
-        out.append(line)
-    return "\n".join(out) + "\n"

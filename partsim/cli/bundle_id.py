@@ -7,7 +7,7 @@ from ..report.output import to_json, write_output
 from .args import add_output_args
 
 HELP = """\
-Compute the modelBundleId (SPEC §6): sha256 over the sha256 digests of the model
+Compute the modelBundleId (docs/contract.md §6): sha256 over the sha256 digests of the model
 file, its metadata (the model's metadata_props plus --metadata), labels,
 tokenizer, preprocessing and postprocessing configs, in that order; an absent part
 is hashed as empty bytes.  The exact bytes are documented in
@@ -32,7 +32,8 @@ def add_parser(sub):
 
 
 def run(args):
-    from ..numerics.bundle import PARTS, bundle_id
+    from ..numerics.bundle import bundle_id
+    from ..report.bundle_id_table import render_bundle_id_table
     from ..numerics.inputs import input_digest, load_npz
 
     res = bundle_id(args.model, args.metadata, args.labels, args.tokenizer, args.preprocessing, args.postprocessing)
@@ -41,13 +42,6 @@ def run(args):
         res["inputDigest"] = input_digest(arrays)
         res["inputs"] = [{"name": k, "dtype": arrays[k].dtype.name, "shape": list(map(int, arrays[k].shape))}
                          for k in sorted(arrays)]
-    if args.format == "json":
-        text = to_json(res)
-    else:
-        lines = [f"modelBundleId  {res['modelBundleId']}"]
-        lines += [f"  {p:<15}{res['parts'][p]['sha256']}  {res['parts'][p]['source'] or '(absent)'}" for p in PARTS]
-        if "inputDigest" in res:
-            lines.append(f"inputDigest    {res['inputDigest']}")
-        text = "\n".join(lines) + "\n"
+    text = to_json(res) if args.format == "json" else render_bundle_id_table(res)
     write_output(text, args.output)
     return EXIT_OK

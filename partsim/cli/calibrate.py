@@ -1,10 +1,9 @@
 """partsim rules calibrate: learn a table overlay from what real sessions did."""
 
 import argparse
-import json
 
 from ..errors import EXIT_OK, UsageError
-from ..report.output import write_output
+from ..report.output import to_json, write_output
 
 HELP = """\
 Compare a provider's table with observations of real sessions, explain every disagreement
@@ -53,7 +52,12 @@ def run(args):
     result = calibrate(cases, args.providers, load_tables(args.rules), command=command, device=args.device)
     report = result["report"]
     report["overlayWritten"] = bool(args.output and result["text"])
-    text = json.dumps(report, indent=2, sort_keys=True) + "\n" if args.format == "json" else _table(report)
+    if args.format == "json":
+        text = to_json(report)
+    else:
+        from ..report.calibrate_table import render_calibrate_table
+
+        text = render_calibrate_table(report)
     if args.output and result["text"]:
         write_output(result["text"], args.output)
     write_output(text, args.report)
@@ -64,27 +68,3 @@ def _short(path):
     from pathlib import Path
 
     return Path(path).name
-
-
-def _table(r):
-    lines = [f"calibrating {r['provider']} ({r['base']})", "", "agreement per observation file:"]
-    for o in r["observations"]:
-        b, a, n = o["agreeingBefore"], o["agreeingAfter"], o["nodes"]
-        pct = (lambda k: f"{100 * k / n:.2f} %") if n else (lambda k: "-")
-        lines.append(f"  {o['file']}: {o['sessions']} sessions, {n} nodes: {b} -> {a} agree "
-                     f"({pct(b)} -> {pct(a)})")
-    lines += ["", f"changes ({len(r['changes'])}):" + ("" if r["changes"] else " none; no overlay written")]
-    for c in r["changes"]:
-        op = f"{c['domain'] + ':' if c['domain'] else ''}{c['op']}-{c['since']}"
-        lines.append(f"  {c['kind']:6s} {op:28s} {c['change']}  [{c['nodes']} node(s), e.g. {c['evidence'][0]}]")
-    lines += ["", f"contradictions ({len(r['contradictions'])}):"]
-    for c in r["contradictions"]:
-        op = f"{c['domain'] + ':' if c['domain'] else ''}{c['op']}" + (f"-{c['since']}" if c["since"] else "")
-        lines.append(f"  {op}: {c['why']}")
-    for c in r["conflictingObservations"]:
-        lines.append(f"  {c['node']} in {c['model']}: observed {' and '.join(c['observed'])}")
-    if r["unexplained"]:
-        lines += ["", "not explained by a table fact (ORT's algorithms decide these):"]
-        for reason, v in r["unexplained"].items():
-            lines.append(f"  {reason}: {v['nodes']} node(s), e.g. {v['examples'][0]}")
-    return "\n".join(lines) + "\n"

@@ -1,10 +1,10 @@
-"""partsim compare: check a CPU-vs-delegate receipt (SPEC §6, JSON per §6a)."""
+"""partsim compare: check a CPU-vs-delegate receipt (docs/contract.md §6, JSON per §6a)."""
 
 import argparse
 
 from ..errors import EXIT_FAIL, EXIT_OK
 from ..report.output import to_json, write_output
-from ..report.table import format_table
+from ..report.compare_table import render_compare_table
 from .args import add_output_args
 
 HELP = """\
@@ -33,24 +33,9 @@ def add_parser(sub):
     p.set_defaults(run=run)
 
 
-def render_table(res):
-    """Text report of a compare result."""
-    rows = []
-    for c in res["cases"]:
-        ff = c.get("firstFailure") or {}
-        where = "" if not ff else (f"pos {ff['position']}: cpu {ff['cpu']} delegate {ff['delegate']} "
-                                   f"limit {ff['limit']}")
-        rows.append([c["index"], c["result"], c["rawResult"], c["businessResult"], c["minAbsTolerance"],
-                     c["minRelTolerance"], where])
-    head = (f"rawTensorResult {res['rawTensorResult']}  businessResult {res['businessResult']}  "
-            f"(abs {res['projectAbsTolerance']}, rel {res['projectRelTolerance']}, {res['caseCount']} cases)")
-    table = format_table(["case", "result", "raw", "business", "minAbs", "minRel", "first failure"], rows)
-    return head + "\n" + table + "\n"
-
-
 def run(args):
     from ..numerics.compare import compare_receipt, load_receipt
 
     res = compare_receipt(load_receipt(args.receipt), args.receipt)
-    write_output(to_json(res) if args.format == "json" else render_table(res), args.output)
+    write_output(to_json(res) if args.format == "json" else render_compare_table(res), args.output)
     return EXIT_OK if res["passed"] else EXIT_FAIL

@@ -4,8 +4,8 @@ import argparse
 
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
 from ..report.output import to_json, write_output
-from ..report.table import format_table
-from .args import add_output_args, split_list
+from ..report.determinism_table import render_determinism_table
+from .args import RUN_DIM_HELP, add_dim_arg, add_output_args, parse_dims, split_list
 
 HELP = """\
 Run one model on one seeded input over a grid of graph_optimization_level x
@@ -25,7 +25,7 @@ def add_parser(sub):
     p.add_argument("model", metavar="MODEL")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--inputs", metavar="FILE.npz", help="inputs keyed by name instead of seeded ones (no pickles)")
-    p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE")
+    add_dim_arg(p, RUN_DIM_HELP)
     p.add_argument("--providers", "-p", action="append", metavar="EP[,EP…]",
                    help="one provider list per flag (repeat for several); default CPU")
     p.add_argument("--threads", default="1,2,4", help="intra-op thread counts (default 1,2,4)")
@@ -47,23 +47,14 @@ def _threads(text):
     return out
 
 
-def render_table(res):
-    f = lambda v: "-" if v is None else f"{v:.3g}"  # noqa: E731
-    rows = [[",".join(c["providers"]), c["optLevel"], c["threads"], c["state"], f(c["maxAbs"]), f(c["maxRel"]),
-             "" if c["bitwiseEqual"] is None else ("yes" if c["bitwiseEqual"] else "no")] for c in res["cells"]]
-    return (f"{res['model']}  seed {res['seed']}  {res['runtime']}\n"
-            + format_table(["providers", "level", "threads", "state", "maxAbs", "maxRel", "bitwise"], rows) + "\n")
-
-
 def run(args):
     from ..numerics.determinism import determinism_grid
     from ..numerics.inputs import load_npz
     from ..numerics.run_compare import resolve_providers
-    from .observe import _dims
 
     plist = [resolve_providers(split_list([v])) for v in (args.providers or ["CPUExecutionProvider"])]
     res = determinism_grid(args.model, seed=args.seed, providers_list=plist, threads=_threads(args.threads),
                            levels=split_list([args.levels]), inputs=load_npz(args.inputs) if args.inputs else None,
-                           python=args.python, timeout=args.timeout, dims=_dims(args.dim))
-    write_output(to_json(res) if args.format == "json" else render_table(res), args.output)
+                           python=args.python, timeout=args.timeout, dims=parse_dims(args.dim))
+    write_output(to_json(res) if args.format == "json" else render_determinism_table(res), args.output)
     return EXIT_FAIL if args.strict and not res["allBitwiseEqual"] else EXIT_OK

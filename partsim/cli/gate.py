@@ -39,7 +39,9 @@ def add_parser(sub):
 
 
 def run(args):
-    from ..numerics.gate import load_receipts, load_requirements, render_junit, render_table, run_gate
+    from ..numerics.gate import load_receipts, load_requirements, run_gate
+    from ..report.gate_junit import render_gate_junit
+    from ..report.gate_table import render_gate_table
 
     req = load_requirements(args.require) if args.require else {}
     devices = split_list(args.devices) or req.get("devices")
@@ -48,6 +50,6 @@ def run(args):
     receipts = load_receipts(args.receipt)
     res = run_gate(receipts, args.candidate, args.runtime, devices=devices, samples=samples, cells=cells,
                    require_business=args.require_business)
-    text = {"json": to_json, "junit": render_junit, "table": render_table}[args.format](res)
+    text = {"json": to_json, "junit": render_gate_junit, "table": render_gate_table}[args.format](res)
     write_output(text, args.output)
     return EXIT_OK if res["passed"] else EXIT_FAIL

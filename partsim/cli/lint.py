@@ -27,12 +27,15 @@ def add_parser(sub):
 
 
 def run(args):
-    from ..rules.lint import lint_paths, to_json, to_sarif, to_text
+    from ..report.lint_json import render_lint_json
+    from ..report.lint_sarif import render_lint_sarif
+    from ..report.lint_text import render_lint_text
+    from ..rules.lint import lint_paths
     from ..rules.load import builtin_rules_dir
 
     paths = args.rules or [builtin_rules_dir()]
     files, findings = lint_paths(paths)
-    render = {"json": to_json, "sarif": to_sarif}.get(args.format, to_text)
+    render = {"json": render_lint_json, "sarif": render_lint_sarif}.get(args.format, render_lint_text)
     write_output(render(files, findings), args.output)
     failing = [f for f in findings if f.level == "error" or args.strict]
     return EXIT_FAIL if failing else EXIT_OK

@@ -7,11 +7,11 @@ from pathlib import Path
 from ..data import data_path
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
 from ..runtime.observation import normalize_level
-from ..runtime.observe import observation_from_run, run_session
+from ..runtime.observe import dropped_providers, observation_from_run, run_session
 from ..report.output import to_json, write_output
-from ..report.table import format_table
-from ..rules.providers import KNOWN_PROVIDERS
-from .args import add_output_args, split_list
+from ..report.observe_table import render_observe_table
+from ..report.providers_table import render_providers_table
+from .args import RUN_DIM_HELP, add_dim_arg, add_output_args, parse_dims, split_list
 
 OBSERVE_HELP = """\
 Run MODEL in a real ONNX Runtime session (in a child process with a timeout) and
@@ -64,18 +64,8 @@ def _session_args(p):
     g.add_argument("--memory-limit", type=float, default=32.0, metavar="GiB",
                    help="address-space ceiling of the session's child process (default 32 GiB; 0 = none)")
     g.add_argument("--seed", type=int, default=0, help="seed for random inputs and weights")
-    g.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE", help="value of a dynamic dimension")
+    add_dim_arg(p, RUN_DIM_HELP, g)
     g.add_argument("--inputs", metavar="FILE.npz", help="inputs keyed by name (no pickles)")
-
-
-def _dims(items):
-    out = {}
-    for it in items:
-        name, sep, value = it.partition("=")
-        if not sep or not value.isdigit():
-            raise UsageError(f"--dim expects NAME=VALUE with a positive integer, got {it!r}")
-        out[name] = int(value)
-    return out
 
 
 def _prepare(model, tmp, seed):
@@ -93,7 +83,7 @@ def _observe(model, providers, args):
         raise UsageError("no such model file", model)
     with tempfile.TemporaryDirectory(prefix="partsim-observe-") as tmp:
         runnable = _prepare(model, Path(tmp), args.seed)
-        rec = run_session(runnable, providers, level, args.python, args.timeout, args.seed, _dims(args.dim),
+        rec = run_session(runnable, providers, level, args.python, args.timeout, args.seed, parse_dims(args.dim),
                           args.inputs, memory_limit=int(args.memory_limit * 1024**3))
     return rec, level
 
@@ -108,15 +98,7 @@ def run_observe(args):
     obs["model"] = args.model
     if rec.get("error"):
         obs["error"] = rec["error"]
-    if args.format == "json":
-        text = to_json(obs)
-    else:
-        counts = {}
-        for ep in obs["nodes"].values():
-            counts[ep] = counts.get(ep, 0) + 1
-        text = (f"state {obs['state']}  granted {', '.join(obs['granted'])}\n"
-                + format_table(["provider", "nodes"], sorted(counts.items()), ["<", ">"])
-                + f"\nMemcpy {obs['memcpy']['fromHost']} from host, {obs['memcpy']['toHost']} to host\n")
+    text = to_json(obs) if args.format == "json" else render_observe_table(obs)
     write_output(text, args.output)
     return EXIT_OK if obs["state"] == "ok" else EXIT_FAIL
 
@@ -132,27 +114,13 @@ def run_providers(args):
     used = {}
     for ep, members in rec.get("assignment") or []:
         used[ep] = used.get(ep, 0) + len(members)
-    dropped = []
-    for name in requested:
-        if name in granted:
-            continue
-        # ORT knows the name but this build lacks it -> not_available; a name no ORT build has -> unknown_provider
-        reason = "not_available" if name in KNOWN_PROVIDERS else "unknown_provider"
-        dropped.append({"name": name, "reason": reason})
+    dropped = dropped_providers(requested, granted)
     warnings = list(rec.get("warnings", [])) + [f"EP Error {b}" for b in rec.get("stderr_banners", [])]
     result = {"requested": requested, "available": available, "granted": granted, "used": used,
               "dropped": dropped, "warnings": warnings, "state": rec.get("state")}
     accel_requested = [r for r in requested if r != "CPUExecutionProvider"]
     failed = bool(dropped) or any(used.get(r, 0) == 0 for r in accel_requested if r in granted)
     result["passed"] = not (args.strict and failed)
-    if args.format == "json":
-        text = to_json(result)
-    else:
-        lines = [f"requested  {', '.join(requested)}", f"available  {', '.join(available)}",
-                 f"granted    {', '.join(granted)}",
-                 "used       " + ", ".join(f"{k}: {v} nodes" for k, v in sorted(used.items()))]
-        lines += [f"dropped    {d['name']}: {d['reason']}" for d in dropped]
-        lines += [f"warning    {w}" for w in warnings]
-        text = "\n".join(lines) + "\n"
+    text = to_json(result) if args.format == "json" else render_providers_table(result)
     write_output(text, args.output)
     return EXIT_FAIL if (args.strict and failed) else EXIT_OK

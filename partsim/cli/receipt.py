@@ -4,7 +4,7 @@ import argparse
 
 from ..errors import EXIT_FAIL, EXIT_OK
 from ..report.output import to_json, write_output
-from .args import add_output_args, add_tolerance_run_args, split_list
+from .args import RUN_DIM_HELP, add_dim_arg, add_output_args, add_tolerance_run_args, parse_dims, split_list
 
 HELP = """\
 Run MODEL in real ORT (one isolated child process under --python, so the CPU
@@ -33,7 +33,7 @@ def add_parser(sub):
     p.add_argument("--expected", metavar="FILE.npz|DIR", help="authoritative outputs for the CPU baseline check")
     p.add_argument("--inputs", metavar="FILE.npz", help="inputs keyed by name (no pickles)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE", help="value of a dynamic dim")
+    add_dim_arg(p, RUN_DIM_HELP)
     p.add_argument("--shape-dim", action="append", default=[], metavar="NAME=VALUE",
                    help="the dynamic dim's value in the shape-change cell (default: its value + 1)")
     p.add_argument("--level", default="all", help="optimization level of the accelerator sessions (default all)")
@@ -58,9 +58,9 @@ def add_parser(sub):
 def run(args):
     from ..numerics.bundle import bundle_id
     from ..numerics.inputs import load_npz
-    from ..numerics.receipt import make_receipt, summarize
+    from ..numerics.receipt import make_receipt
     from ..numerics.receipt_schema import validate_receipt
-    from .observe import _dims
+    from ..report.receipt_table import render_receipt_table
     from .run_compare import _tol
 
     abs_tol, rel_tol = _tol(args.abs_tol, "--abs-tol"), _tol(args.rel_tol, "--rel-tol")
@@ -68,13 +68,13 @@ def run(args):
                        preprocessing=args.preprocessing, postprocessing=args.postprocessing)
     receipt = make_receipt(args.model, split_list(args.providers), abs_tol, rel_tol, python=args.python,
                            sample=args.sample, device=args.device, seed=args.seed,
-                           inputs=load_npz(args.inputs) if args.inputs else None, dims=_dims(args.dim),
-                           shape_dims=_dims(args.shape_dim), expected=args.expected, level=args.level,
+                           inputs=load_npz(args.inputs) if args.inputs else None, dims=parse_dims(args.dim),
+                           shape_dims=parse_dims(args.shape_dim, "--shape-dim"), expected=args.expected, level=args.level,
                            threads=args.threads, cpu_level=args.cpu_level, cpu_threads=args.cpu_threads,
                            repeat=args.repeat, force_failure=args.force_failure,
                            failure_method=args.failure_method, fallback_policy=args.fallback_policy,
                            top_k=args.top_k, thresholds=args.threshold, bundle=bundle, timeout=args.timeout)
     validate_receipt(receipt)
-    write_output(to_json(receipt) if args.format == "json" else summarize(receipt), args.output)
+    write_output(to_json(receipt) if args.format == "json" else render_receipt_table(receipt), args.output)
     ok = all(c["state"] in ("passed", "not_applicable") for c in receipt["lifecycle"].values())
     return EXIT_OK if ok else EXIT_FAIL

@@ -1,12 +1,21 @@
-"""partsim rules: regenerate capability tables from their sources."""
+"""partsim rules: list and show the shipped capability tables, regenerate them from their sources."""
 
 import argparse
 
 from ..errors import EXIT_OK, UsageError
-from ..report.output import write_output
+from ..report.output import to_json, write_output
+from .args import add_output_args
 
 HELP = """\
-Regenerate rule tables from machine-readable sources; output is deterministic.
+List the shipped rule tables, print one to copy and edit, or regenerate them from
+machine-readable sources (output is deterministic).
+
+  partsim rules list
+        every shipped table: name to use with -p, provider, kind, op count, source
+  partsim rules show nnapi > my.yaml
+        the shipped table exactly as shipped (NAME:variant for one variant, e.g.
+        coreml:neuralnetwork); edit it and pass -r my.yaml: it replaces the shipped
+        table of its provider (and variant)
 
   partsim rules import ort-kernels [--provider EP] -o rules/cpu.yaml
         from the installed onnxruntime's kernel registry (get_all_opkernel_def)
@@ -18,14 +27,20 @@ Regenerate rule tables from machine-readable sources; output is deterministic.
         an overlay table learnt from observations of real sessions (partsim/analysis/calibrate.py)
 """
 
-SOURCES = {}
-
-
 def add_parser(sub):
-    p = sub.add_parser("rules", help="regenerate rule tables from their sources", description=HELP,
+    p = sub.add_parser("rules", help="list, show and regenerate the capability tables", description=HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     rs = p.add_subparsers(dest="rules_command", metavar="ACTION")
     rs.required = True
+    ls = rs.add_parser("list", help="list the shipped tables", description=HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_output_args(ls)
+    ls.set_defaults(run=run_list)
+    show = rs.add_parser("show", help="print a shipped table (to copy and edit)", description=HELP,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    show.add_argument("name", metavar="NAME", help="provider name or alias (nnapi, cuda, coreml:neuralnetwork, …)")
+    show.add_argument("--output", "-o", metavar="FILE", help="write here (atomically) instead of stdout")
+    show.set_defaults(run=run_show)
     imp = rs.add_parser("import", help="generate a table from a source", description=HELP,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     imp.add_argument("source", choices=sorted(_sources()), help="what to import from")
@@ -40,7 +55,6 @@ def add_parser(sub):
 
 def _sources():
     names = {"ort-kernels", "contrib-schemas", "openvino", "ep-table"}
-    names.update(SOURCES)
     try:
         from ..gen import mobile_md  # noqa: F401
         names.add("mobile-md")
@@ -52,6 +66,23 @@ def _sources():
     except ImportError:
         pass
     return names
+
+
+def run_list(args):
+    from ..report.rules_list_table import render_rules_list_table
+    from ..rules.catalog import shipped_tables
+
+    records = shipped_tables()
+    write_output(to_json(records) if args.format == "json" else render_rules_list_table(records), args.output)
+    return EXIT_OK
+
+
+def run_show(args):
+    from ..rules.catalog import find_shipped
+
+    _, text = find_shipped(args.name)
+    write_output(text, args.output)
+    return EXIT_OK
 
 
 def run_import(args):

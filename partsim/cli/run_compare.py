@@ -3,8 +3,8 @@
 import argparse
 
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
-from ..report.output import atomic_write, to_json, write_output
-from .args import add_output_args, add_tolerance_run_args, split_list
+from ..report.output import to_json, write_file, write_output
+from .args import RUN_DIM_HELP, add_dim_arg, add_output_args, add_tolerance_run_args, parse_dims, split_list
 
 HELP = """\
 Run MODEL on the CPU EP (baseline) and on the requested providers (accelerated
@@ -34,7 +34,7 @@ def add_parser(sub):
     p.add_argument("--receipt", metavar="FILE", help="write the receipt here (atomically)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--inputs", metavar="FILE.npz", help="inputs keyed by name (no pickles)")
-    p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE")
+    add_dim_arg(p, RUN_DIM_HELP)
     p.add_argument("--timeout", type=float, default=300.0)
     p.add_argument("--expected", metavar="FILE.npz|DIR",
                    help="authoritative outputs: the CPU baseline is checked first; if it disagrees the "
@@ -60,36 +60,24 @@ def _tol(value, flag):
 def run(args):
     from ..numerics.inputs import load_npz
     from ..numerics.run_compare import run_compare
-    from .compare import render_table
-    from .observe import _dims
+    from ..report.run_compare_table import render_run_compare_table
 
     abs_tol, rel_tol = _tol(args.abs_tol, "--abs-tol"), _tol(args.rel_tol, "--rel-tol")
     receipt, res = run_compare(args.model, split_list(args.providers), abs_tol, rel_tol, seed=args.seed,
                                inputs=load_npz(args.inputs) if args.inputs else None, python=args.python,
                                level=args.level, threads=args.threads, cpu_level=args.cpu_level,
                                cpu_threads=args.cpu_threads, top_k=args.top_k, thresholds=args.threshold,
-                               timeout=args.timeout, dims=_dims(args.dim))
+                               timeout=args.timeout, dims=parse_dims(args.dim))
     if args.expected:
         _baseline_gate(args, receipt, res)
     if args.lifecycle:
         _lifecycle(args, receipt, res, abs_tol, rel_tol)
     if args.receipt:
-        atomic_write(args.receipt, to_json(receipt))
+        write_file(args.receipt, to_json(receipt))
     d = receipt["cases"][0]["delegate"]
     res["delegate"] = {k: d.get(k) for k in ("requestedProviders", "grantedProviders", "stages", "fallbackReason",
                                              "partitionSummary", "delegateState", "runtime")}
-    if args.format == "json":
-        text = to_json(res)
-    else:
-        st = d.get("stages", {})
-        text = (f"delegate {d.get('delegateState')}  fallbackReason {d.get('fallbackReason')}  stages "
-                + " ".join(f"{k}={st.get(k)}" for k in ("availabilityChecked", "delegateCreated",
-                                                        "prepareCompleted", "invocationCompleted"))
-                + f"\npartitionSummary {d.get('partitionSummary')}\n" + render_table(res))
-        if "baselineCheck" in res:
-            text += f"CPU baseline vs expected outputs: {res['baselineCheck']['result']}\n"
-        if "lifecycle" in res:
-            text += "lifecycle: " + "  ".join(f"{k}={v}" for k, v in res["lifecycle"].items()) + "\n"
+    text = to_json(res) if args.format == "json" else render_run_compare_table(res)
     write_output(text, args.output)
     return EXIT_OK if res["passed"] else EXIT_FAIL
 
@@ -113,10 +101,9 @@ def _baseline_gate(args, receipt, res):
 def _lifecycle(args, receipt, res, abs_tol, rel_tol):
     from ..numerics.inputs import load_npz
     from ..numerics.receipt import make_receipt
-    from .observe import _dims
 
     ex = make_receipt(args.model, split_list(args.providers), abs_tol, rel_tol, python=args.python, seed=args.seed,
-                      inputs=load_npz(args.inputs) if args.inputs else None, dims=_dims(args.dim),
+                      inputs=load_npz(args.inputs) if args.inputs else None, dims=parse_dims(args.dim),
                       expected=args.expected, level=args.level, threads=args.threads, cpu_level=args.cpu_level,
                       cpu_threads=args.cpu_threads, repeat=args.repeat, top_k=args.top_k,
                       thresholds=args.threshold, timeout=args.timeout)

@@ -3,8 +3,9 @@
 from ..api import predict
 from ..errors import EXIT_OK
 from ..report.output import to_json, write_output
-from ..report.table import render_summary_table
-from .args import level_of, add_model_args, add_output_args, add_provider_args, provider_request, split_list
+from ..report.summary_table import render_summary_table
+from .args import (add_dim_arg, add_model_args, level_of, add_output_args, add_provider_args, parse_dims,
+                   provider_request, request_words, split_list)
 
 HELP = """\
 Predict how ONNX Runtime assigns every node of MODEL to the requested execution
@@ -20,9 +21,18 @@ examples:
   partsim simulate model.onnx -p cuda --level disable      # the graph as written (ORT_DISABLE_ALL)
   partsim simulate model.onnx --compat usability-checker  # ORT's mobile usability checker
 
-The JSON is the partitionSummary of SPEC section 4 (schema:
+The JSON is the partitionSummary of docs/contract.md §4 (schema:
 partsim/data/summary.schema.json).  Exit 0 on success (also when nothing is
 accelerated: check "accelerated"), 2 on a bad model, table or option.
+
+words used in the table:
+{glossary}
+
+reasons (why a node is not on the first provider) and what to change:
+{reasons}
+
+The table ends with next steps: the largest cause and the exact `partsim whatif`
+and `partsim blame` commands to run on it.
 
 The session predicted is ORT's default, ORT_ENABLE_ALL (--level all): function
 inlining for the providers asked, DQ duplication, ORT's own Level 1-3 optimizer
@@ -39,9 +49,13 @@ known limitations:
 
 
 def add_parser(sub):
-    p = sub.add_parser("simulate", help="predict provider assignment and partitions", description=HELP,
+    from ..report.glossary import glossary_text, reasons_text
+
+    p = sub.add_parser("simulate", help="predict provider assignment and partitions",
+                       description=HELP.format(glossary=glossary_text(width=80), reasons=reasons_text()),
                        formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
     add_model_args(p)
+    add_dim_arg(p)
     add_provider_args(p)
     add_output_args(p)
     p.add_argument("--compat", choices=("usability-checker",),
@@ -55,8 +69,9 @@ def add_parser(sub):
 def run(args):
     if getattr(args, "compat", None):
         return _run_compat(args)
-    summary, _ = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
-                         args.support_name, args.support_kind, args.policy, level=level_of(args))
+    summary, assignment = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
+                                  args.support_name, args.support_kind, args.policy, level=level_of(args),
+                                  dims=parse_dims(args.dim))
     from ..progress import stage
 
     with stage(f"writing the {args.format}", f"wrote the {args.format}"):
@@ -65,7 +80,13 @@ def run(args):
 
             write_json(summary, args.output)  # encoded piece by piece, never one big string
         else:
-            write_output(render_summary_table(summary), args.output)
+            from ..analysis.advice import next_steps
+            from ..io.variants import dim_params
+
+            steps = next_steps(summary, request_words(args), list(dim_params(assignment.model)),
+                               optimized=summary["level"] != "disable", fixed_dims=parse_dims(args.dim),
+                               level=summary["level"])
+            write_output(render_summary_table(summary, steps=steps), args.output)
     return EXIT_OK
 
 
@@ -74,9 +95,9 @@ def _run_compat(args):
     from ..analysis.compat import usability_checker_analysis
     from ..errors import UsageError
 
-    if args.providers or args.support or args.rules:
+    if args.providers or args.support or args.rules or args.dim:
         raise UsageError("--compat usability-checker uses the checker's own op lists; "
-                         "drop --providers/--support/--rules")
+                         "drop --providers/--support/--rules/--dim")
     result = usability_checker_analysis(args.model)
     text = to_json(result) if args.format == "json" else render_compat_table(result)
     write_output(text, args.output)

@@ -3,7 +3,7 @@
 import argparse
 
 from ..errors import EXIT_OK, UsageError
-from ..report.output import atomic_write
+from ..report.output import write_file
 
 HELP = """\
 Write a seeded random layered DAG model (valid ONNX, passes onnx.checker, shape
@@ -39,5 +39,5 @@ def run(args):
         model = synthesize(args.nodes, args.seed, ops, args.branching, args.reach, args.opset)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    atomic_write(args.output, model.SerializeToString(deterministic=True))
+    write_file(args.output, model.SerializeToString(deterministic=True))
     return EXIT_OK

@@ -7,11 +7,14 @@ from pathlib import Path
 from ..api import predict
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
 from ..runtime.observation import import_observation
-from ..report.output import atomic_write, to_json, write_output
-from ..report.junit import render_baseline_junit, render_verify_junit
-from ..report.table import format_table
+from ..report.output import to_json, write_file, write_output
+from ..report.baseline_junit import render_baseline_junit
+from ..report.junit_xml import join_junit_documents
+from ..report.verify_junit import render_verify_junit
+from ..report.verify_table import render_verify_table
 from ..analysis.verify import baseline_record, check_baseline_context, compare, compare_baseline
-from .args import add_model_args, add_output_args, add_provider_args, level_of, provider_request, split_list
+from .args import (add_dim_arg, add_model_args, add_output_args, add_provider_args, level_of, parse_dims,
+                   provider_request, split_list)
 
 HELP = """\
 Check a prediction against where a real ONNX Runtime session put every node, or
@@ -23,6 +26,12 @@ gate CI on a committed baseline.
         or when Memcpy counts differ.  Observations: partsim observation JSON,
         shared/observed/*/observed.json (one record per optimization level), or an
         ORT profiling JSON (enable_profiling) from a device.
+  partsim verify MODEL -p cpu --observe
+        the same against a session run here now.  When this machine's onnxruntime
+        lacks a requested provider (NNAPI on a PC), ORT would silently run those
+        nodes on the CPU: verify says it cannot check that provider here and exits
+        2 -- a check that cannot run is not a pass (1 is kept for a prediction that
+        disagrees with a real session).
   partsim verify MODEL -p nnapi --baseline partsim-baseline.json [--update-baseline]
         exit 1 when the first provider lost nodes, "accelerated" turned false, the
         status changed, or partitions, fragments, transfers or Memcpy nodes grew; the
@@ -41,6 +50,8 @@ def add_parser(sub):
     p = sub.add_parser("verify", help="check a prediction against a real ORT observation or a baseline",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_args(p)
+    add_dim_arg(p, "fix a symbolic input dimension (NAME=VALUE, repeatable) in the prediction and, with --observe, "
+                   "in the real session's inputs")
     add_provider_args(p)
     g = p.add_argument_group("what to compare with")
     g.add_argument("--observation", metavar="FILE", help="observation recorded earlier (here or on a device)")
@@ -73,12 +84,15 @@ def run(args):
     observation = import_observation(args.observation, level) if args.observation else None
     if args.observe:
         observation = _observe_now(args, level)
+    if observation is not None:
+        _refuse_unchecked(observation, args, here=args.observe)
     if observation is not None and observation.get("level") and observation["level"] != level:
         raise UsageError(f"the observation was made at level {observation['level']} and the prediction is for "
                          f"level {level}: partsim does not compare across levels (give --level "
                          f"{observation['level']})", args.observation)
     summary, assignment = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
-                                  args.support_name, args.support_kind, args.policy, level=level)
+                                  args.support_name, args.support_kind, args.policy, level=level,
+                                  dims=parse_dims(args.dim))
     result = {"model": args.model}
     passed = True
     if observation is not None:
@@ -89,7 +103,7 @@ def run(args):
         path = Path(args.baseline)
         now = baseline_record(summary, assignment.resolution, level)
         if args.update_baseline:
-            atomic_write(path, to_json(now))
+            write_file(path, to_json(now))
             result["baseline"] = {"passed": True, "updated": str(path),
                                   "now": {k: v for k, v in now.items() if k != "nodes"}}
         else:
@@ -107,9 +121,9 @@ def run(args):
             text = render_verify_junit(result["verify"], args.model)
         if args.baseline:
             b_text = render_baseline_junit(result["baseline"], args.model)
-            text = b_text if not text else _join_suites(text, b_text)
+            text = b_text if not text else join_junit_documents(text, b_text)
     else:
-        text = _table(result)
+        text = render_verify_table(result)
     write_output(text, args.output)
     return EXIT_OK if passed else EXIT_FAIL
 
@@ -129,13 +143,6 @@ def read_baseline(path):
     return base
 
 
-def _join_suites(a, b):
-    """Two JUnit documents with one <testsuite> each -> one <testsuites> document."""
-    head = '<?xml version="1.0" encoding="UTF-8"?>\n'
-    body = [t[len(head):] if t.startswith(head) else t for t in (a, b)]
-    return head + "<testsuites>\n" + "".join(body) + "</testsuites>\n"
-
-
 def _observe_now(args, level):
     import tempfile
 
@@ -152,7 +159,7 @@ def _observe_now(args, level):
             runnable = materialize_weights(args.model, Path(tmp))
         except ImportError:  # pragma: no cover
             runnable = args.model
-        rec = run_session(runnable, providers, level, args.python, args.timeout)
+        rec = run_session(runnable, providers, level, args.python, args.timeout, dims=parse_dims(args.dim))
     if rec.get("state") == "create_failed":  # ORT refused the session: compared with the predicted status
         return observation_from_run(rec, level)
     if rec.get("state") != "ok":
@@ -160,39 +167,25 @@ def _observe_now(args, level):
     return observation_from_run(rec, level)
 
 
-def _table(result):
-    out = []
-    v = result.get("verify")
-    if v:
-        o = v["observation"]
-        out.append(f"observation  {o.get('source')} {o.get('runtime') or ''} {o.get('device') or ''} "
-                   f"level={o.get('level')}")
-        out.append(f"agreement    {v['agreeing']}/{v['compared']} nodes = {v['agreement']:.4f} "
-                   f"(need {v['minAgreement']})")
-        st = v.get("status", {})
-        if st.get("observed") is not None:
-            mark = "" if st["predicted"] == st["observed"] else "   <- differ"
-            out.append(f"status       predicted {st['predicted']}, observed {st['observed']}{mark}")
-        rows = [[k, c["predicted"], "?" if c["observed"] is None else c["observed"]]
-                for k, c in sorted(v["counts"].items())]
-        out.append(format_table(["count", "predicted", "observed"], rows, ["<", ">", ">"]))
-        if v["disagreements"]:
-            out.append("")
-            rows = [[d["node"], d["opType"], d["predicted"], d["observed"], d["predictedReason"] or ""]
-                    for d in v["disagreements"][:60]]
-            out.append(format_table(["node", "op", "predicted", "observed", "predicted reason"], rows))
-        if v["unobserved"]:
-            out.append(f"{len(v['unobserved'])} predicted node(s) absent from the observation "
-                       f"(removed or fused by ORT), e.g. {', '.join(v['unobserved'][:5])}")
-    b = result.get("baseline")
-    if b:
-        if b.get("updated"):
-            out.append(f"baseline     updated {b['updated']}")
-        elif b["failures"]:
-            for f in b["failures"]:
-                out.append(f"baseline     FAIL {f['rule']}: {f['message']}")
-        else:
-            out.append("baseline     no node left the first provider, no count grew, status and "
-                       "acceleration unchanged")
-    out.append("PASSED" if result["passed"] else "FAILED")
-    return "\n".join(out) + "\n"
+def _refuse_unchecked(obs, args, here):
+    """A session where ORT dropped a requested accelerator ran its nodes elsewhere (ORT only
+    warns); comparing it with the prediction measures nothing about that provider, so verify
+    refuses (exit 2): a check that cannot run is not a pass."""
+    from ..rules.providers import canonical_name
+
+    wanted = {canonical_name(p.partition(":")[0]) for p in split_list(args.providers)}
+    missing = [d["name"] for d in obs.get("dropped") or ()
+               if d.get("name") in wanted and d.get("name") != "CPUExecutionProvider"]
+    if not missing:
+        return
+    ran = ", ".join(obs.get("granted") or []) or "no provider"
+    if here:
+        raise UsageError(
+            f"cannot check {', '.join(missing)} here: this {obs.get('runtime') or 'onnxruntime'} build has "
+            f"{', '.join(obs.get('available') or []) or 'no providers'} (ORT dropped the request and ran every "
+            f"node on {ran}); record an observation where the provider exists (partsim observe MODEL -p "
+            f"{','.join(split_list(args.providers))} -o obs.json) and run verify --observation obs.json, or point "
+            "--python at an interpreter whose onnxruntime has it", args.model)
+    raise UsageError(f"cannot check {', '.join(missing)} with this observation: its session dropped the "
+                     f"provider and ran every node on {ran}; record it where the provider exists",
+                     args.observation)

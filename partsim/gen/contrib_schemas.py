@@ -8,7 +8,7 @@ type-constraint names, which is all the simulator needs to resolve a node's
 schema version and check its dtypes.
 """
 
-import json
+from ..report.output import to_json
 
 __all__ = ["generate_contrib_schemas"]
 
@@ -44,4 +44,4 @@ def generate_contrib_schemas():
         "source": f"onnxruntime {onnxruntime.__version__} get_all_operator_schema()",
         "ops": ops,
     }
-    return json.dumps(doc, sort_keys=True, indent=0) + "\n"
+    return to_json(doc, indent=0)

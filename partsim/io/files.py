@@ -3,7 +3,7 @@
 Every input partsim reads (models, rule tables, observations, receipts, requirement
 files, ORT's kernel docs) goes through :func:`read_bytes` or :func:`read_text`, so a
 folder, a FIFO, ``/dev/zero``, a missing file, a file too large or one that is not
-text gets the same clear refusal whatever the command (SPEC section 8).
+text gets the same clear refusal whatever the command (docs/contract.md §8).
 
 >>> import tempfile, os
 >>> d = tempfile.mkdtemp()

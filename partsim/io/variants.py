@@ -1,9 +1,9 @@
 """Model variants for what-if questions: fixed symbolic dimensions, another opset, another optimization level.
 """
 
-from ..errors import ModelError
+from ..errors import ModelError, UsageError
 
-__all__ = ["load_variant", "fix_dims_in_proto", "dim_params"]
+__all__ = ["load_variant", "load_variant_prepared", "fix_dims_in_proto", "dim_params", "check_dims"]
 
 
 def dim_params(model):
@@ -17,6 +17,16 @@ def dim_params(model):
             if isinstance(d, str) and d:
                 out.setdefault(d, []).append((name, axis))
     return {k: sorted(v) for k, v in sorted(out.items())}
+
+
+def check_dims(model, fixed, option="--dim"):
+    """Refuse (one-line :class:`UsageError`) a name in ``fixed`` that no graph input of ``model`` has as a
+    symbolic dimension, listing those it has."""
+    known = dim_params(model)
+    bad = sorted(set(fixed or ()) - set(known))
+    if bad:
+        raise UsageError(f"{option} {bad[0]}: no graph input has that symbolic dimension "
+                         f"(symbolic: {', '.join(known) or 'none'})")
 
 
 def fix_dims_in_proto(proto, fixed):
@@ -72,51 +82,33 @@ def _modify(proto, fix_dims, opset, path):
     return proto
 
 
-def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0, resolution=None):
+def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0, label="what-if variant of the model",
+                 resolution=None):
     """Load ``path`` with symbolic dims fixed and/or converted to another opset, at level ``optimize``.
 
-    At ``none``/``disable`` the change is made on the in-memory proto and the IR rebuilt
-    (:func:`partsim.io.load.model_from_proto`).  At the other levels the weights are
-    materialized in a temporary folder first, the changed copy is written there and ORT's
-    pipeline (:func:`partsim.pipeline.prepare`) runs on it for ``resolution``'s providers
-    (CPU only when absent).  The user's file is never written.
+    The change is made on the in-memory proto, then ORT's pipeline for that level
+    (:func:`partsim.runtime.pipeline.prepare`) runs on it for ``resolution``'s providers (CPU only
+    when absent); the external-data files stay the model's own and the user's file is never
+    written.  ``label`` starts the note the model carries (its summary's ``warnings``).
     """
-    from ..api import load_for_prediction
-    from .load import load_model, model_from_proto
-    from .read import read_model_proto
+    return load_variant_prepared(path, optimize, fix_dims, opset, seed, label, resolution).model
 
-    if not fix_dims and opset is None:
-        return load_for_prediction(path, optimize, seed=seed, resolution=resolution)
-    changes = ", ".join([f"{k}={v}" for k, v in sorted((fix_dims or {}).items())]
-                        + ([f"opset {opset}"] if opset is not None else []))
-    if optimize in ("none", "disable"):
-        import hashlib
 
-        proto, data = read_model_proto(path)
-        proto = _modify(proto, fix_dims, opset, path)
-        return model_from_proto(proto, path=str(path), sha256=hashlib.sha256(data).hexdigest(),
-                                notes=[f"what-if variant of the model ({changes})"])
-    import tempfile
-    from pathlib import Path
-
-    import onnx
-
+def load_variant_prepared(path, optimize="none", fix_dims=None, opset=None, seed=0,
+                          label="what-if variant of the model", resolution=None):
+    """:func:`load_variant`, returning the :class:`partsim.runtime.pipeline.Prepared` (origins, ORT's failure)."""
     from ..runtime.pipeline import prepare
     from ..sim.pipeline import normalize_level
-    from .materialize import materialize_weights
 
     level = normalize_level(optimize) or "all"
-    if resolution is None:
-        from ..api import DEFAULT_PROVIDERS, load_tables
+    if resolution is None:  # CPU only, the shipped table
+        from ..rules.load import builtin_tables
         from ..rules.resolve import resolve_providers
 
-        resolution = resolve_providers(list(DEFAULT_PROVIDERS), load_tables())
-    original = load_model(path, infer_shapes=False)
-    with tempfile.TemporaryDirectory(prefix="partsim-whatif-") as tmp:
-        copy = materialize_weights(path, Path(tmp) / "src", seed=seed)
-        proto, _ = read_model_proto(copy)
-        proto = _modify(proto, fix_dims, opset, path)
-        changed = copy.with_name(copy.stem + ".whatif.onnx")
-        onnx.save(proto, str(changed))  # external-data references stay relative to the same folder
-        return prepare(changed, level, resolution, seed=seed, shown_as=(original.path, original.sha256),
-                       notes=[f"what-if variant of the model ({changes}), predicted at level {level}"]).model
+        resolution = resolve_providers(["CPUExecutionProvider"], builtin_tables())
+    changes = ", ".join([f"{k}={v}" for k, v in sorted((fix_dims or {}).items())]
+                        + ([f"opset {opset}"] if opset is not None else []))
+    notes = [f"{label} ({changes})" + (f", predicted at level {level}" if level != "disable" else "")] \
+        if changes else []
+    modify = (lambda proto: _modify(proto, fix_dims, opset, path)) if changes else None
+    return prepare(path, level, resolution, seed=seed, notes=notes, modify=modify)

@@ -19,7 +19,7 @@ def weakly_connected_groups(model, members, order=None, same=None):
     ``order`` (default: the model's topological order) gives the order of the groups
     (by their first member) and of the members inside each group.  ``same(p, c)``,
     when given, keeps only the edges between members it accepts (e.g. nodes on one
-    provider: the fragments of SPEC section 1).
+    provider: the fragments of docs/contract.md §1).
     """
     from .order import topological_order
 

@@ -1,4 +1,4 @@
-"""modelBundleId (SPEC §6): one identity for a model and everything that shapes its inputs and outputs.
+"""modelBundleId (docs/contract.md §6): one identity for a model and everything that shapes its inputs and outputs.
 
 Exactly what is hashed (all digests are lowercase sha256 hex):
 

@@ -1,4 +1,4 @@
-"""CPU-vs-delegate receipt comparison (SPEC §6 "compare", JSON per §6a).
+"""CPU-vs-delegate receipt comparison (docs/contract.md §6 "compare", JSON per §6a).
 
 A receipt is ``{projectAbsTolerance, projectRelTolerance, cases: [{cpu: {…},
 delegate: {…}}]}``; each side carries ``modelBundleId, inputDigest, shape, dtype,
@@ -283,7 +283,7 @@ def _overall(states, rules):
 
 
 def compare_receipt(data, path=None):
-    """Compare a parsed receipt; returns the SPEC §6a ``compare`` record.
+    """Compare a parsed receipt; returns the docs/contract.md §6a ``compare`` record.
 
     Raises
     ------

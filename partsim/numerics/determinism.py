@@ -1,4 +1,4 @@
-"""Determinism grid (SPEC §6, §6a): one model, one seeded input, many session settings.
+"""Determinism grid (docs/contract.md §6, §6a): one model, one seeded input, many session settings.
 
 Cells are ``providers × graph_optimization_level × intra_op_num_threads`` in that
 nesting order; the first cell is the reference.  Per cell: ``maxAbs`` = max over
@@ -50,7 +50,7 @@ def diff_outputs(ref, out):
 def determinism_grid(model, seed=0, providers_list=(("CPUExecutionProvider",),), threads=(1, 2, 4),
                      levels=("disable", "basic", "extended", "all"), inputs=None, python=None, timeout=300.0,
                      dims=None):
-    """Run the grid; returns ``{seed, model, inputDigest, cells: […]}`` (SPEC §6a)."""
+    """Run the grid; returns ``{seed, model, inputDigest, cells: […]}`` (docs/contract.md §6a)."""
     from .inputs import input_digest
     from .inputs import prepare_feeds
     from ..runtime.sessions import fallback_reason, run_configs

@@ -41,8 +41,7 @@ every required cell is ``verified`` or ``not_applicable``.
 from ..errors import UsageError
 from .receipt_schema import CELLS, FALLBACK_POLICIES, STAGES, validate_receipt
 
-__all__ = ["GATE_STATES", "CHECKS", "load_receipts", "load_requirements", "run_gate", "render_table",
-           "render_junit"]
+__all__ = ["GATE_STATES", "CHECKS", "load_receipts", "load_requirements", "run_gate"]
 
 GATE_STATES = ("verified", "failed", "blocked", "fallback_only", "missing", "not_applicable")
 CHECKS = ("metadata", "cpu_baseline", "delegate_invoked", "partition_summary", "tensor", "business", "fallback")
@@ -259,68 +258,3 @@ def run_gate(receipts, candidate, runtime, devices=None, samples=None, cells=Non
             "accepted": sorted(p for p, _ in accepted), "rejected": sorted(rejected, key=lambda x: x["receipt"]),
             "notRequired": extra, "matrix": matrix, "gaps": gaps, "notVerified": not_verified,
             "counts": counts, "passed": bool(matrix) and not not_verified}
-
-
-def render_table(res):
-    cells = res["required"]["cells"]
-    head = ["device", "sample"] + cells
-    rows = [[r["device"], r["sample"]] + [r["cells"][c]["state"] for c in cells] for r in res["matrix"]]
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)] if rows else [len(h) for h in head]
-    lines = [f"candidate {res['candidate']}  runtime {res['runtime']}",
-             "checks: " + " → ".join(res["checks"]), "",
-             "  ".join(h.ljust(w) for h, w in zip(head, widths)),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(str(x).ljust(w) for x, w in zip(row, widths)) for row in rows]
-    if not rows:
-        lines.append("(no required device/sample: no receipt accepted and none required)")
-    lines.append("")
-    for nv in res["notVerified"]:
-        if nv["state"] != "missing":
-            lines.append(f"not verified: {nv['device']} / {nv['sample']} / {nv['cell']}: {nv['state']} "
-                         f"({nv['reason']})")
-    for g in res["gaps"]:
-        lines.append(f"gap: {g['device']} / {g['sample']} / {g['cell']} missing ({g['reason']})")
-    for rj in res["rejected"]:
-        lines.append(f"rejected: {rj['receipt']}: {rj['detail']}")
-    for x in res["notRequired"]:
-        lines.append(f"not required (ignored): {x}")
-    c = res["counts"]
-    lines.append("gate: " + ("PASS" if res["passed"] else "FAIL") + "  ("
-                 + (", ".join(f"{c[s]} {s}" for s in GATE_STATES if c[s]) or "no required cell") + ")")
-    return "\n".join(lines) + "\n"
-
-
-def render_junit(res):
-    """JUnit XML: one testsuite per device, one testcase per (sample, cell); rejected receipts as errors."""
-    from xml.sax.saxutils import quoteattr
-
-    out = ['<?xml version="1.0" encoding="UTF-8"?>']
-    total = sum(len(r["cells"]) for r in res["matrix"]) + len(res["rejected"])
-    fails = sum(1 for r in res["matrix"] for v in r["cells"].values() if v["state"] not in
-                ("verified", "not_applicable", "missing"))
-    errors = sum(1 for r in res["matrix"] for v in r["cells"].values() if v["state"] == "missing") + \
-        len(res["rejected"])
-    skipped = sum(1 for r in res["matrix"] for v in r["cells"].values() if v["state"] == "not_applicable")
-    out.append(f'<testsuites name="partsim gate" tests="{total}" failures="{fails}" errors="{errors}" '
-               f'skipped="{skipped}">')
-    for dev in res["required"]["devices"]:
-        rows = [r for r in res["matrix"] if r["device"] == dev]
-        out.append(f"  <testsuite name={quoteattr(dev)} tests=\"{sum(len(r['cells']) for r in rows)}\">")
-        for r in rows:
-            for cell, v in r["cells"].items():
-                name = quoteattr(f"{r['sample']}/{cell}")
-                cls = quoteattr(f"{dev}.{r['sample']}")
-                body = {"verified": "", "not_applicable": f"<skipped message={quoteattr(v['reason'])}/>",
-                        "missing": f"<error type=\"missing\" message={quoteattr(v['reason'])}/>"}.get(
-                    v["state"], f"<failure type={quoteattr(v['state'])} message={quoteattr(v['reason'])}/>")
-                out.append(f"    <testcase classname={cls} name={name}>{body}</testcase>" if body else
-                           f"    <testcase classname={cls} name={name}/>")
-        out.append("  </testsuite>")
-    if res["rejected"]:
-        out.append(f'  <testsuite name="rejected receipts" tests="{len(res["rejected"])}">')
-        for rj in res["rejected"]:
-            out.append(f"    <testcase classname=\"rejected\" name={quoteattr(rj['receipt'])}>"
-                       f"<error type={quoteattr(rj['reason'])} message={quoteattr(rj['detail'])}/></testcase>")
-        out.append("  </testsuite>")
-    out.append("</testsuites>")
-    return "\n".join(out) + "\n"

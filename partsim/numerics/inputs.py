@@ -7,7 +7,7 @@ the numeric commands feed a model the same arrays:
 (initializers excluded), dynamic dimensions from ``dims`` (default 1); floats are
 standard normal, integers uniform in ``[0, 4)``, bools uniform.
 
-inputDigest (SPEC §6) is sha256 over, for every input in name order (Python
+inputDigest (docs/contract.md §6) is sha256 over, for every input in name order (Python
 string order), the bytes ``"<dtype>:<d0>,<d1>,…\\n"`` (numpy dtype name, e.g.
 ``float32:1,3,64,64``; a scalar has an empty shape list) followed by the array's
 raw C-order little-endian bytes.  Input names are not hashed.
@@ -76,7 +76,7 @@ def seeded_inputs(specs, seed=0, dims=None):
 
 
 def load_npz(path):
-    """Arrays of an ``.npz`` keyed by name; pickles and object arrays are refused (SPEC §8)."""
+    """Arrays of an ``.npz`` keyed by name; pickles and object arrays are refused (docs/contract.md §8)."""
     import numpy as np
 
     p = Path(path)

@@ -1,4 +1,4 @@
-"""Per-layer quantization error between an FP32 model and its quantized version (SPEC §6, §6a).
+"""Per-layer quantization error between an FP32 model and its quantized version (docs/contract.md §6, §6a).
 
 Boundaries are the float tensors feeding linear operators.  In the FP32 model:
 every ``MatMul``/``Gemm``/``Conv`` (and ``FusedMatMul``/``ConvTranspose``) data
@@ -238,7 +238,7 @@ def _errors(f, q):
 
 
 def layer_error(fp32_model, quant_model, seed=0, inputs=None, dims=None):
-    """The layer-error table of SPEC §6a as a dict.
+    """The layer-error table of docs/contract.md §6a as a dict.
 
     Parameters
     ----------

@@ -49,10 +49,9 @@ from .run_compare import resolve_providers
 from .cells import baseline_check, lifecycle_cells, numeric_result, partition_summary, run_record
 from .describe import describe_arrays, dynamic_dims, head_values, quant_params
 from .expected import pb_set, load_expected
-from .receipt_schema import CELLS, FALLBACK_POLICIES, RECEIPT_SCHEMA_VERSION, STAGES
+from .receipt_schema import FALLBACK_POLICIES, RECEIPT_SCHEMA_VERSION
 
-__all__ = ["make_receipt", "summarize"]
-
+__all__ = ["make_receipt"]
 
 FAILURE_METHODS = ("invalid_option", "unknown_provider")
 
@@ -277,24 +276,3 @@ def _clean(x):
     if isinstance(x, float) and not math.isfinite(x):
         return repr(x)
     return x
-
-
-def summarize(receipt):
-    """One line per cell: ``cell state (observed) raw/business``."""
-    lines = [f"device {receipt['environment']['device']}  sample {receipt['sample']['id']}  "
-             f"modelBundleId {receipt['candidate']['modelBundleId'][:16]}…  runtime "
-             f"{receipt['candidate']['runtime']['name']} {receipt['candidate']['runtime']['version']}",
-             f"baseline check: {receipt['cpuBaseline']['baselineCheck']['result']}"
-             f"  delegate {receipt['delegateState']}  fallbackReason {receipt['fallbackReason']}  stages "
-             + " ".join(f"{k}={receipt['stages'][k]}" for k in STAGES),
-             f"partitionSummary delegated {receipt['partitionSummary']['delegatedNodeCount']} nodes in "
-             f"{receipt['partitionSummary']['partitionCount']} partition(s), undelegated "
-             f"{receipt['partitionSummary']['undelegatedNodeCount']}"]
-    for name in CELLS:
-        c = receipt["lifecycle"].get(name)
-        if c is None:
-            continue
-        extra = f" (observed {c['observedState']})" if "observedState" in c else ""
-        lines.append(f"  {name:<13} {c['state']}{extra}  raw={c.get('rawTensorResult', '-')} "
-                     f"business={c.get('businessResult', '-')}")
-    return "\n".join(lines) + "\n"

@@ -1,4 +1,4 @@
-"""CPU baseline vs accelerated path in real ORT, written as a receipt and compared (SPEC §6).
+"""CPU baseline vs accelerated path in real ORT, written as a receipt and compared (docs/contract.md §6).
 
 Both sides run the same model file on the same feeds (seeded or ``--inputs``), each
 in its own child process (:mod:`partsim.runtime.sessions`); the accelerated side
@@ -62,7 +62,7 @@ def run_compare(model, providers, abs_tol, rel_tol, seed=0, inputs=None, python=
     Returns
     -------
     (dict, dict)
-        The receipt (SPEC §6 shape plus the stage fields) and the ``compare`` result.
+        The receipt (docs/contract.md §6 shape plus the stage fields) and the ``compare`` result.
     """
     from .bundle import bundle_id
     from .compare import compare_receipt

@@ -24,11 +24,14 @@ from dataclasses import dataclass, field
 
 from .palette import CPU_COLOR, font_color, provider_colors, provider_slug
 
-__all__ = ["DEFAULT_COLLAPSE_THRESHOLD", "DEFAULT_LAYOUT_LIMIT", "layout_cost", "RenderPlan", "plan_render",
+__all__ = ["DEFAULT_COLLAPSE_THRESHOLD", "HTML_COLLAPSE_THRESHOLD", "DEFAULT_LAYOUT_LIMIT", "partition_detail_dots", "layout_cost", "RenderPlan", "plan_render",
            "build_dot", "memcpy_device", "format_bytes", "dot_quote"]
 
 CPU = "CPUExecutionProvider"
 DEFAULT_COLLAPSE_THRESHOLD = 1500
+# The HTML report collapses sooner: a picture of a few hundred nodes no longer fits a screen,
+# and the report can expand any partition on a click (partition_detail_dots).
+HTML_COLLAPSE_THRESHOLD = 200
 # Above this many estimated long-edge bends (see layout_cost) graphviz's dot needs minutes on
 # the full view: measured with graphviz 2.43 on 2 cores, fasterrcnn_mobilenet_v3 (estimate 3213)
 # lays out in about 6 s, densenet121 (estimate 23016, dense-block Concat edges spanning dozens of
@@ -267,10 +270,10 @@ def build_dot(summary, model, collapse=None, threshold=DEFAULT_COLLAPSE_THRESHOL
     return plan_render(summary, model, collapse, threshold, device).dot
 
 
-def _header(plan, title):
+def _header(plan, title, nslimit=None, mclimit=None):
     s = plan.summary
     out = ["digraph partsim {",
-           "  " + "graph " + _attrs(newrank="true", rankdir="TB", fontname="Helvetica", fontsize=12, nodesep=0.25,
+           "  " + "graph " + _attrs(newrank="true", nslimit=nslimit, mclimit=mclimit, rankdir="TB", fontname="Helvetica", fontsize=12, nodesep=0.25,
                                     ranksep=0.4, labelloc="t", label=title, id="graph_partsim",
                                     bgcolor="white") + ";",
            "  " + "node " + _attrs(shape="box", style="rounded,filled", fontname="Helvetica", fontsize=10,
@@ -320,13 +323,52 @@ def _partition_of(summary):
     return part
 
 
-def _build_full(plan, model, device):
+def _labelled_edge(out, indent, eid, src, dst, label, classes, tip, attrs):
+    """An edge whose label is its own plain-text node between the two ends.
+
+    dot never overlaps two nodes, but it does overlap the labels of edges that cross a
+    cluster border (their label nodes are not kept out of the clusters), so a label is
+    drawn as a node ``l<eid>`` carrying the edge's id, classes and tooltip: labels then
+    overlap neither each other nor the nodes.  The two halves are ``<eid>_in`` (no
+    arrowhead) and ``<eid>_out``.
+    """
+    out.append(indent + f"l{eid} " + _attrs(id=eid, class_=" ".join(["edge-label"] + classes), shape="plaintext",
+                                            style="", label="\n".join(label), fontsize=8, margin="0.02,0.01",
+                                            width=0, height=0, tooltip="\n".join(tip),
+                                            fontcolor=attrs.get("color")) + ";")
+    half = {k: v for k, v in attrs.items()}
+    out.append(indent + f"{src} -> l{eid} " + _attrs(id=f"{eid}_in", class_="piece", arrowhead="none",
+                                                     tooltip="\n".join(tip), **half) + ";")
+    out.append(indent + f"l{eid} -> {dst} " + _attrs(id=f"{eid}_out", class_="piece", tooltip="\n".join(tip),
+                                                     **half) + ";")
+
+
+def _node_label(n, op):
+    """Op and name; a node kept off the first-choice provider also shows its reason code, so
+    the static picture says why without a tooltip."""
+    lines = [_short(op, 28), _short(n["name"])]
+    if n.get("reason"):
+        lines.append(f"[{n['reason']}]")
+    return "\n".join(lines)
+
+
+def _build_full(plan, model, device, only=None, title=None, graph_id="graph_partsim"):
+    """Every node (or the nodes of ``only``, a set of node indices, without clusters or
+    legend: one partition's detail view)."""
     s = plan.summary
     nodes = s["nodes"]
     index = {n["name"]: k for k, n in enumerate(nodes)}
     provider = [n["provider"] for n in nodes]
     part = _partition_of(s)
-    out = _header(plan, _title(plan, "every node"))
+    if only is None:
+        out = _header(plan, _title(plan, "every node"))
+    else:
+        out = ["digraph partsim {",
+               "  graph " + _attrs(newrank="true", rankdir="TB", fontname="Helvetica", fontsize=12, nodesep=0.25,
+                                   ranksep=0.3, labelloc="t", label=title or "", id=graph_id, bgcolor="white") + ";",
+               "  node " + _attrs(shape="box", style="rounded,filled", fontname="Helvetica", fontsize=10,
+                                  penwidth=1, color="#333333") + ";",
+               "  edge " + _attrs(fontname="Helvetica", fontsize=8, color=EDGE_PLAIN, arrowsize=0.6) + ";"]
 
     def node_line(k, indent):
         n = nodes[k]
@@ -341,36 +383,40 @@ def _build_full(plan, model, device):
             data["partition"] = str(part[n["name"]])
         plan.annotations[eid] = (data, tip)
         return indent + f"{eid} " + _attrs(id=eid, class_=f"ep-{plan.slugs[n['provider']]}",
-                                           label=f"{_short(op, 28)}\n{_short(n['name'])}", fillcolor=fill,
+                                           label=_node_label(n, op), fillcolor=fill,
                                            fontcolor=font_color(fill), tooltip=tip) + ";"
 
     drawn = set()
-    for p in s["partitions"]:
-        ep = p["provider"]
-        color = plan.colors.get(ep, CPU_COLOR)
-        cpu = ep == CPU
-        out.append(f"  subgraph cluster_p{p['id']} {{")
-        out.append("    graph " + _attrs(id=f"p{p['id']}", class_=f"partition ep-{plan.slugs[ep]}",
-                                        label=f"partition {p['id']}: {ep} ({_count(len(p['nodes']), 'node')})",
-                                        style="rounded,dashed" if cpu else "rounded,bold",
-                                        color="#999999" if cpu else color, penwidth=1 if cpu else 2,
-                                        fontsize=9, fontcolor="#333333",
-                                        tooltip=f"partition {p['id']}: {ep}, {_count(len(p['nodes']), 'node')}") + ";")
-        plan.annotations[f"p{p['id']}"] = ({"partition": str(p["id"]), "provider": ep,
-                                             "nodes": str(len(p["nodes"]))},
-                                            f"partition {p['id']}: {ep}, {_count(len(p['nodes']), 'node')}")
-        for name in p["nodes"]:
-            k = index.get(name)
-            if k is not None and k not in drawn:
-                drawn.add(k)
-                out.append(node_line(k, "    "))
-        out.append("  }")
+    if only is None:
+        for p in s["partitions"]:
+            ep = p["provider"]
+            color = plan.colors.get(ep, CPU_COLOR)
+            cpu = ep == CPU
+            out.append(f"  subgraph cluster_p{p['id']} {{")
+            out.append("    graph " + _attrs(id=f"p{p['id']}", class_=f"partition ep-{plan.slugs[ep]}",
+                                            label=f"partition {p['id']}: {ep} ({_count(len(p['nodes']), 'node')})",
+                                            style="rounded,dashed" if cpu else "rounded,bold",
+                                            color="#999999" if cpu else color, penwidth=1 if cpu else 2,
+                                            fontsize=9, fontcolor="#333333",
+                                            tooltip=f"partition {p['id']}: {ep}, "
+                                                    f"{_count(len(p['nodes']), 'node')}") + ";")
+            plan.annotations[f"p{p['id']}"] = ({"partition": str(p["id"]), "provider": ep,
+                                                 "nodes": str(len(p["nodes"]))},
+                                                f"partition {p['id']}: {ep}, {_count(len(p['nodes']), 'node')}")
+            for name in p["nodes"]:
+                k = index.get(name)
+                if k is not None and k not in drawn:
+                    drawn.add(k)
+                    out.append(node_line(k, "    "))
+            out.append("  }")
     for k in range(len(nodes)):
-        if k not in drawn:
+        if k not in drawn and (only is None or k in only):
             out.append(node_line(k, "  "))
 
     edges, memcpy, conv = _edge_marks(s, model, provider, device)
     for j, (a, b, t) in enumerate(edges):
+        if only is not None and not (a in only and b in only):
+            continue
         eid = f"e{j}"
         v = model.value(t)
         boundary = provider[a] != provider[b]
@@ -401,11 +447,42 @@ def _build_full(plan, model, device):
         data = {"tensor": clean(t), "from": provider[a], "to": provider[b],
                 "bytes": "" if v.nbytes is None else str(v.nbytes)}
         plan.annotations[eid] = (data, "\n".join(tip))
-        out.append(f"  n{a} -> n{b} " + _attrs(id=eid, class_=" ".join(dict.fromkeys(classes)) or None,
-                                              label="\n".join(label) or None, tooltip="\n".join(tip),
-                                              **attrs) + ";")
+        if label:
+            _labelled_edge(out, "  ", eid, f"n{a}", f"n{b}", label, list(dict.fromkeys(classes)), tip, attrs)
+        else:
+            out.append(f"  n{a} -> n{b} " + _attrs(id=eid, class_=" ".join(dict.fromkeys(classes)) or None,
+                                                  tooltip="\n".join(tip), **attrs) + ";")
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+def partition_detail_dots(plan, model, device=None, max_nodes=400, layout_limit=DEFAULT_LAYOUT_LIMIT):
+    """Partition id -> DOT text of that partition's nodes and inner edges (the HTML report's
+    click-to-expand view of a collapsed picture), for partitions of 2 to ``max_nodes`` nodes
+    that graphviz lays out quickly (:func:`layout_cost` of the partition under ``layout_limit``).
+    Ids are those of the full view (``n<k>``, ``e<k>``), so they never clash with the
+    collapsed picture's (``p<k>``, ``pe<a>_<b>``)."""
+    s = plan.summary
+    index = {n["name"]: k for k, n in enumerate(s["nodes"])}
+    out = {}
+    for p in s["partitions"]:
+        members = {index[n] for n in p["nodes"] if n in index}
+        if not 1 < len(members) <= max_nodes:
+            continue
+        if layout_limit is not None and _subset_layout_cost(model, members) > layout_limit:
+            continue
+        title = f"partition {p['id']}: {p['provider']} ({_count(len(members), 'node')})"
+        out[p["id"]] = _build_full(plan, model, device, only=members, title=title, graph_id=f"graph_p{p['id']}")
+    return out
+
+
+def _subset_layout_cost(model, members):
+    from ..ir.order import topological_order
+    order = [i for i in topological_order(model) if i in members]
+    rank = {}
+    for i in order:
+        rank[i] = max((rank[p] + 1 for p, _ in model.in_edges(i) if p in members), default=0)
+    return sum(rank[c] - rank[p] - 1 for c in order for p, _ in model.in_edges(c) if p in members)
 
 
 def _top_ops(names, op_of, k):
@@ -422,7 +499,7 @@ def _build_collapsed(plan, model, device):
     op_of = {n["name"]: (f"{n['domain']}:{n['opType']}" if n["domain"] else n["opType"]) for n in nodes}
     part_of_name = _partition_of(s)
     part = [part_of_name.get(n["name"]) for n in nodes]
-    out = _header(plan, _title(plan, f"one box per partition: {plan.collapsed_reason}"))
+    out = []
     for p in s["partitions"]:
         eid = f"p{p['id']}"
         plan.partition_ids[p["id"]] = eid
@@ -455,6 +532,15 @@ def _build_collapsed(plan, model, device):
         for f in conv[(a, b, t)]:
             if f["status"] == "missing":
                 e["missing"].add((t, f["kind"]))
+    # nslimit bounds dot's x-coordinate pass (network simplex, iterations = nslimit x nodes),
+    # mclimit its crossing minimization.  Measured with graphviz 2.43 on 2 cores: a collapsed
+    # CNN whose weight-feeding partition fans out to dozens of single-Conv partitions
+    # (efficientnet_b0 on NNAPI, 196 edges) ran past 120 s without a limit and takes 0.7 s
+    # with nslimit 4; densenet121 on NNAPI (772 edges between 119 partitions, dense-block
+    # Concats) took 25 s with nslimit 4 and 7 s with nslimit 1, mclimit 0.2.
+    many = len(agg) > 400
+    out = _header(plan, _title(plan, f"one box per partition: {plan.collapsed_reason}"), nslimit=1 if many else 4,
+                  mclimit=0.2 if many else None) + out
     for (pa, pb), e in sorted(agg.items()):
         eid = f"pe{pa}_{pb}"
         n = len(e["tensors"])
@@ -477,7 +563,6 @@ def _build_collapsed(plan, model, device):
               [clean(x) for x in names[:20]] + ([f"... (+{len(names) - 20})"] if len(names) > 20 else [])
         plan.annotations[eid] = ({"from-partition": str(pa), "to-partition": str(pb), "tensors": str(n),
                                   "bytes": str(total)}, "\n".join(tip))
-        out.append(f"  p{pa} -> p{pb} " + _attrs(id=eid, class_=" ".join(classes) or None, label="\n".join(label),
-                                                 tooltip="\n".join(tip), **attrs) + ";")
+        _labelled_edge(out, "  ", eid, f"p{pa}", f"p{pb}", label, ["partition-edge"] + classes, tip, attrs)
     out.append("}")
     return "\n".join(out) + "\n"

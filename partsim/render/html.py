@@ -1,10 +1,20 @@
-"""The one-file HTML report: summary tables and the SVG picture, inline.
+"""The one-file HTML report: the summary and the reasons first, then the picture, inline.
 
 No external resources (no CDN, no fonts, no images by URL): the page works from
-a file on a machine without network.  A few lines of inline script mark, once
-the browser has laid the picture out, every drawn node with ``data-rendered``
-and its computed fill (``data-rendered-fill``), and let a click on a legend entry
-highlight that provider's nodes.  The file itself is a pure function of its input.
+a file on a machine without network.  Order: verdict and counts, why nodes are not
+on the first-choice provider (one detail sentence per reason), providers, then the
+graph (pan: drag; zoom: wheel or the buttons), then transfers, conversions, Memcpy.
+
+A big graph is drawn collapsed (one box per partition); a click on a box expands
+that partition below the picture from an inline ``<template>`` (its SVG is laid
+out by graphviz ahead, see :func:`partsim.render.dot.partition_detail_dots`).  The
+URL fragment does the same for links and tests: ``#expand=3``, ``#zoom=2``, ``#fit``.
+
+The inline script marks, once the browser has laid the picture out, every drawn
+node with ``data-rendered``, its computed fill (``data-rendered-fill``) and its box
+on the page (``data-box="x y w h"``), every section with ``data-top``; a click on a
+legend entry highlights that provider's nodes.  The file itself is a pure function
+of its input.
 """
 
 import html
@@ -27,9 +37,16 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 #legend-list { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 1.2em; }
 #legend-list li { cursor: pointer; }
 #legend-list li.active { font-weight: bold; text-decoration: underline; }
-.svgwrap { overflow: auto; border: 1px solid #ccc; max-height: 85vh; }
-.svgwrap svg { display: block; }
-.svgwrap.fit svg { width: 100%; height: auto; }
+.svgwrap { overflow: hidden; border: 1px solid #ccc; height: 75vh; cursor: grab; touch-action: none; }
+.svgwrap.dragging { cursor: grabbing; }
+.svgwrap svg { display: block; width: 100%; height: 100%; }
+.detailwrap { height: 60vh; }
+.toolbar { margin: 0.3em 0; }
+.verdict { font-size: 1.05em; margin: 0.3em 0 0.8em 0; }
+.verdict.bad { color: #D55E00; font-weight: bold; }
+svg g.partition { cursor: pointer; }
+svg g.partition.selected polygon, svg g.partition.selected path { stroke: #000; stroke-width: 3; }
+#partition-detail[hidden] { display: none; }
 button { font: inherit; font-size: 0.85em; }
 svg.dim g.node:not(.hl) { opacity: 0.25; }
 .missing { color: #D55E00; font-weight: bold; }
@@ -38,19 +55,149 @@ svg.dim g.node:not(.hl) { opacity: 0.25; }
 
 _SCRIPT = """
 (function () {
-  var svg = document.querySelector('#graph svg');
-  if (!svg) { return; }
-  var drawn = 0;
-  svg.querySelectorAll('g.node').forEach(function (g) {
-    var shape = g.querySelector('polygon, path, ellipse');
-    var box = g.getBBox();
-    var counted = g.hasAttribute('data-node') || g.hasAttribute('data-partition');
-    if (box.width > 0 && box.height > 0) {
-      g.setAttribute('data-rendered', '1');
-      if (counted) { drawn += 1; }
+  function markRendered(svg) {
+    var drawn = 0;
+    svg.querySelectorAll('g.node').forEach(function (g) {
+      var shape = g.querySelector('polygon, path, ellipse');
+      var box = g.getBBox();
+      var counted = g.hasAttribute('data-node') || g.hasAttribute('data-partition');
+      if (box.width > 0 && box.height > 0) {
+        g.setAttribute('data-rendered', '1');
+        if (counted) { drawn += 1; }
+      }
+      var r = g.getBoundingClientRect();
+      g.setAttribute('data-box', [r.left + window.scrollX, r.top + window.scrollY, r.width, r.height]
+        .map(function (v) { return v.toFixed(1); }).join(' '));
+      if (shape) { g.setAttribute('data-rendered-fill', getComputedStyle(shape).fill); }
+    });
+    return drawn;
+  }
+
+  function panzoom(wrap) {
+    var svg = wrap.querySelector('svg');
+    if (!svg) { return null; }
+    var full = svg.getAttribute('viewBox').split(/[\\s,]+/).map(Number);
+    svg.removeAttribute('width');
+    svg.removeAttribute('height');
+    svg.setAttribute('preserveAspectRatio', 'xMidYMin meet');
+    var vb;
+    function apply() {
+      svg.setAttribute('viewBox', vb.join(' '));
+      wrap.setAttribute('data-zoom', (0.75 * wrap.clientWidth / vb[2]).toFixed(3));
     }
-    if (shape) { g.setAttribute('data-rendered-fill', getComputedStyle(shape).fill); }
+    function home() {  /* graphviz units are points, 0.75 of a CSS pixel: k = 1 is actual size; a graph
+                          up to twice as wide as the view is shrunk to its width, a wider one to half size */
+      var k = Math.min(2, Math.max(1, full[2] / (0.75 * wrap.clientWidth)));
+      var w = k * 0.75 * wrap.clientWidth, h = k * 0.75 * wrap.clientHeight;
+      vb = [full[0] + Math.min(0, (full[2] - w) / 2), full[1], w, h];
+      apply();
+      var first = svg.querySelector('g.node[data-node], g.node[data-partition]');
+      if (first && full[2] > w) {  /* wider than the view: start centred on the first node drawn */
+        var r = first.getBoundingClientRect(), o = wrap.getBoundingClientRect();
+        var cx = vb[0] + (r.left + r.width / 2 - o.left - wrap.clientLeft) * vb[2] / wrap.clientWidth;
+        vb[0] = Math.max(full[0], Math.min(full[0] + full[2] - w, cx - w / 2));
+        apply();
+      }
+    }
+    function fit() {
+      var k = Math.max(full[2] / wrap.clientWidth, full[3] / wrap.clientHeight);
+      var w = k * wrap.clientWidth, h = k * wrap.clientHeight;
+      vb = [full[0] - (w - full[2]) / 2, full[1], w, h];
+      apply();
+    }
+    function zoom(f, cx, cy) {
+      if (cx === undefined) { cx = vb[0] + vb[2] / 2; cy = vb[1] + vb[3] / 2; }
+      vb = [cx - (cx - vb[0]) / f, cy - (cy - vb[1]) / f, vb[2] / f, vb[3] / f];
+      apply();
+    }
+    function point(ev) {
+      var r = wrap.getBoundingClientRect();
+      return [vb[0] + (ev.clientX - r.left - wrap.clientLeft) * vb[2] / wrap.clientWidth,
+              vb[1] + (ev.clientY - r.top - wrap.clientTop) * vb[3] / wrap.clientHeight];
+    }
+    wrap.addEventListener('wheel', function (ev) {
+      ev.preventDefault();
+      var p = point(ev);
+      zoom(ev.deltaY < 0 ? 1.2 : 1 / 1.2, p[0], p[1]);
+    }, { passive: false });
+    var drag = null;
+    wrap.addEventListener('pointerdown', function (ev) {
+      drag = { x: ev.clientX, y: ev.clientY, vb: vb.slice(), moved: false };
+      wrap.classList.add('dragging');
+    });
+    window.addEventListener('pointermove', function (ev) {
+      if (!drag) { return; }
+      var dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
+      if (Math.abs(dx) + Math.abs(dy) > 3) { drag.moved = true; }
+      var k = drag.vb[2] / wrap.clientWidth;
+      vb = [drag.vb[0] - dx * k, drag.vb[1] - dy * k, drag.vb[2], drag.vb[3]];
+      apply();
+    });
+    window.addEventListener('pointerup', function () {
+      if (drag) { wrap.setAttribute('data-dragged', drag.moved ? '1' : '0'); }
+      drag = null;
+      wrap.classList.remove('dragging');
+    });
+    home();
+    return { zoom: zoom, home: home, fit: fit, svg: svg,
+             wasDrag: function () { return wrap.getAttribute('data-dragged') === '1'; } };
+  }
+
+  var wrap = document.getElementById('graph');
+  var svg = wrap ? wrap.querySelector('svg') : null;
+  if (!svg) { return; }
+  var main = panzoom(wrap);
+  var detail = null;
+  document.querySelectorAll('[data-zoom-action]').forEach(function (b) {
+    b.addEventListener('click', function () {
+      var view = b.getAttribute('data-target') === 'detail' ? detail : main;
+      if (!view) { return; }
+      var a = b.getAttribute('data-zoom-action');
+      if (a === 'in') { view.zoom(1.25); } else if (a === 'out') { view.zoom(0.8); }
+      else if (a === 'fit') { view.fit(); } else { view.home(); }
+    });
   });
+
+  function expand(pid) {
+    var panel = document.getElementById('partition-detail');
+    var tpl = document.getElementById('detail-p' + pid);
+    var box = svg.querySelector('g.partition[data-partition="' + pid + '"]');
+    if (!panel || !box) { return; }
+    svg.querySelectorAll('g.partition.selected').forEach(function (g) { g.classList.remove('selected'); });
+    box.classList.add('selected');
+    var view = document.getElementById('detail-view');
+    var title = document.getElementById('detail-title');
+    view.textContent = '';
+    panel.hidden = false;
+    if (tpl) {
+      view.appendChild(tpl.content.cloneNode(true));
+      title.textContent = tpl.getAttribute('data-title');
+      view.style.display = '';
+      detail = panzoom(view);
+      document.body.setAttribute('data-detail-rendered-nodes', String(markRendered(detail.svg)));
+    } else {
+      var tip = box.querySelector('title');
+      title.textContent = tip ? tip.textContent : 'partition ' + pid;
+      view.style.display = 'none';
+      detail = null;
+      document.body.setAttribute('data-detail-rendered-nodes', '0');
+    }
+    document.body.setAttribute('data-expanded', String(pid));
+  }
+  svg.querySelectorAll('g.partition[data-partition]').forEach(function (g) {
+    if (document.body.getAttribute('data-mode') !== 'collapsed') { return; }
+    g.addEventListener('click', function () {
+      if (!main.wasDrag()) { expand(g.getAttribute('data-partition')); }
+    });
+  });
+  var close = document.getElementById('detail-close');
+  if (close) {
+    close.addEventListener('click', function () {
+      document.getElementById('partition-detail').hidden = true;
+      document.body.removeAttribute('data-expanded');
+    });
+  }
+
   document.querySelectorAll('#legend-list li').forEach(function (li) {
     var sw = li.querySelector('.swatch');
     if (sw) { li.setAttribute('data-rendered-fill', getComputedStyle(sw).backgroundColor); }
@@ -67,15 +214,17 @@ _SCRIPT = """
       }
     });
   });
-  var fit = document.getElementById('fit');
-  if (fit) {
-    fit.addEventListener('click', function () {
-      var wrap = document.getElementById('graph');
-      wrap.classList.toggle('fit');
-      fit.textContent = wrap.classList.contains('fit') ? 'actual size' : 'fit to width';
-    });
-  }
-  document.body.setAttribute('data-rendered-nodes', String(drawn));
+
+  (location.hash || '').replace(/^#/, '').split('&').forEach(function (kv) {
+    var p = kv.split('=');
+    if (p[0] === 'expand') { expand(p[1]); }
+    else if (p[0] === 'zoom' && Number(p[1]) > 0) { main.zoom(Number(p[1])); }
+    else if (p[0] === 'fit') { main.fit(); }
+  });
+  document.body.setAttribute('data-rendered-nodes', String(markRendered(svg)));
+  document.querySelectorAll('[data-section]').forEach(function (el) {
+    el.setAttribute('data-top', (el.getBoundingClientRect().top + window.scrollY).toFixed(1));
+  });
 })();
 """
 
@@ -114,7 +263,27 @@ def _svg_body(svg):
     return svg[k:] if k >= 0 else svg
 
 
-def render_html(summary, plan, svg):
+_REASON_ROWS = 12  # (reason, op) groups shown before the rest fold into a <details>
+
+
+def _reasons(s):
+    """Rows of the reasons table: (reason, op, runs on) groups, most nodes first, each with
+    the detail sentence of its first node (all nodes of a group usually share it)."""
+    groups = {}
+    for n in s["nodes"]:
+        if n.get("reason"):
+            op = f"{n['domain']}:{n['opType']}" if n["domain"] else n["opType"]
+            groups.setdefault((n["reason"], op, n["provider"]), []).append(n)
+    rows = []
+    for (reason, op, prov), members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        names = [n["name"] for n in members]
+        ex = ", ".join(names[:3]) + (f", ... (+{len(names) - 3})" if len(names) > 3 else "")
+        detail = next((n.get("reasonDetail") for n in members if n.get("reasonDetail")), "")
+        rows.append([reason, op, prov, len(names), detail, ex])
+    return rows
+
+
+def render_html(summary, plan, svg, details=None):
     """The report page as text.
 
     Parameters
@@ -125,9 +294,14 @@ def render_html(summary, plan, svg):
         From :func:`partsim.render.plan_render` (colours, view).
     svg : str
         From :func:`partsim.render.render_svg` on ``plan.dot``.
+    details : dict, optional
+        Partition id -> SVG of that partition alone (collapsed view: what a click expands;
+        :func:`partsim.render.dot.partition_detail_dots` rendered by
+        :func:`partsim.render.svg.render_svgs`).
     """
     s = summary
     m = s["model"]
+    details = details or {}
     name = clean(m.get("path", "")).replace("\\", "/").rsplit("/", 1)[-1]
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            '<meta name="generator" content="partsim render">',
@@ -136,12 +310,27 @@ def render_html(summary, plan, svg):
            f'data-partition-count="{len(s["partitions"])}">',
            f"<h1>partsim prediction: {_e(name)}</h1>"]
 
-    verdict = "yes" if s.get("accelerated") else "NO: every node runs on the CPU"
+    eff = s.get("effectiveProviders") or []
+    first = eff[0] if eff else ""
+    per = s.get("perProvider", {})
+    on_first = per.get(first, {}).get("nodes", 0)
+    total = len(s["nodes"])
+    if s.get("accelerated"):
+        verdict = (f"{on_first} of {total} nodes on {first}, in {s.get('partitionCount', 0)} accelerator "
+                   f"partition{'s' if s.get('partitionCount', 0) != 1 else ''}; {s.get('transfers', 0)} "
+                   f"transfer{'s' if s.get('transfers', 0) != 1 else ''} between providers.")
+        out.append(f'<p class="verdict" id="verdict" data-section="verdict">{_e(verdict)}</p>')
+    else:
+        out.append('<p class="verdict bad" id="verdict" data-section="verdict">NOT accelerated: every node runs '
+                   'on the CPU.</p>')
+
+    out.append('<h2 id="summary" data-section="summary">Summary</h2>')
     meta = [["model", m.get("path", "")], ["sha256", m.get("sha256", "")],
-            ["nodes", m.get("nodeCount", len(s["nodes"]))],
+            ["nodes", m.get("nodeCount", total)],
             ["requested providers", " > ".join(s.get("requestedProviders", []))],
-            ["effective providers", " > ".join(s.get("effectiveProviders", []))],
-            ["policy", s.get("policy", "")], ["status", s.get("status", "")], ["accelerated", verdict],
+            ["effective providers", " > ".join(eff)],
+            ["policy", s.get("policy", "")], ["status", s.get("status", "")],
+            ["accelerated", "yes" if s.get("accelerated") else "NO: every node runs on the CPU"],
             ["partitions (accelerator / all)", f"{s.get('partitionCount', 0)} / {len(s['partitions'])}"],
             ["fragments", s.get("fragments", "")],
             ["transfers (feed transfers)", f"{s.get('transfers', 0)} ({s.get('feedTransfers', 0)})"],
@@ -154,9 +343,30 @@ def render_html(summary, plan, svg):
         meta.append(["warning", w])
     out.append(_table(["", ""], meta, cls="meta"))
 
-    out.append('<h2 id="legend">Providers</h2>')
+    out.append(f'<h2 id="unsupported" data-section="reasons">Why nodes are not on {_e(first) or "the first-choice provider"}'
+               "</h2>")
+    rows = _reasons(s)
+    headers = ["reason", "op", "runs on", "nodes", "detail (first node)", "examples"]
+    if not rows:
+        out.append("<p>Every node is on the first-choice provider.</p>")
+    else:
+        out.append(_table(headers, rows[:_REASON_ROWS], num=(3,), cls="reasons"))
+        if len(rows) > _REASON_ROWS:
+            rest = rows[_REASON_ROWS:]
+            out.append(f"<details><summary>{len(rest)} more (reason, op) groups, "
+                       f"{sum(r[3] for r in rest)} nodes</summary>")
+            out.append(_table(headers, rest, num=(3,), cls="reasons"))
+            out.append("</details>")
+    if rows:
+        out.append('<p class="note">To see which change would help most: <code>partsim blame MODEL -p ...</code> '
+                   "ranks every cause by the coverage it would win.</p>")
+    if s.get("undelegatedReasons"):
+        rows = [[k, v] for k, v in s["undelegatedReasons"].items()]
+        out.append('<p class="note">Nodes left on the CPU, by reason:</p>')
+        out.append(_table(["reason", "nodes"], rows, num=(1,)))
+
+    out.append('<h2 id="per-provider" data-section="per-provider">Per provider</h2>')
     out.append('<ul id="legend-list">')
-    per = s.get("perProvider", {})
     for p in plan.providers:
         color = plan.colors[p]
         count = per.get(p, {}).get("nodes", sum(1 for n in s["nodes"] if n["provider"] == p))
@@ -164,37 +374,33 @@ def render_html(summary, plan, svg):
                    f'data-slug="{plan.slugs[p]}" data-color="{color}">{_swatch(color)}{_e(p)} '
                    f"({count} nodes)</li>")
     out.append("</ul>")
-
-    out.append('<h2 id="graph-title">Graph</h2>')
-    view = ("every node; partitions are the framed clusters" if plan.mode == "full"
-            else f"one box per partition ({_e(plan.collapsed_reason)}); edges aggregate the tensors between them")
-    out.append(f'<p class="note">View: {view}. Hover a node for its op, domain, provider and reason; click a '
-               f'provider above to highlight its nodes. <button id="fit" type="button">fit to width</button></p>')
-    out.append(f'<div id="graph" class="svgwrap">\n{_svg_body(svg)}</div>')
-
-    out.append('<h2 id="per-provider">Per provider</h2>')
     rows = [[_Raw(_swatch(plan.colors.get(p, "#FFFFFF")) + _e(p)), v["nodes"], v["partitions"], v["fragments"]]
             for p, v in per.items()]
     out.append(_table(["provider", "nodes", "partitions", "fragments"], rows, num=(1, 2, 3)))
 
-    out.append('<h2 id="unsupported">Not on the first-choice provider, by reason</h2>')
-    groups = {}
-    for n in s["nodes"]:
-        if n.get("reason"):
-            op = f"{n['domain']}:{n['opType']}" if n["domain"] else n["opType"]
-            groups.setdefault((n["reason"], op, n["provider"]), []).append(n["name"])
-    rows = []
-    for (reason, op, prov), names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        ex = ", ".join(names[:3]) + (f", ... (+{len(names) - 3})" if len(names) > 3 else "")
-        rows.append([reason, op, prov, len(names), ex])
-    out.append(_table(["reason", "op", "runs on", "nodes", "examples"], rows, num=(3,)) if rows
-               else "<p>Every node is on the first-choice provider.</p>")
-    if s.get("undelegatedReasons"):
-        rows = [[k, v] for k, v in s["undelegatedReasons"].items()]
-        out.append('<p class="note">Nodes left on the CPU, by reason:</p>')
-        out.append(_table(["reason", "nodes"], rows, num=(1,)))
+    out.append('<h2 id="graph-title" data-section="graph">Graph</h2>')
+    if plan.mode == "full":
+        view = "every node; partitions are the framed clusters; nodes off the first-choice provider show [reason]"
+    else:
+        view = (f"one box per partition ({_e(plan.collapsed_reason)}); edges aggregate the tensors between them. "
+                f"Click a partition to expand it below ({len(details)} of {len(s['partitions'])} can be drawn "
+                "node by node; render with --expand for every node at once)")
+    out.append(f'<p class="note">View: {view}. Drag to pan, wheel to zoom; hover a node for its op, domain, '
+               "provider and reason; click a provider in the list above to highlight its nodes.</p>")
+    out.append(_toolbar("main"))
+    out.append(f'<div id="graph" class="svgwrap" data-section="graph-view">\n{_svg_body(svg)}</div>')
+    if plan.mode == "collapsed":
+        out.append('<section id="partition-detail" hidden>')
+        out.append('<h3 id="detail-title"></h3>')
+        out.append(_toolbar("detail") + ' <button id="detail-close" type="button">close</button>')
+        out.append('<div id="detail-view" class="svgwrap detailwrap"></div>')
+        out.append("</section>")
+        for pid in sorted(details):
+            p = next(x for x in s["partitions"] if x["id"] == pid)
+            title = f"partition {pid}: {p['provider']} ({len(p['nodes'])} nodes)"
+            out.append(f'<template id="detail-p{pid}" data-title="{_e(title)}">{_svg_body(details[pid])}</template>')
 
-    out.append(f'<h2 id="transfers">Transfers ({s.get("transfers", 0)})</h2>')
+    out.append(f'<h2 id="transfers" data-section="transfers">Transfers ({s.get("transfers", 0)})</h2>')
     rows = [[t["tensor"], t["from"], t["to"], format_bytes(t["bytes"])] for t in s.get("transferList", [])]
     known = [t["bytes"] for t in s.get("transferList", []) if t["bytes"] is not None]
     out.append(f'<p class="note">{len(rows)} transfers, {format_bytes(sum(known))} where the shape is static '
@@ -218,3 +424,10 @@ def render_html(summary, plan, svg):
     out.append("</body>")
     out.append("</html>")
     return "\n".join(out) + "\n"
+
+
+def _toolbar(target):
+    buttons = [("in", "zoom in"), ("out", "zoom out"), ("home", "actual size"), ("fit", "whole graph")]
+    return (f'<div class="toolbar" id="toolbar-{target}">'
+            + " ".join(f'<button type="button" data-target="{target}" data-zoom-action="{a}">{label}</button>'
+                       for a, label in buttons) + "</div>")

@@ -15,7 +15,7 @@ import subprocess
 
 from ..errors import PartsimError
 
-__all__ = ["find_dot", "render_svg", "annotate_svg", "GraphvizMissing", "RenderError", "DEFAULT_TIMEOUT",
+__all__ = ["find_dot", "render_svg", "render_svgs", "annotate_svg", "GraphvizMissing", "RenderError", "DEFAULT_TIMEOUT",
            "INSTALL_HINT"]
 
 DEFAULT_TIMEOUT = 120.0
@@ -86,3 +86,22 @@ def render_svg(dot_text, annotations=None, timeout=DEFAULT_TIMEOUT, dot=None):
     svg = proc.stdout.decode("utf-8")
     svg = _HEADER_COMMENT.sub("", svg)  # names the graphviz version only; the picture is the same
     return annotate_svg(svg, annotations or {})
+
+
+_PROLOG = "<?xml "
+
+
+def render_svgs(dots, annotations=None, timeout=DEFAULT_TIMEOUT, dot=None):
+    """Several DOT graphs in one ``dot -Tsvg`` run: key -> annotated SVG text.
+
+    graphviz lays out every graph of its input in turn and writes one SVG document per
+    graph, each starting with an XML prolog; they come back in input order.
+    """
+    keys = list(dots)
+    if not keys:
+        return {}
+    text = render_svg("".join(dots[k] for k in keys), annotations, timeout=timeout, dot=dot)
+    docs = [_PROLOG + d for d in text.split(_PROLOG) if d.strip()]
+    if len(docs) != len(keys):
+        raise RenderError(f"graphviz 'dot' wrote {len(docs)} SVG documents for {len(keys)} graphs")
+    return dict(zip(keys, docs))

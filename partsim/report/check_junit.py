@@ -2,7 +2,7 @@
 exceeded budget and lock regression, and the nodes behind them."""
 
 from .check_table import failure_lines
-from .junit import junit_document
+from .junit_xml import junit_document
 
 __all__ = ["render_check_junit"]
 

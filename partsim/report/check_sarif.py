@@ -1,7 +1,7 @@
 """``partsim check`` as SARIF 2.1.0 (code-scanning UIs): one result per exceeded budget or lock
 regression, located at the model file."""
 
-import json
+from .output import to_json
 
 __all__ = ["render_check_sarif"]
 
@@ -52,4 +52,4 @@ def render_check_sarif(doc):
             "results": results,
         }],
     }
-    return json.dumps(sarif, indent=2, sort_keys=True) + "\n"
+    return to_json(sarif)

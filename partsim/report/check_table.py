@@ -1,6 +1,6 @@
 """``partsim check`` as a table for people: one row per (check, model), then every failure."""
 
-from .table import format_table
+from .text import format_table
 
 __all__ = ["render_check_table", "failure_lines"]
 

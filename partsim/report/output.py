@@ -1,27 +1,48 @@
-"""Writing results: stdout or an atomically written file (nothing half-written on failure)."""
+"""Writing results: stdout or an atomically written file (nothing half-written on failure).
+
+One JSON encoding for everything partsim writes (:func:`json_encoder`: sorted keys, two-space
+indent, UTF-8 text as is); :func:`to_json` gives it as one string, ``report/stream.py`` piece by
+piece for very large summaries.  Every output file goes through :func:`atomic_file`.
+"""
 
 import json
 import os
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import UsageError
 
-__all__ = ["to_json", "write_output", "atomic_write"]
+__all__ = ["json_encoder", "to_json", "write_output", "write_file", "atomic_write", "atomic_file",
+           "announce_written"]
 
 
-def to_json(data):
-    """Canonical JSON: sorted keys, two-space indent, trailing newline (byte-stable)."""
-    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+def json_encoder(indent=2):
+    """The encoder of every JSON partsim writes: sorted keys, ``indent`` (two spaces; 0 = one item a
+    line, for big data files), non-ASCII text as is (not ``\\u`` escaped)."""
+    return json.JSONEncoder(sort_keys=True, indent=indent, ensure_ascii=False)
 
 
-def atomic_write(path, text_or_bytes):
-    """Write via a temporary file in the same folder, then rename.
+def to_json(data, indent=2):
+    """Canonical JSON with a trailing newline (byte-stable).
 
-    On any failure the temporary file is removed and the destination is left as
-    it was; an OS error (no such folder, a folder in the way, no permission, disk
-    full) becomes a one-line :class:`UsageError`.
+    >>> print(to_json({"b": 1, "a": "é"}), end="")
+    {
+      "a": "é",
+      "b": 1
+    }
+    """
+    return json_encoder(indent).encode(data) + "\n"
+
+
+@contextmanager
+def atomic_file(path):
+    """A binary file that becomes ``path`` only when the block completes.
+
+    It is a temporary file in the same folder, renamed at the end; on any failure it is
+    removed and the destination is left as it was.  An OS error (no such folder, a folder in
+    the way, no permission, disk full) becomes a one-line :class:`UsageError`.
     """
     p = Path(path)
     folder = p.parent if str(p.parent) else Path(".")
@@ -29,7 +50,6 @@ def atomic_write(path, text_or_bytes):
         raise UsageError(f"output folder {str(folder)!r} does not exist", path)
     if p.is_dir():
         raise UsageError("output path is a folder, not a file", path)
-    data = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else text_or_bytes
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
         mask = os.umask(0)
@@ -39,7 +59,7 @@ def atomic_write(path, text_or_bytes):
         raise UsageError(f"cannot write output: {exc.strerror or exc}", path) from None
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            yield f
         os.replace(tmp, p)
     except BaseException as exc:
         try:
@@ -51,10 +71,32 @@ def atomic_write(path, text_or_bytes):
         raise
 
 
-def write_output(text, output=None):
-    """Write the payload to ``output`` (a path) or stdout."""
+def atomic_write(path, text_or_bytes):
+    """Write ``text_or_bytes`` (text as UTF-8) to ``path`` through :func:`atomic_file`."""
+    data = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else text_or_bytes
+    with atomic_file(path) as f:
+        f.write(data)
+
+
+def announce_written(path):
+    """One line on stderr saying what a command wrote, so ``-o`` does not finish in silence:
+    ``partsim: wrote out.json (2.1 KiB)``."""
+    from .text import human_bytes
+
+    print(f"partsim: wrote {path} ({human_bytes(os.path.getsize(path))})", file=sys.stderr, flush=True)
+
+
+def write_file(path, text_or_bytes, announce=True):
+    """:func:`atomic_write`, then (``announce``) :func:`announce_written`."""
+    atomic_write(path, text_or_bytes)
+    if announce:
+        announce_written(path)
+
+
+def write_output(text, output=None, announce=True):
+    """Write the payload to ``output`` (a path, announced on stderr) or stdout."""
     if output in (None, "-"):
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        atomic_write(output, text)
+        write_file(output, text, announce)

@@ -8,13 +8,9 @@ included.  A file is still written atomically: a temporary file in the same fold
 renamed when complete.
 """
 
-import json
-import os
 import sys
-import tempfile
-from pathlib import Path
 
-from ..errors import UsageError
+from .output import announce_written, atomic_file, json_encoder
 
 __all__ = ["write_json", "iter_json"]
 
@@ -23,8 +19,7 @@ _BUFFER = 1 << 20
 
 def iter_json(data):
     """The pieces of ``to_json(data)``, in order (their concatenation is byte-identical)."""
-    encoder = json.JSONEncoder(sort_keys=True, indent=2, ensure_ascii=False)
-    yield from encoder.iterencode(data)
+    yield from json_encoder().iterencode(data)
     yield "\n"
 
 
@@ -41,8 +36,9 @@ def _pump(data, write):
         write("".join(batch).encode("utf-8"))
 
 
-def write_json(data, output=None):
-    """Write ``data`` as canonical JSON to ``output`` (a path, atomically) or stdout, streaming."""
+def write_json(data, output=None, announce=True):
+    """Write ``data`` as canonical JSON to ``output`` (a path, atomically, announced on stderr) or
+    stdout, streaming."""
     if output in (None, "-"):
         out = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else None
         if out is None:  # a text stream (tests redirect stdout to StringIO)
@@ -52,28 +48,7 @@ def write_json(data, output=None):
             _pump(data, out.write)
             out.flush()
         return
-    p = Path(output)
-    folder = p.parent if str(p.parent) else Path(".")
-    if not folder.is_dir():
-        raise UsageError(f"output folder {str(folder)!r} does not exist", output)
-    if p.is_dir():
-        raise UsageError("output path is a folder, not a file", output)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.fchmod(fd, 0o666 & ~mask)
-    except OSError as exc:
-        raise UsageError(f"cannot write output: {exc.strerror or exc}", output) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            _pump(data, f.write)
-        os.replace(tmp, p)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise UsageError(f"cannot write output: {exc.strerror or exc}", output) from None
-        raise
+    with atomic_file(output) as f:
+        _pump(data, f.write)
+    if announce:
+        announce_written(output)

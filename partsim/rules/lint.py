@@ -8,7 +8,7 @@ cannot carry, an attribute the op does not have, two rules that say the same thi
 
 Rule ids (:data:`RULES` has the one-line description of each):
 
-``unreadable`` (raised, not reported), ``yaml``, ``schema``, ``missing-source``,
+``unreadable`` (raised, not reported), ``yaml``, ``schema``, ``unknown-key``, ``missing-source``,
 ``unversioned-source``, ``unknown-provider``, ``alias-conflict``, ``unknown-domain``,
 ``unknown-op``, ``empty-version-range``, ``version-not-since``, ``version-before-op``,
 ``unknown-type-constraint``, ``unknown-port``, ``dtype-outside-constraint``,
@@ -22,7 +22,6 @@ schema lacks a fact (the contrib snapshot has no attribute names), that check is
 for the op rather than guessed.
 """
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -30,12 +29,12 @@ from pathlib import Path
 from ..errors import RuleTableError
 from ..ir.schemas import _contrib, normalize_domain
 
-__all__ = ["Finding", "RULES", "lint_file", "lint_text", "lint_paths", "to_json", "to_sarif",
-           "to_text", "ORT_ONNX_DOMAIN_EXTRAS"]
+__all__ = ["Finding", "RULES", "LEVELS", "lint_file", "lint_text", "lint_paths", "ORT_ONNX_DOMAIN_EXTRAS"]
 
 RULES = {
     "yaml": "the file is not valid YAML (or uses anchors/aliases, or nests too deep)",
     "schema": "the table does not validate against partsim/data/rules.schema.json",
+    "unknown-key": "a key the table format does not have (a typo: the message names the closest known key)",
     "missing-source": "the table does not say where its facts come from",
     "unversioned-source": "the table's source.version names no version (no digit in it)",
     "unknown-provider": "the provider is not an execution provider ORT knows",
@@ -58,7 +57,7 @@ RULES = {
 }
 
 LEVELS = {
-    "yaml": "error", "schema": "error", "missing-source": "error", "unversioned-source": "warning",
+    "yaml": "error", "schema": "error", "unknown-key": "error", "missing-source": "error", "unversioned-source": "warning",
     "unknown-provider": "error", "alias-conflict": "error", "unknown-domain": "error",
     "unknown-op": "error", "empty-version-range": "error", "version-not-since": "error",
     "version-before-op": "error", "unknown-type-constraint": "error", "unknown-port": "error",
@@ -221,6 +220,7 @@ class _Linter:
     # ------------------------------------------------------------------------------------------
     def run(self):
         from .load import _compose, table_schema
+        from .schema_errors import schema_problems
         import jsonschema
 
         try:
@@ -238,8 +238,9 @@ class _Linter:
                 self.add("missing-source", (), "no 'source': say where the facts come from, with a version",
                          line=1)
                 continue
-            where = "/".join(str(p) for p in path) or "(top)"
-            self.add("schema", path, f"{where}: {e.message}")
+            for where, message in schema_problems(e):
+                self.add("unknown-key" if "unknown key" in message and e.validator == "additionalProperties"
+                         else "schema", where, message)
         self._top(data)
         ops = data.get("ops")
         if isinstance(ops, list):
@@ -503,46 +504,3 @@ def lint_paths(paths):
     for f in files:
         out.extend(lint_file(f))
     return files, out
-
-
-# ---------------------------------------------------------------------------------------------- output
-def to_text(files, findings):
-    lines = [f"{f.file}:{f.line}: {f.level}[{f.rule}] {f.message}" for f in findings]
-    errors = sum(f.level == "error" for f in findings)
-    warnings = len(findings) - errors
-    lines.append(f"{len(files)} file(s) checked: {errors} error(s), {warnings} warning(s)")
-    return "\n".join(lines) + "\n"
-
-
-def to_json(files, findings):
-    doc = {"files": [str(f) for f in files], "findings": [f.as_dict() for f in findings],
-           "errors": sum(f.level == "error" for f in findings),
-           "warnings": sum(f.level == "warning" for f in findings)}
-    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
-
-
-def to_sarif(files, findings):
-    """SARIF 2.1.0: one run, the rules used (once each), one result per finding."""
-    from .. import __version__
-
-    used = sorted({f.rule for f in findings})
-    rules = [{"id": r, "shortDescription": {"text": RULES.get(r, r)},
-              "defaultConfiguration": {"level": LEVELS.get(r, "error")}} for r in used]
-    index = {r: k for k, r in enumerate(used)}
-    results = [{
-        "ruleId": f.rule, "ruleIndex": index[f.rule], "level": f.level,
-        "message": {"text": f.message},
-        "locations": [{"physicalLocation": {"artifactLocation": {"uri": Path(f.file).as_posix()},
-                                            "region": {"startLine": f.line}}}],
-    } for f in findings]
-    doc = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "partsim-lint", "version": __version__,
-                                "informationUri": "https://partsim.invalid/", "rules": rules}},
-            "artifacts": [{"location": {"uri": Path(str(f)).as_posix()}} for f in files],
-            "results": results,
-        }],
-    }
-    return json.dumps(doc, indent=2, sort_keys=True) + "\n"

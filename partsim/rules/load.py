@@ -146,12 +146,14 @@ def parse_table(text, path="<rules>"):
     data, lines = _compose(text, path)
     if not isinstance(data, dict):
         raise RuleTableError("a rule table must be a mapping", path, 1)
+    from .schema_errors import schema_problems
+
     validator = jsonschema.Draft202012Validator(table_schema())
-    errors = sorted(validator.iter_errors(data), key=lambda e: (_line_for(lines, e.absolute_path) or 0, e.message))
-    if errors:
-        e = errors[0]
-        where = "/".join(str(p) for p in e.absolute_path) or "(top)"
-        raise RuleTableError(f"{where}: {e.message}", path, _line_for(lines, e.absolute_path))
+    problems = sorted(((_line_for(lines, where) or 0, message) for e in validator.iter_errors(data)
+                       for where, message in schema_problems(e)))
+    if problems:
+        line, message = problems[0]
+        raise RuleTableError(message, path, line or None)
     table = _build_table(data, lines, path)
     _cache_put(text, data, lines)
     return table

@@ -14,7 +14,7 @@ __all__ = ["Resolution", "resolve_providers"]
 
 @dataclass(frozen=True)
 class Resolution:
-    """A requested provider list after ORT's resolution (SPEC section 2)."""
+    """A requested provider list after ORT's resolution (docs/contract.md §2)."""
 
     requested: tuple
     tables: tuple  # RuleTable, in priority order, CPU last

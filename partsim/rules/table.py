@@ -43,7 +43,7 @@ class OpRule:
 
 @dataclass(frozen=True)
 class RuleTable:
-    """A provider's capability table (see SPEC section 3)."""
+    """A provider's capability table (see docs/contract.md §3)."""
 
     provider: str
     kind: str

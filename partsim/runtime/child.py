@@ -2,7 +2,7 @@
 
 Every real session (placement observations, numeric runs, ORT's own optimizer) runs
 in a child interpreter so that a crash, a hang or a runaway allocation of ORT or an
-EP costs a record, never partsim itself (SPEC section 8).  The protocol:
+EP costs a record, never partsim itself (docs/contract.md §8).  The protocol:
 
 * the request is one JSON document on the child's stdin;
 * the child prints anything it likes, and its **last stdout line** is its JSON record;

@@ -1,4 +1,4 @@
-"""Observations: where a real ORT session put each node (SPEC section 5).
+"""Observations: where a real ORT session put each node (docs/contract.md §5).
 
 partsim's own observation JSON (``schemaVersion``), and importers for what
 devices record: the per-level records of ``shared/observed/*/observed.json``
@@ -13,7 +13,7 @@ import re
 from ..errors import ObservationError
 
 __all__ = ["OBSERVATION_SCHEMA_VERSION", "LEVELS", "normalize_level", "import_observation",
-           "observation_from_records", "MEMCPY_OPS"]
+           "observation_from_records", "MEMCPY_OPS", "is_unnamed"]
 
 OBSERVATION_SCHEMA_VERSION = "1.0"
 MAX_OBSERVATION_BYTES = 256 * 1024 * 1024
@@ -46,6 +46,35 @@ def _memcpy_counts(ops):
 MEMCPY_OPS = ("MemcpyFromHost", "MemcpyToHost")
 
 
+_UNNAMED = "<unnamed "
+
+
+def is_unnamed(name):
+    """Was this observed node reported by ORT without a name (``<unnamed OP>#k``)?  Such a node
+    cannot be matched to a node of the model by name."""
+    return not name or name.startswith(_UNNAMED)
+
+
+class _UniqueNames:
+    """One name per reported node.  ORT reports an unnamed node with an empty name, and the nodes of a
+    function it inlined under their names in the body (``_inlfunc_F_r``, the next call of F
+    ``_inlfunc_F_token_0_r``; empty again when the body's nodes have no names): several nodes can
+    share a name, and keyed by name they would collapse into one.  The first keeps its name; a
+    repeat becomes ``name#2``, ``name#3`` …; an empty name ``<unnamed OP>#k``, which no model node is
+    called, so verify lists it instead of matching it to a node by accident."""
+
+    def __init__(self):
+        self.count = {}
+
+    def __call__(self, name, op):
+        base = name or f"{_UNNAMED}{op}>"
+        k = self.count.get(base, 0) + 1
+        self.count[base] = k
+        if name and k == 1:
+            return name
+        return f"{base}#{k}"
+
+
 def observation_from_records(rec, runtime="", device="", path="", level=None, strict=True):
     """One session record -> partsim observation.
 
@@ -59,10 +88,11 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
     """
     nodes, partitions, ops_of = {}, [], {}
     source = None
+    unique = _UniqueNames()
     for ep, members in rec.get("assignment") or []:
         names = []
         for m in members:
-            name, op = m[0], m[1]
+            name, op = unique(m[0], m[1]), m[1]
             if op in MEMCPY_OPS:
                 continue
             nodes[name] = ep
@@ -85,8 +115,10 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
         compiled = {ep for ep in set(nodes.values()) if ep != "CPUExecutionProvider"
                     and not any(n in ran for n, e in nodes.items() if e == ep)}
         final = {n: e for n, e in nodes.items() if e in compiled}
+        unique_ran = _UniqueNames()
         for name, op, ep in rec["profile_nodes"]:
             if op not in MEMCPY_OPS and ep and ep not in compiled:
+                name = unique_ran(name, op)
                 final[name] = ep
                 ops_of[name] = op
         kept = {o[0] for o in rec.get("optimized_ops") or []}
@@ -97,12 +129,15 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
         ops_of = {k: v for k, v in ops_of.items() if k in nodes}
         partitions = [dict(p, nodes=[x for x in p["nodes"] if x in nodes]) for p in partitions]
         partitions = [p for p in partitions if p["nodes"]]
+        grouped = {x for p in partitions for x in p["nodes"]}
+        partitions += [{"provider": ep, "nodes": [n]} for n, ep in nodes.items() if n not in grouped]
         source = "profile (final graph, after Level 2/3)"
     if not nodes:
         for ep, entry in (rec.get("placement") or {}).items():
             if isinstance(entry, dict) and isinstance(entry.get("nodes"), list):
                 for op, name in entry["nodes"]:
                     if op not in MEMCPY_OPS:
+                        name = unique(name, op)
                         nodes[name] = ep
                         ops_of[name] = op
         if nodes:
@@ -111,6 +146,7 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
         for name, op, ep in rec["profile_nodes"]:
             if op in MEMCPY_OPS or not ep:
                 continue
+            name = unique(name, op)
             nodes[name] = ep
             ops_of[name] = op
         source = "profile" if nodes else None

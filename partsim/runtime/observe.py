@@ -13,7 +13,7 @@ from pathlib import Path
 from .child import DEFAULT_MEMORY_LIMIT, run_child
 from .observation import LEVELS, normalize_level, observation_from_records
 
-__all__ = ["run_session", "observation_from_run"]
+__all__ = ["run_session", "observation_from_run", "dropped_providers"]
 
 CHILD = Path(__file__).with_name("ort_child.py")
 _BANNER = re.compile(r"EP Error (.*?) when using")
@@ -58,12 +58,26 @@ def _run_child(req, providers, python, timeout, memory_limit):
     return rec
 
 
+def dropped_providers(requested, granted):
+    """The requested providers a session did not grant, each ``{"name", "reason"}``:
+    ``not_available`` for a provider ORT knows but this build lacks (ORT then warns and
+    runs its nodes on the providers it has), ``unknown_provider`` for a name no ORT build has."""
+    from ..rules.providers import KNOWN_PROVIDERS
+
+    return [{"name": name, "reason": "not_available" if name in KNOWN_PROVIDERS else "unknown_provider"}
+            for name in requested if name not in granted]
+
+
 def observation_from_run(rec, level):
     """Turn a child record into a partsim observation (see :mod:`partsim.runtime.observation`).
 
     A session that failed gives an observation without nodes, with its ``state``.
+    ``dropped`` lists the requested providers the session did not grant, ``warnings`` ORT's
+    own warnings (and its "EP Error" banners).
     """
     obs = observation_from_records(rec, rec.get("runtime", ""), "this machine", level=level, strict=False)
-    obs.update({"state": rec.get("state"), "warnings": rec.get("warnings", []),
-                "placementLog": rec.get("placement", {})})
+    warnings = list(rec.get("warnings", [])) + [f"EP Error {b}" for b in rec.get("stderr_banners", [])]
+    obs.update({"state": rec.get("state"), "warnings": warnings,
+                "dropped": dropped_providers(rec.get("requested") or [], rec.get("granted") or []),
+                "available": list(rec.get("available") or []), "placementLog": rec.get("placement", {})})
     return obs

@@ -99,7 +99,7 @@ def _orts_node_order(optimized, original):
     optimized.graph.node.extend(copies)
 
 
-def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None):
+def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None, modify=None):
     """The graph ORT partitions for ``resolution``'s providers at ``level``, as partsim IR.
 
     Parameters
@@ -111,19 +111,22 @@ def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None
         As :func:`partsim.io.load.load_model`: a rewritten copy names the user's file.
     child : EarlyChild, optional
         The optimizer's child process if the caller started it (:func:`start_child`); closed here.
+    modify : callable, optional
+        ``modify(proto) -> proto``: a change made to the model as read (fixed dimensions, another
+        opset) before the pipeline; the external-data files stay the model's own.
     """
     if level != "disable" and child is None:
         from .ort_pipeline import start_child
 
         child = start_child()  # imports onnxruntime while partsim reads and checks the model
     try:
-        return _prepare(path, level, resolution, seed, shown_as, notes, child)
+        return _prepare(path, level, resolution, seed, shown_as, notes, child, modify)
     finally:
         if child is not None:
             child.close()
 
 
-def _prepare(path, level, resolution, seed, shown_as, notes, child):
+def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None):
     from ..io.load import model_from_proto
     from ..io.read import read_model_proto
     from ..sim.inline import _tensor_names, inline_functions
@@ -133,6 +136,9 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child):
 
     proto, data = read_model_proto(path, check_node_text=False)  # the IR build below checks node text
     sha256 = hashlib.sha256(data).hexdigest()
+    if modify is not None:
+        proto = modify(proto)
+        data = proto.SerializeToString()
     from .ort_pipeline import _all_nodes
 
     original, unnamed = {}, {}
@@ -177,7 +183,7 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child):
         result = pipeline_graph(path, level, effective, kept, proto=proto, data=data, cpu_nodes_of=cpu_nodes_of,
                                 child=child)
         if result.proto is None:
-            prepared = prepare(path, "disable", resolution, seed, shown_as, notes)
+            prepared = prepare(path, "disable", resolution, seed, shown_as, notes, modify=modify)
             prepared.level = level
             if result.missing_kernel and any(t.provider != CPU for t in resolution.tables):
                 # the CPU-only session lacks a kernel another requested provider may have: no

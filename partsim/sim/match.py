@@ -17,7 +17,7 @@ _ORDER = ("op_not_in_table", "opset_version", "dtype", "dynamic_shape", "rank", 
 
 
 class Rejection(tuple):
-    """``(category, detail)``; category is one of SPEC section 3's reason names."""
+    """``(category, detail)``; category is one of docs/contract.md §3's reason names."""
 
     __slots__ = ()
 

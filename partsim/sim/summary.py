@@ -1,4 +1,4 @@
-"""From an :class:`~partsim.sim.assign.Assignment` to the partitionSummary (SPEC section 4).
+"""From an :class:`~partsim.sim.assign.Assignment` to the partitionSummary (docs/contract.md §4).
 
 Counts fragments, partitions, transfers, feed transfers, Memcpy nodes and
 conversion findings.  Pure: returns a JSON-ready dict with a stable order.
@@ -25,7 +25,7 @@ _FLOATISH = frozenset({"float", "float16", "bfloat16"})
 
 
 def fragments_of(model, provider):
-    """Maximal weakly-connected same-provider node sets (SPEC section 1).
+    """Maximal weakly-connected same-provider node sets (docs/contract.md §1).
 
     Returns a list of node-index lists, ordered by their first node in topological
     order (members in topological order too).
@@ -120,20 +120,8 @@ def _memcpy(model, a, tables):
         for i in members:
             node = model.nodes[i]
             rule = a.rules.get(i) if on_device[i] else None
-            for k, t in enumerate(node.inputs):
-                if not t:
-                    continue
-                if on_device[i] and not (rule is not None and k in rule.host_inputs):
-                    dev_in.add(t)
-                else:
-                    host_in.add(t)
-            for k, t in enumerate(node.outputs):
-                if not t:
-                    continue
-                if on_device[i] and not (rule is not None and k in rule.host_outputs):
-                    dev_out.add(t)
-                else:
-                    host_out.add(t)
+            _by_memory(node.inputs, on_device[i], rule.host_inputs if rule is not None else (), dev_in, host_in)
+            _by_memory(node.outputs, on_device[i], rule.host_outputs if rule is not None else (), dev_out, host_out)
         if scope:
             parent = model.nodes[members[0]].parent
             outer = set(model.nodes[parent].implicit_inputs) if parent is not None else set()
@@ -148,6 +136,13 @@ def _memcpy(model, a, tables):
         for t in dev_out & host_in:
             copies[(t, "toHost")] = True
     return copies
+
+
+def _by_memory(tensors, on_device, host_ports, device, host):
+    """Sort a node's port tensors into device- and host-memory sets (a device kernel's host ports are host)."""
+    for k, t in enumerate(tensors):
+        if t:
+            (device if on_device and k not in host_ports else host).add(t)
 
 
 def _conversions(model, a, table_of, transfers):
@@ -179,7 +174,7 @@ def _conversions(model, a, table_of, transfers):
 
 
 def summarize(a):
-    """Build the partitionSummary dict for assignment ``a`` (see SPEC section 4).
+    """Build the partitionSummary dict for assignment ``a`` (see docs/contract.md §4).
 
     Examples
     --------

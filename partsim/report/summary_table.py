@@ -1,41 +1,32 @@
-"""Human-readable tables for a partitionSummary."""
+"""The partitionSummary as a text table for people (``simulate``, the default format)."""
 
-__all__ = ["render_summary_table", "format_table"]
+import shlex
+
+from .glossary import glossary_text
+from .text import format_table, plural, short_list
+
+__all__ = ["render_summary_table"]
+
+DETAIL_WIDTH = 110  # a reason detail longer than this is cut (the JSON has it whole)
 
 
-def format_table(headers, rows, align=None):
-    """A fixed-width text table (pure function).
+def _detail(text):
+    text = " ".join((text or "").split())
+    return text if len(text) <= DETAIL_WIDTH else text[:DETAIL_WIDTH - 1] + "…"
 
-    Examples
-    --------
-    >>> print(format_table(["a", "bb"], [[1, "x"]]))
-    a  bb
-    -  --
-    1  x
+
+def render_summary_table(s, max_rows=40, steps=None):
+    """Text report of a partitionSummary for people.
+
+    ``steps``: records of :func:`partsim.analysis.advice.next_steps`, printed as the
+    "next steps" footer (commands ready to paste); the glossary of the words used ends it.
     """
-    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
-    widths = [max(len(r[k]) for r in cells) for k in range(len(headers))]
-    align = align or ["<"] * len(headers)
-    out = []
-    for n, r in enumerate(cells):
-        out.append("  ".join(f"{c:{a}{w}}" for c, a, w in zip(r, align, widths)).rstrip())
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths).rstrip())
-    return "\n".join(out)
-
-
-def _short(names, limit=6):
-    if len(names) <= limit:
-        return ", ".join(names)
-    return ", ".join(names[:limit]) + f", … (+{len(names) - limit})"
-
-
-def render_summary_table(s, max_rows=40):
-    """Text report of a partitionSummary for people."""
     out = []
     m = s["model"]
-    out.append(f"model      {m['path']}  ({m['nodeCount']} nodes)")
+    out.append(f"model      {m['path']}  ({plural(m['nodeCount'], 'node')})")
     out.append(f"providers  {' > '.join(s['effectiveProviders'])}   policy {s['policy']}")
+    for w in s.get("warnings", ()):
+        out.append(f"note       {w}")
     for d in s["droppedProviders"]:
         out.append(f"dropped    {d['name']}: {d['reason']}")
     verdict = "accelerated" if s["accelerated"] else "NOT accelerated: every node runs on the CPU"
@@ -53,27 +44,30 @@ def render_summary_table(s, max_rows=40):
     parts = s["partitions"]
     rows = []
     for p in parts[:max_rows]:
-        rows.append([p["id"], p["provider"], len(p["nodes"]), _short(p["nodes"], 4)])
+        rows.append([p["id"], p["provider"], len(p["nodes"]), short_list(p["nodes"], 4)])
     out.append(format_table(["partition", "provider", "nodes", "members"], rows, [">", "<", ">", "<"]))
     if len(parts) > max_rows:
-        out.append(f"… {len(parts) - max_rows} more partitions (use --format json for all)")
+        out.append(f"… {plural(len(parts) - max_rows, 'more partition')} (use --format json for all)")
     by_reason = {}
     for n in s["nodes"]:
         if n["reason"]:
-            by_reason.setdefault((n["reason"], n["opType"]), []).append(n["name"])
+            by_reason.setdefault((n["reason"], n["opType"]), []).append(n)
     if by_reason:
         out.append("")
-        out.append("not on the first-choice provider, by reason:")
-        rows = [[r, op, len(v), _short(v, 3)] for (r, op), v in sorted(by_reason.items(),
-                                                                         key=lambda kv: (-len(kv[1]), kv[0]))]
-        out.append(format_table(["reason", "op", "nodes", "examples"], rows[:max_rows], ["<", "<", ">", "<"]))
+        out.append("not on the first-choice provider, by reason (detail: of the first node):")
+        rows = [[r, op, len(v), short_list([n["name"] for n in v], 3), _detail(v[0].get("reasonDetail"))]
+                for (r, op), v in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+        out.append(format_table(["reason", "op", "nodes", "examples", "detail"], rows[:max_rows],
+                                ["<", "<", ">", "<", "<"]))
+        if len(rows) > max_rows:
+            out.append(f"… {plural(len(rows) - max_rows, 'more reason')} (use --format json for all)")
     if s["transferList"]:
         out.append("")
         rows = [[t["tensor"], t["from"], t["to"], "?" if t["bytes"] is None else t["bytes"]]
                 for t in s["transferList"][:max_rows]]
         out.append(format_table(["transfer tensor", "from", "to", "bytes"], rows, ["<", "<", "<", ">"]))
         if len(s["transferList"]) > max_rows:
-            out.append(f"… {len(s['transferList']) - max_rows} more transfers")
+            out.append(f"… {plural(len(s['transferList']) - max_rows, 'more transfer')}")
     conv = s["conversions"]
     if conv:
         out.append("")
@@ -82,7 +76,7 @@ def render_summary_table(s, max_rows=40):
         out.append(format_table(["conversion", "status", "tensor", "edge", "detail"], rows))
     if s["uncheckedCaveats"]:
         out.append("")
-        out.append(f"{len(s['uncheckedCaveats'])} unchecked caveat(s) on claimed nodes, e.g.:")
+        out.append(f"{plural(len(s['uncheckedCaveats']), 'unchecked caveat')} on claimed nodes, e.g.:")
         seen = set()
         for c in s["uncheckedCaveats"]:
             key = (c["provider"], c["opType"])
@@ -92,4 +86,14 @@ def render_summary_table(s, max_rows=40):
             out.append(f"  {c['opType']} on {c['provider']}: {c['note']}")
             if len(seen) >= 8:
                 break
+    if steps:
+        out.append("")
+        out.append("next steps:")
+        for st in steps:
+            out.append(f"  - {st['text']}")
+            if st.get("command"):
+                out.append(f"      partsim {shlex.join(st['command'])}")
+    out.append("")
+    out.append("words:")
+    out.append(glossary_text())
     return "\n".join(out) + "\n"
