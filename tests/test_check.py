@@ -124,8 +124,9 @@ def test_accelerated_budget_catches_symbolic_batch(zoo, run_cli):
 
 
 def test_lock_turns_counts_into_budgets(zoo, run_cli):
-    config = write(zoo, '[[check]]\nname = "npu"\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\n\n'
-                        '[[check]]\nmodels = ["models/tiny_resnet.ts.onnx"]\nproviders = ["qnn"]\n')
+    config = write(zoo, '[[check]]\nname = "npu"\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\n'
+                        'level = "disable"\n\n'
+                        '[[check]]\nmodels = ["models/tiny_resnet.ts.onnx"]\nproviders = ["qnn"]\nlevel = "disable"\n')
     code, doc, _ = run_check(run_cli, config, "--update")
     assert code == 0 and doc["lock"]["state"] == "updated"
     lock = json.loads((zoo / "partsim.lock.json").read_text())
@@ -144,7 +145,9 @@ def test_lock_turns_counts_into_budgets(zoo, run_cli):
     failed = {(r["check"], r["model"]): {f["rule"] for f in r["lock"]["failures"]}
               for r in doc["results"] if not r["passed"]}
     assert failed[("npu", "models/tiny_unet.ts.onnx")] >= {"firstProviderNodes", "accelerated"}
-    assert failed[("qnn", "models/tiny_resnet.ts.onnx")] >= {"firstProviderNodes", "accelerated"}
+    # QNN claims only the weight Identities of the symbolic-batch ResNet, a partition without graph inputs:
+    # the real session fails ("Having zero graph inputs is not supported"), so the status changes too
+    assert failed[("qnn", "models/tiny_resnet.ts.onnx")] >= {"firstProviderNodes", "status"}
     assert ("npu", "models/tiny_mobilenetv2.ts.onnx") not in failed
     # JUnit: one testcase per (model, check), failing exactly where the JSON fails
     code, out, _ = run_cli("check", "--config", config, "-f", "junit")

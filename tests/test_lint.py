@@ -112,4 +112,6 @@ def test_generated_tables_are_reproducible():
     from partsim.gen.ep_tables import TABLES, build_table
 
     for name in TABLES:
+        if name == "qnn":  # rules/qnn.yaml is measured on real sessions (partsim/gen/qnn.py, tests/test_qnn.py)
+            continue
         assert build_table(name) == (ROOT / "rules" / f"{name}.yaml").read_text(), name

@@ -1,9 +1,13 @@
 """Compare a prediction with an observation (docs/contract.md §5), and baselines for CI."""
 
 import hashlib
+import re
 
 from ..errors import UsageError
 from ..sim.summary import fragments_of
+
+_TOKEN = re.compile(r"^(.*)_token_\d+$")
+_INSERTED_TRANSPOSE = re.compile(r"^Transpose(_token_\d+)?$")
 
 __all__ = ["observed_status", "compare", "baseline_record", "compare_baseline", "check_baseline_context",
            "table_digests", "REASON_CATEGORIES", "BASELINE_VERSION", "GROWING_COUNTS", "node_gist"]
@@ -20,8 +24,10 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
         ``check_counts``) the Memcpy counts are equal.
     """
     model = assignment.model
-    observed = observation["nodes"]
+    if observation.get("state") not in (None, "ok"):
+        return _compare_refusal(summary, observation, min_agreement)
     predicted = {n["name"]: n for n in summary["nodes"]}
+    observed, layout = _match_layout_names(predicted, summary, observation)
     disagreements, unobserved = [], []
     agreeing = 0
     for name, n in predicted.items():
@@ -56,8 +62,9 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
         counts["compiledPartitions"] = {
             "predicted": sum(1 for p in summary["partitions"] if p["provider"] in {q["provider"] for q in obs_parts}),
             "observed": len(obs_parts)}
+    counts.update(layout)
     counts_ok = all(v["observed"] is None or v["predicted"] == v["observed"]
-                    for k, v in counts.items() if k.startswith("memcpy"))
+                    for k, v in counts.items() if k.startswith(("memcpy", "layoutTransposes")))
     passed = compared > 0 and agreement >= min_agreement and (counts_ok or not check_counts)
     # a session predicted to fail that ran (or the other way round) is a failed prediction
     obs_status = observed_status(observation)
@@ -80,6 +87,54 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
         "counts": counts,
         "status": status,
         "observation": {k: observation.get(k) for k in ("source", "runtime", "device", "level", "granted")},
+    }
+
+
+def _match_layout_names(predicted, summary, observation):
+    """Observed placement keyed by the names of the graph as written, plus the inserted-Transpose counts.
+
+    ORT's NHWC layout transformation recreates each node it converts as ``<orig>_token_<k>``
+    (``Graph::GenerateNodeName``) and inserts Transposes named ``Transpose``/``Transpose_token_<k>``
+    (ORT-PIPELINE section 5).  A renamed node is compared as its original; the inserted Transposes
+    are counted per provider (``layoutTransposes.<EP>``) against the summary's ``insertedNodes``.
+    """
+    ops = observation.get("opTypes") or {}
+    renamed = {n["ortName"]: n["name"] for n in predicted.values() if n.get("ortName")}
+    out, inserted = {}, {}
+    for name, ep in observation["nodes"].items():
+        if name in predicted:
+            out[name] = ep
+            continue
+        if name in renamed:
+            out[renamed[name]] = ep
+            continue
+        m = _TOKEN.match(name)
+        if m and m.group(1) in predicted and m.group(1) not in observation["nodes"]:
+            out[m.group(1)] = ep
+        elif _INSERTED_TRANSPOSE.match(name) and ops.get(name, "Transpose") == "Transpose":
+            inserted[ep] = inserted.get(ep, 0) + 1
+        else:
+            out[name] = ep
+    want = {}
+    for n in summary.get("insertedNodes", ()):
+        if n.get("origin") == "inserted:layout":
+            want[n["provider"]] = want.get(n["provider"], 0) + 1
+    counts = {}
+    for ep in sorted(set(want) | set(inserted)):
+        counts[f"layoutTransposes.{ep}"] = {"predicted": want.get(ep, 0), "observed": inserted.get(ep, 0)}
+    return out, counts
+
+
+def _compare_refusal(summary, observation, min_agreement):
+    """The real session was not created: the prediction agrees when it says the session would fail."""
+    predicted_fail = summary.get("status") == "session_would_fail"
+    return {
+        "passed": predicted_fail, "minAgreement": min_agreement, "agreement": 1.0 if predicted_fail else 0.0,
+        "compared": 0, "agreeing": 0, "disagreements": [], "unobserved": [], "unpredicted": [],
+        "counts": {}, "refusal": {"observed": observation.get("error", observation.get("state")),
+                                  "predicted": summary.get("failure") if predicted_fail else None},
+        "observation": {k: observation.get(k) for k in ("source", "runtime", "device", "level", "granted",
+                                                          "state")},
     }
 
 

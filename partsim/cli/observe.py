@@ -66,6 +66,25 @@ def _session_args(p):
     g.add_argument("--seed", type=int, default=0, help="seed for random inputs and weights")
     add_dim_arg(p, RUN_DIM_HELP, g)
     g.add_argument("--inputs", metavar="FILE.npz", help="inputs keyed by name (no pickles)")
+    add_qnn_args(g)
+
+
+def add_qnn_args(g):
+    """``--soc-model`` / ``--qnn-backend``: options of the QNN plugin EP (see partsim/runtime/qnn_session.py)."""
+    g.add_argument("--soc-model", default="60", metavar="N",
+                   help="QNN: SoC model the HTP emulator builds for (default 60, Snapdragon 8 Gen 3)")
+    g.add_argument("--qnn-backend", default="htp", choices=("htp", "cpu", "gpu"), help="QNN: backend library")
+
+
+def ep_options(args, providers):
+    """Provider options for the session child: only QNN takes any."""
+    from ..runtime.qnn_session import QNN
+
+    if QNN not in providers:
+        return None
+    if not str(args.soc_model).isdigit():
+        raise UsageError(f"--soc-model expects a number, got {args.soc_model!r}")
+    return {"soc_model": str(args.soc_model), "backend": args.qnn_backend}
 
 
 def _prepare(model, tmp, seed):
@@ -84,7 +103,8 @@ def _observe(model, providers, args):
     with tempfile.TemporaryDirectory(prefix="partsim-observe-") as tmp:
         runnable = _prepare(model, Path(tmp), args.seed)
         rec = run_session(runnable, providers, level, args.python, args.timeout, args.seed, parse_dims(args.dim),
-                          args.inputs, memory_limit=int(args.memory_limit * 1024**3))
+                          args.inputs, memory_limit=int(args.memory_limit * 1024**3),
+                          ep_options=ep_options(args, providers))
     return rec, level
 
 
@@ -99,6 +119,10 @@ def run_observe(args):
     if rec.get("error"):
         obs["error"] = rec["error"]
     text = to_json(obs) if args.format == "json" else render_observe_table(obs)
+    qnn = obs.get("qnnOptions")
+    if qnn and args.format != "json":  # the plugin EP's version and options, and why a session failed
+        text = (f"onnxruntime-qnn {obs.get('qnn')}  {' '.join(f'{k}={v}' for k, v in qnn.items())}\n"
+                + (f"error     {obs['error']}\n" if obs.get("error") else "") + text)
     write_output(text, args.output)
     return EXIT_OK if obs["state"] == "ok" else EXIT_FAIL
 

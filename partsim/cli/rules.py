@@ -1,6 +1,7 @@
 """partsim rules: list and show the shipped capability tables, regenerate them from their sources."""
 
 import argparse
+from pathlib import Path
 
 from ..errors import EXIT_OK, UsageError
 from ..report.output import to_json, write_output
@@ -23,6 +24,9 @@ machine-readable sources (output is deterministic).
         ORT's own operator schemas (com.microsoft …) used to resolve node versions
   partsim rules import openvino -o rules/openvino.yaml
         the OpenVINO EP (device CPU) of onnxruntime-openvino 1.24.1 (partsim/gen/openvino.py)
+  partsim rules import qnn [--models DIR] [--soc-model 60] -o rules/qnn.yaml
+        the QNN EP (HTP) measured: real onnxruntime-qnn sessions on single-op probes (and on the
+        one-node models of DIR), merged into its op builders' rules (partsim/gen/qnn.py)
   partsim rules calibrate OBS... -p EP -o overlay.yaml
         an overlay table learnt from observations of real sessions (partsim/analysis/calibrate.py)
 """
@@ -47,6 +51,11 @@ def add_parser(sub):
     imp.add_argument("inputs", nargs="*", metavar="FILE", help="source document(s), where the source needs one")
     imp.add_argument("--provider", default=None, help="provider to import (ort-kernels: default CPU)")
     imp.add_argument("--output", "-o", metavar="FILE", help="write here (atomically) instead of stdout")
+    imp.add_argument("--models", action="append", default=[], metavar="DIR",
+                     help="qnn: also run the one-node models of DIR (e.g. ONNX backend node tests)")
+    imp.add_argument("--soc-model", default="60", metavar="N", help="qnn: SoC model of the HTP emulator")
+    imp.add_argument("--python", metavar="PATH", help="qnn: interpreter with onnxruntime-qnn (default: this one)")
+    imp.add_argument("--evidence", metavar="FILE.jsonl", help="qnn: also write what every probe session did")
     imp.set_defaults(run=run_import)
     from .calibrate import add_parser as add_calibrate
 
@@ -54,7 +63,7 @@ def add_parser(sub):
 
 
 def _sources():
-    names = {"ort-kernels", "contrib-schemas", "openvino", "ep-table"}
+    names = {"ort-kernels", "contrib-schemas", "openvino", "ep-table", "qnn"}
     try:
         from ..gen import mobile_md  # noqa: F401
         names.add("mobile-md")
@@ -103,6 +112,12 @@ def run_import(args):
     elif args.source == "kernel-doc":
         from ..gen.kernel_doc import import_kernel_doc
         text = import_kernel_doc(args.inputs, args.provider)
+    elif args.source == "qnn":
+        from ..gen.qnn import qnn_table
+        for d in args.models:
+            if not Path(d).is_dir():
+                raise UsageError("--models expects a folder of .onnx files", d)
+        text = qnn_table(args.models, args.soc_model, args.python, evidence_out=args.evidence)
     elif args.source == "ep-table":  # tensorrt, qnn, xnnpack, webgpu (partsim/gen/ep_tables.py)
         from ..gen.ep_tables import build_table
         text = build_table(args.provider or "")

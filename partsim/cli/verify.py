@@ -59,6 +59,8 @@ def add_parser(sub):
                    help="run a real ORT session here now (child process) with the same providers and compare")
     g.add_argument("--python", metavar="PATH", help="with --observe: interpreter with another ORT build")
     g.add_argument("--timeout", type=float, default=120.0, help="with --observe: session timeout in seconds")
+    from .observe import add_qnn_args
+    add_qnn_args(g)
     g.add_argument("--min-agreement", type=float, default=1.0, help="share of nodes that must agree (default 1.0)")
     g.add_argument("--ignore-counts", action="store_true", help="pass on node agreement alone (not Memcpy counts)")
     g.add_argument("--baseline", metavar="FILE", help="committed baseline of fragment/transfer/Memcpy counts")
@@ -146,9 +148,9 @@ def read_baseline(path):
 def _observe_now(args, level):
     import tempfile
 
+    from ..rules.providers import KNOWN_PROVIDERS, canonical_name
     from ..runtime.observe import observation_from_run, run_session
-    from ..rules.providers import KNOWN_PROVIDERS
-    from ..rules.providers import canonical_name
+    from .observe import ep_options
 
     providers = ([canonical_name(p.partition(":")[0]) for p in split_list(args.providers)]
                  or ["CPUExecutionProvider"])
@@ -159,9 +161,10 @@ def _observe_now(args, level):
             runnable = materialize_weights(args.model, Path(tmp))
         except ImportError:  # pragma: no cover
             runnable = args.model
-        rec = run_session(runnable, providers, level, args.python, args.timeout, dims=parse_dims(args.dim))
-    if rec.get("state") == "create_failed":  # ORT refused the session: compared with the predicted status
-        return observation_from_run(rec, level)
+        rec = run_session(runnable, providers, level, args.python, args.timeout, dims=parse_dims(args.dim),
+                          ep_options=ep_options(args, providers))
+    if rec.get("state") == "create_failed":  # ORT refused the session (QNN refused the graph, an optimizer
+        return observation_from_run(rec, level)  # error): an observed refusal, compared with the prediction
     if rec.get("state") != "ok":
         raise UsageError(f"the real session did not run ({rec.get('state')}): {rec.get('error', '')}", args.model)
     return observation_from_run(rec, level)

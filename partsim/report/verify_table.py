@@ -9,7 +9,11 @@ def render_verify_table(result):
     """Text report of a verify result: agreement, counts side by side, disagreements, baseline."""
     out = []
     v = result.get("verify")
-    if v:
+    if v and v.get("refusal"):  # the real session was not created (a QNN graph the EP refused)
+        r = v["refusal"]
+        out.append(f"observation  the real session was not created: {r['observed']}")
+        out.append("prediction   " + (f"session_would_fail: {r['predicted']}" if r["predicted"] else "a session (ok)"))
+    elif v:
         o = v["observation"]
         out.append(f"observation  {o.get('source')} {o.get('runtime') or ''} {o.get('device') or ''} "
                    f"level={o.get('level')}")

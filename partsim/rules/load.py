@@ -217,7 +217,8 @@ def _build_table(data, lines, path):
             types[k] = frozenset(_norm_type(t) for t in v)
         rule = OpRule(
             op=r["op"], domain=normalize_domain(r.get("domain", "")), versions=versions, types=types,
-            static_shape=bool(merged["static_shape"]), min_rank=merged["min_rank"],
+            static_shape=bool(merged["static_shape"]), static_outputs=bool(merged["static_outputs"]),
+            min_rank=merged["min_rank"],
             max_rank=merged["max_rank"],
             rank_inputs=tuple(merged["rank_inputs"]) if merged["rank_inputs"] is not None else None,
             const_inputs=tuple(merged["const_inputs"] or ()), attrs=tuple(
@@ -225,7 +226,8 @@ def _build_table(data, lines, path):
             dtype_pairs=frozenset(tuple(_norm_type(x) for x in p) for p in merged["dtype_pairs"])
             if merged["dtype_pairs"] else None,
             host_inputs=tuple(r.get("host_inputs", ())), host_outputs=tuple(r.get("host_outputs", ())),
-            layout_sensitive=bool(r.get("layout_sensitive", False)), notes=r.get("notes", ""), line=line,
+            layout_sensitive=bool(r.get("layout_sensitive", False)),
+            layout_refusal=bool(r.get("layout_refusal", False)), notes=r.get("notes", ""), line=line,
             kernel_requires=tuple(tuple(sorted((k, _freeze(v)) for k, v in a.items()))
                                   for a in r.get("kernel_requires", ())))
         rules.setdefault((rule.domain, rule.op), []).append(rule)

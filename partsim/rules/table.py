@@ -8,7 +8,7 @@ from ..ir.schemas import normalize_domain
 __all__ = ["OpRule", "RuleTable", "adhoc_table"]
 
 
-PREDICATE_KEYS = ("static_shape", "min_rank", "max_rank", "rank_inputs", "const_inputs", "attrs",
+PREDICATE_KEYS = ("static_shape", "static_outputs", "min_rank", "max_rank", "rank_inputs", "const_inputs", "attrs",
                   "dtype_pairs")
 
 
@@ -27,6 +27,7 @@ class OpRule:
     versions: object = None
     types: dict = field(default_factory=dict, hash=False)  # compared: rules differing only in dtypes differ
     static_shape: bool = False
+    static_outputs: bool = False  # every output's shape known too (QNN builds its tensors from them)
     min_rank: object = None
     max_rank: object = None
     rank_inputs: object = None
@@ -36,6 +37,7 @@ class OpRule:
     host_inputs: tuple = ()
     host_outputs: tuple = ()
     layout_sensitive: bool = False
+    layout_refusal: bool = False  # claimed before the NHWC layout transformation, refused after it
     notes: str = ""
     line: int = 0
     kernel_requires: tuple = ()  # attr conditions the kernel's constructor enforces (else ORT refuses the session)

@@ -20,16 +20,19 @@ _BANNER = re.compile(r"EP Error (.*?) when using")
 
 
 def run_session(model, providers, level="disable", python=None, timeout=120, seed=0, dims=None,
-                inputs_npz=None, run=True, hook=None, threads=1, memory_limit=DEFAULT_MEMORY_LIMIT):
+                inputs_npz=None, run=True, hook=None, threads=1, memory_limit=DEFAULT_MEMORY_LIMIT,
+                ep_options=None):
     """Create (and run) one session in a child process; return its record (a dict).
 
     The child gets ``timeout`` seconds and an address-space ceiling of ``memory_limit``
     bytes; a crash, a hang or running out of memory is recorded, never raised.
+    ``ep_options``: provider options of a plugin EP (QNN: ``{"soc_model": "60"}``, see
+    :mod:`partsim.runtime.qnn_session`), recorded in the result.
     """
     with tempfile.TemporaryDirectory(prefix="partsim-feeds-") as tmp:
         req = {"model": str(model), "providers": list(providers), "level": LEVELS[normalize_level(level)],
                "inputs_npz": str(inputs_npz) if inputs_npz else None, "run": run, "hook": hook,
-               "threads": threads}
+               "threads": threads, "ep_options": dict(ep_options or {})}
         if run and not inputs_npz:
             # seeded feeds made here, by the same code as every numeric command, and handed over as .npz
             from ..errors import PartsimError
@@ -80,4 +83,11 @@ def observation_from_run(rec, level):
     obs.update({"state": rec.get("state"), "warnings": warnings,
                 "dropped": dropped_providers(rec.get("requested") or [], rec.get("granted") or []),
                 "available": list(rec.get("available") or []), "placementLog": rec.get("placement", {})})
+    for key in ("qnn", "qnnOptions"):  # the plugin EP's version and options (soc_model …)
+        if key in rec:
+            obs[key] = rec[key]
+    if rec.get("state") != "ok" and rec.get("error"):
+        obs["error"] = rec["error"]
+    if rec.get("state") == "create_failed" and "qnnOptions" in rec:
+        obs["dropped"] = []  # the plugin EP refused the graph: an observed refusal, not a dropped provider
     return obs

@@ -116,12 +116,25 @@ def _observe(ort, req, rec, tmp):
         so.log_severity_level = 0
         so.log_verbosity_level = 0
         log_path = os.path.join(tmp, "ort.log")
+    plugin = None
+    if "QNNExecutionProvider" in req["providers"]:  # a plugin EP: registered, then given by device
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import qnn_session
+
+        plugin = qnn_session.configure(ort, so, req["providers"], req.get("ep_options"))
+        rec.update({k: plugin[k] for k in ("qnn", "qnnOptions") if k in plugin})
+        if not plugin["ok"]:
+            rec.update({"state": "create_failed", "error": plugin["error"], "warnings": [], "placement": {}})
+            return
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t0 = time.time()
         saved = _redirect_stderr(log_path)
         try:
-            sess = ort.InferenceSession(req["model"], so, providers=req["providers"])
+            if plugin:
+                sess = ort.InferenceSession(req["model"], so)
+            else:
+                sess = ort.InferenceSession(req["model"], so, providers=req["providers"])
         except Exception as exc:  # the session failed: that is an observation too
             _restore_stderr(saved)
             rec["state"] = "create_failed"

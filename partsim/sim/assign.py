@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..ir.order import topological_order
 from ..rules.providers import CPU
 from .cpu_preferred import cpu_preferred_nodes
+from .layout import layout_pass
 from .refusals import kernel_creation_failures, load_refusal
 from .match import Matcher, Rejection
 from .ov_clusters import openvino_clusters
@@ -58,6 +59,7 @@ class Assignment:
     status: str = "ok"
     failure: str = ""
     failure_nodes: tuple = ()
+    layout: tuple = ()  # LayoutResult per NHWC provider (partsim.sim.layout)
 
 
 def _excluded_by_stop_ops(model, stop_ops):
@@ -171,6 +173,7 @@ def simulate(model, resolution, policy="per-node", pinned=None):
                         caveats.setdefault(i, []).append((CPU, rule.notes))
     if first == CPU:
         first_reason = [None] * n
+    layout, layout_refused = layout_pass(model, resolution.tables, assigned, rules)
     cpu_fallback = [i for i in order if assigned[i] == CPU and first != CPU]
     if policy == "whole-graph" and cpu_fallback and any(t.provider != CPU for t in resolution.tables):
         status = "session_would_fail"
@@ -179,9 +182,9 @@ def simulate(model, resolution, policy="per-node", pinned=None):
                    f"(session.disable_cpu_ep_fallback=1) forbids: {', '.join(names[:5])}"
                    + (" …" if len(names) > 5 else ""))
         failure_nodes = tuple(cpu_fallback)
-    elif refused:
+    elif refused or layout_refused:
         status = "session_would_fail"
-        failure, failure_nodes = refused[0]
+        failure, failure_nodes = (refused or layout_refused)[0]
     elif no_kernel:
         status = "session_would_fail"
         i, why = no_kernel[0]
@@ -203,7 +206,7 @@ def simulate(model, resolution, policy="per-node", pinned=None):
             reasons.append(first_reason[i] or Rejection(
                 "claimed_by_higher_priority", "taken by another provider before the first choice could"))
     return Assignment(model, resolution, policy, tuple(assigned), tuple(reasons), tuple(partitions),
-                      rules, {k: tuple(v) for k, v in caveats.items()}, status, failure, failure_nodes)
+                      rules, {k: tuple(v) for k, v in caveats.items()}, status, failure, failure_nodes, layout)
 
 
 def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason):
@@ -217,6 +220,13 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
     reject_single = set(table.option("reject_single_ops", ()) or ())
     drop_const = table.option("drop_all_constant_input_groups", False)
     use_units = table.option("qdq_node_units", False)
+
+    if table.option("offload_graph_io_quantization"):
+        for i in _graph_io_quantization(model):
+            if i in matched:
+                excluded.add(i)
+                note_reason(i, ep, Rejection("group_rejected", "quantization of a graph input/output is left to "
+                                             "the CPU (offload_graph_io_quantization)"))
 
     def supported(i):
         return assigned[i] is None and i in matched and i not in excluded
@@ -282,7 +292,28 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                 assigned[i] = ep
                 rules[i] = matched[i]
             partitions.append((ep, tuple(g)))
+            if table.option("refuse_all_constant_input_groups") and _all_inputs_constant(model, g):
+                names = ", ".join(model.nodes[i].name for i in g[:5]) + (" …" if len(g) > 5 else "")
+                refused.append((f"{ep} claims a partition ({names}) whose every input is a constant initializer; "
+                                "its compiled graph has no inputs, which the backend refuses (\"Having zero graph "
+                                "inputs is not supported on this backend\")", tuple(g)))
     return refused
+
+
+def _graph_io_quantization(model):
+    """QuantizeLinear nodes reading a graph input and DequantizeLinear nodes writing a graph output
+    (onnxruntime/onnxruntime-qnn ``qnn_execution_provider.cc``: with ``offload_graph_io_quantization``,
+    the default, QNN leaves them to another EP)."""
+    inputs, outputs = set(model.graph_inputs), set(model.graph_outputs)
+    out = set()
+    for n in model.nodes:
+        if n.scope or n.domain not in ("", "com.microsoft"):
+            continue
+        if n.op_type == "QuantizeLinear" and n.inputs and n.inputs[0] in inputs:
+            out.add(n.index)
+        elif n.op_type == "DequantizeLinear" and n.outputs and n.outputs[0] in outputs:
+            out.add(n.index)
+    return out
 
 
 def _unit_wave_inputs(model, members, units):

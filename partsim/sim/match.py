@@ -113,6 +113,10 @@ def _check_rule(rule, node, model):
         for k, t in enumerate(node.inputs):
             if t and not model.value(t).is_static:
                 return "dynamic_shape", "input {t} has no static shape", k
+    if rule.static_outputs:
+        for t in node.outputs:
+            if t and not model.value(t).is_static:
+                return "dynamic_shape", "an output has no static shape", None
     if rule.min_rank is not None or rule.max_rank is not None:
         idx = rule.rank_inputs if rule.rank_inputs is not None else range(len(node.inputs))
         for k in idx:
@@ -138,16 +142,17 @@ def _check_rule(rule, node, model):
 class _OpEntry:
     """What one table needs to know about a node of one ``(domain, op)`` to judge it."""
 
-    __slots__ = ("rules", "missing", "static", "rank", "const", "shaped", "attr_names")
+    __slots__ = ("rules", "missing", "static", "static_out", "rank", "const", "shaped", "attr_names")
 
     def __init__(self, table, node):
         self.rules = rules = table.rules_for(node.domain, node.op_type)
         self.missing = None if rules else (
             None, Rejection("op_not_in_table", f"{node.qualified_op} is not in the {table.provider} table"))
         self.static = any(r.static_shape for r in rules)
+        self.static_out = any(r.static_outputs for r in rules)
         self.rank = any(r.min_rank is not None or r.max_rank is not None for r in rules)
         self.const = any(r.const_inputs for r in rules)
-        self.shaped = self.static or self.rank or self.const
+        self.shaped = self.static or self.rank or self.const or self.static_out
         names = []
         for r in rules:
             for cond in r.attrs:
@@ -192,6 +197,11 @@ def _shape_facts(model, node):
         if first_dynamic < 0 and not v.is_static:
             first_dynamic = k
     return first_dynamic, tuple(ranks), tuple(consts)
+
+
+def _outputs_static(model, node):
+    get = model.values.get
+    return all((v := get(t)) is not None and v.is_static for t in node.outputs if t)
 
 
 def _render(verdict, node):
@@ -245,7 +255,7 @@ class Matcher:
                 facts = _shape_facts(self.model, node)
                 facts = self.facts[i] = self.same_facts.setdefault(facts, facts)
             key = (self.sigs[i], facts[0] if entry.static else None, facts[1] if entry.rank else None,
-                   facts[2] if entry.const else None)
+                   facts[2] if entry.const else None, _outputs_static(self.model, node) if entry.static_out else None)
         else:
             key = self.sigs[i]
         if entry.attr_names:

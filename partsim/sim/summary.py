@@ -7,6 +7,7 @@ conversion findings.  Pure: returns a JSON-ready dict with a stable order.
 from ..ir.graph import formal_inputs, weakly_connected_groups
 from ..ir.order import topological_order
 from .assign import CPU
+from .layout import handles_layout
 
 __all__ = ["summarize", "SCHEMA_VERSION", "fragments_of", "LAYOUT_SENSITIVE_OPS"]
 
@@ -162,7 +163,8 @@ def _conversions(model, a, table_of, transfers):
         p = model.producer[t]
         consumers = [c for c in model.consumers.get(t, ()) if a.provider[c] == dst]
         ops = {model.nodes[p].op_type} | {model.nodes[c].op_type for c in consumers}
-        if ta.layout != tb.layout and (ops & LAYOUT_SENSITIVE_OPS) and v.rank in (None, 3, 4, 5):
+        ort_converts = handles_layout(ta) or handles_layout(tb)  # ORT's layout transformer inserts the Transposes
+        if ta.layout != tb.layout and (ops & LAYOUT_SENSITIVE_OPS) and v.rank in (None, 3, 4, 5) and not ort_converts:
             status = "present" if "Transpose" in ops else "missing"
             out.append({"kind": "layout", "tensor": t, "from": src, "to": dst, "status": status,
                         "detail": f"{ta.layout} -> {tb.layout}"})
@@ -256,6 +258,7 @@ def summarize(a):
             undelegated[a.reason[i].category] = undelegated.get(a.reason[i].category, 0) + 1
     nodes = []
     reasons = a.reason
+    layout_names = {i: v for r in a.layout for i, v in r.converted.items()}
     for n in model.nodes:
         r = reasons[n.index]
         if r:
@@ -268,7 +271,12 @@ def summarize(a):
             entry["schemaKnown"] = False
         if n.scope:
             entry["scope"] = n.scope
+        if n.index in layout_names:  # recreated by ORT's NHWC layout transformation
+            entry["ortName"], entry["ortDomain"] = layout_names[n.index]
         nodes.append(entry)
+    # nodes ORT adds that the model does not have (kept apart: "nodes" is one entry per model node)
+    inserted = [{"name": name, "opType": "Transpose", "domain": "", "provider": ep, "origin": "inserted:layout",
+                 "input": tensor} for r in a.layout for name, ep, tensor in r.transposes]
     caveats = []
     for i in sorted(a.caveats, key=pos.__getitem__):
         for ep, note in a.caveats[i]:
@@ -299,6 +307,7 @@ def summarize(a):
         "partitionCount": sum(1 for p in partitions if p["provider"] != CPU),
         "undelegatedReasons": dict(sorted(undelegated.items())),
         "uncheckedCaveats": caveats,
+        "insertedNodes": inserted,
         "accelerated": delegated > 0,
         "status": a.status,
     }

@@ -1,0 +1,612 @@
+"""The QNN (HTP) table, measured: probe the real QNN EP with single-op models and write what it claims.
+
+``partsim rules import qnn -o rules/qnn.yaml`` (needs ``onnxruntime-qnn`` in the interpreter, see
+``partsim/runtime/qnn_session.py``):
+
+1. *Probes.*  For each op of :data:`PROBE_OPS` (element-wise, broadcasting, reductions, Cast,
+   Transpose, Where, ...), every input dtype its ONNX schema allows out of :data:`DTYPES` and every
+   rank of :data:`RANKS`, a one-node model with static shapes (``probe_specs``).  Extra evidence:
+   ``--models DIR`` (one-node ONNX models, e.g. ONNX's backend node tests) are run as well.
+2. *Sessions.*  All models go through one child process (``partsim/runtime/qnn_probe_child.py``) that
+   creates a QNN session per model and prints its assignment line by line; a model that crashes
+   or hangs the emulator is recorded as such and the child is restarted after it.
+3. *Table.*  The base is the source-read table (op builders of ``op_builder_factory.cc``,
+   ``partsim/gen/ep_tables.py``).  For every op with evidence, the rule keeps the builder's
+   predicates and gets the dtypes of input 0 QNN claimed and, per dtype set, the rank range it
+   claimed (``min_rank``/``max_rank`` only where a refused rank lies outside it); an op QNN never
+   claimed is dropped, an op it claimed without a builder in the list (e.g. ``Identity``) is
+   added.  Evidence is summarised in the table's ``source.probes``.
+
+Partition rules (``partitioning``) come from ``qnn_execution_provider.cc`` (onnxruntime/onnxruntime-qnn
+``QnnEp::GetCapabilityImpl``): single Q/DQ partitions dropped, graph I/O quantization offloaded.
+Same evidence -> same table, byte for byte (everything is sorted).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+__all__ = ["PROBE_OPS", "DTYPES", "RANKS", "probe_specs", "build_probe", "probe_models", "derive_rules",
+           "qnn_table"]
+
+DTYPES = ("float", "float16", "double", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "bool")
+RANKS = (0, 1, 2, 4, 5, 6)
+OPSET = 21
+_SHAPE = (2, 3, 4, 5, 3, 2)
+
+UNARY = ("Abs Acos Acosh Asin Asinh Atan Atanh Ceil Celu Cos Cosh Elu Erf Exp Floor Gelu HardSigmoid HardSwish "
+         "Identity IsInf IsNaN LeakyRelu Log LogSoftmax Mish Neg Not Reciprocal Relu Round Selu Sigmoid Sign Sin "
+         "Sinh Softmax Softplus Softsign Sqrt Tan Tanh ThresholdedRelu Flatten Shape Size Hardmax").split()
+BINARY = ("Add Sub Mul Div Pow Max Min Mean Sum Equal Greater GreaterOrEqual Less LessOrEqual And Or Xor PRelu "
+          "BitwiseAnd BitwiseOr BitwiseXor").split()
+REDUCE = "ReduceMean ReduceSum ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSumExp ReduceSumSquare".split()
+OTHER = ("Transpose", "Cast", "CastLike", "Gather", "Where", "DynamicQuantizeLinear", "MatMulInteger", "MatMul",
+         "LayerNormalization", "Clip", "ArgMax", "ArgMin", "CumSum", "Expand", "Tile", "Squeeze",
+         "Unsqueeze", "Reshape", "Concat", "Split", "Slice", "Pad")
+SIDE_INPUT_OPS = ("CumSum", "Expand", "Tile", "Squeeze", "Unsqueeze", "Reshape", "Slice", "Pad", "Gather",
+                  "LayerNormalization", "MatMul", "Resize", "PRelu", "BatchNormalization", "InstanceNormalization",
+                  "Conv", "ConvTranspose") + tuple(REDUCE)
+POOLS = ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool")
+NORMS = ("BatchNormalization", "InstanceNormalization", "Conv", "ConvTranspose", "LRN", "DepthToSpace", "SpaceToDepth")
+PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER) + list(POOLS) + ["Resize"] + list(NORMS))
+#: the error ORT raises when an EP does not take a node it had converted to NHWC (layout_transformation.cc)
+LAYOUT_REFUSAL = "was inserted using the NHWC format"
+
+
+def _tp(dtype):
+    from onnx import TensorProto
+
+    return {"float": TensorProto.FLOAT, "float16": TensorProto.FLOAT16, "double": TensorProto.DOUBLE,
+            "int8": TensorProto.INT8, "uint8": TensorProto.UINT8, "int16": TensorProto.INT16,
+            "uint16": TensorProto.UINT16, "int32": TensorProto.INT32, "uint32": TensorProto.UINT32,
+            "int64": TensorProto.INT64, "bool": TensorProto.BOOL}[dtype]
+
+
+def _allowed(op):
+    """dtypes of :data:`DTYPES` the ONNX schema (at :data:`OPSET`) allows for input 0."""
+    import onnx
+
+    try:
+        schema = onnx.defs.get_schema(op, OPSET)
+    except Exception:
+        return ()
+    if not schema.inputs:
+        return ()
+    tc = schema.inputs[0].type_str
+    allowed = None
+    for c in schema.type_constraints:
+        if c.type_param_str == tc:
+            allowed = {t[len("tensor("):-1] for t in c.allowed_type_strs if t.startswith("tensor(")}
+    if allowed is None:
+        allowed = {tc[len("tensor("):-1]} if tc.startswith("tensor(") else set()
+    return tuple(d for d in DTYPES if d in allowed)
+
+
+# attribute variants probed besides the defaults (on float inputs of rank 4)
+VARIANTS = {op: ({"keepdims": 0},) for op in REDUCE}
+VARIANTS.update({"ArgMax": ({"keepdims": 0}, {"select_last_index": 1}),
+                 "ArgMin": ({"keepdims": 0}, {"select_last_index": 1}),
+                 "Softmax": ({"axis": 0},), "LogSoftmax": ({"axis": 0},), "Concat": ({"axis": -1},),
+                 "Gather": ({"axis": 1},), "CumSum": ({"exclusive": 1}, {"reverse": 1}),
+                 "LeakyRelu": ({"alpha": 0.2},), "Pad": ({"mode": "reflect"}, {"mode": "edge"}),
+                 "Resize": ({"mode": "linear"}, {"mode": "cubic"}, {"coordinate_transformation_mode": "asymmetric"},
+                            {"mode": "linear", "coordinate_transformation_mode": "align_corners"}),
+                 "MaxPool": ({"ceil_mode": 1},), "BatchNormalization": ({"epsilon": 0.001},), "AveragePool": ({"ceil_mode": 1}, {"count_include_pad": 1})})
+
+
+#: a variant whose constant side inputs (shape, axes, starts, pads, indices, ...) become graph inputs
+DYNAMIC_SIDE = "__dynamic_side_inputs__"
+
+
+def probe_specs(ops=PROBE_OPS, ranks=RANKS):
+    """Every (op, dtype, rank, attribute variant) probe, sorted; variant ``()`` = defaults."""
+    specs = []
+    for op in sorted(set(ops)):
+        for dtype in _allowed(op):
+            for rank in ranks:
+                if rank < _min_rank(op):
+                    continue
+                specs.append((op, dtype, rank, ()))
+        if "float" in _allowed(op):
+            for v in VARIANTS.get(op, ()):
+                specs.append((op, "float", 4, tuple(sorted(v.items()))))
+            if op in SIDE_INPUT_OPS:
+                specs.append((op, "float", 4, ((DYNAMIC_SIDE, 1),)))
+    return specs
+
+
+def _min_rank(op):
+    if op in ("Flatten", "Softmax", "LogSoftmax", "Hardmax", "Transpose", "Concat", "Split", "Slice", "Squeeze",
+              "CumSum", "Pad", "ArgMax", "ArgMin", "Gather", "MatMulInteger", "MatMul", "LayerNormalization") or op in REDUCE:
+        return 1
+    if op in POOLS or op in NORMS or op == "Resize":
+        return 3
+    return 0
+
+
+def build_probe(op, dtype, rank, variant=()):
+    """A one-node ModelProto for ``op`` on a static ``rank``-D tensor of ``dtype`` (attributes at their
+    defaults but those of ``variant``, constant side inputs as initializers)."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    shape = list(_SHAPE[:rank])
+    x = helper.make_tensor_value_info("x", _tp(dtype), shape)
+    inputs, inits, attrs, out_dtype, out_shape = ["x"], [], {}, dtype, None
+    graph_inputs = [x]
+    variant = dict(variant)
+    dynamic_side = variant.pop(DYNAMIC_SIDE, False)
+    side = []
+
+    def const(name, arr):
+        arr = np.asarray(arr)
+        if dynamic_side:  # the same tensor, fed at run time
+            side.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(arr.dtype),
+                                                      list(arr.shape)))
+        else:
+            inits.append(numpy_helper.from_array(arr, name))
+        inputs.append(name)
+
+    if op in BINARY:
+        graph_inputs.append(helper.make_tensor_value_info("x2", _tp(dtype), shape))
+        inputs.append("x2")
+        if op in ("Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual"):
+            out_dtype = "bool"
+    elif op in ("IsInf", "IsNaN"):
+        out_dtype = "bool"
+    elif op in ("Shape", "Size"):
+        out_dtype = "int64"
+    elif op in ("ArgMax", "ArgMin"):
+        out_dtype = "int64"
+    elif op in REDUCE:
+        const("axes", np.array([rank - 1], dtype=np.int64))
+    elif op == "DynamicQuantizeLinear":
+        out_dtype = "uint8"
+    elif op in ("MatMulInteger", "MatMul"):
+        k = shape[-1] if shape else 1
+        const("B", np.ones((k, 3), dtype=_np(dtype)))
+        out_dtype = "int32" if op == "MatMulInteger" else dtype
+    elif op == "LayerNormalization":
+        c = shape[-1] if shape else 1
+        const("scale", np.ones((c,), dtype=_np(dtype)))
+        const("bias", np.zeros((c,), dtype=_np(dtype)))
+    elif op == "CastLike":
+        like = "float" if dtype != "float" else "float16"
+        graph_inputs.append(helper.make_tensor_value_info("like", _tp(like), [1]))
+        inputs.append("like")
+        out_dtype = like
+    elif op == "Gather":
+        const("indices", np.array([0], dtype=np.int64))
+    elif op in ("BatchNormalization", "InstanceNormalization"):
+        c = shape[1]
+        const("scale", np.ones((c,), dtype=_np(dtype)))
+        const("B", np.zeros((c,), dtype=_np(dtype)))
+        if op == "BatchNormalization":
+            const("mean", np.zeros((c,), dtype=_np(dtype)))
+            const("var", np.ones((c,), dtype=_np(dtype)))
+    elif op in ("Conv", "ConvTranspose"):
+        c = shape[1]
+        w = (c, c) + (1,) * (rank - 2)
+        const("W", np.ones(w, dtype=_np(dtype)))
+    elif op == "LRN":
+        attrs["size"] = 3
+    elif op in ("DepthToSpace", "SpaceToDepth"):
+        attrs["blocksize"] = 1
+    elif op == "Resize":
+        inputs.append("")
+        const("scales", np.array([1.0, 1.0] + [2.0] * (rank - 2), dtype=np.float32))
+    elif op in ("MaxPool", "AveragePool"):
+        attrs["kernel_shape"] = [2] * (rank - 2)
+    elif op == "Cast":
+        attrs["to"] = TensorProto.FLOAT if dtype != "float" else TensorProto.FLOAT16
+        out_dtype = "float" if dtype != "float" else "float16"
+    elif op == "Where":
+        graph_inputs = [helper.make_tensor_value_info("c", TensorProto.BOOL, shape), x,
+                        helper.make_tensor_value_info("x2", _tp(dtype), shape)]
+        inputs = ["c", "x", "x2"]
+    elif op == "CumSum":
+        const("axis", np.array(0, dtype=np.int64))
+    elif op in ("Expand", "Tile"):
+        const("reps" if op == "Tile" else "shape", np.ones(rank, dtype=np.int64))
+    elif op in ("Squeeze", "Unsqueeze"):
+        if op == "Unsqueeze":
+            const("axes", np.array([0], dtype=np.int64))
+        else:
+            shape = [1] + shape[1:]
+            graph_inputs[0] = helper.make_tensor_value_info("x", _tp(dtype), shape)
+            const("axes", np.array([0], dtype=np.int64))
+    elif op == "Reshape":
+        const("shape", np.array([-1], dtype=np.int64))
+    elif op == "Concat":
+        graph_inputs.append(helper.make_tensor_value_info("x2", _tp(dtype), shape))
+        inputs.append("x2")
+        attrs["axis"] = 0
+    elif op == "Split":
+        attrs["axis"] = 0
+        attrs["num_outputs"] = 2
+    elif op == "Slice":
+        const("starts", np.array([0], dtype=np.int64))
+        const("ends", np.array([1], dtype=np.int64))
+    elif op == "Pad":
+        const("pads", np.array([0] * rank + [1] * rank, dtype=np.int64))
+    attrs.update(variant)
+    if op == "Squeeze" and dynamic_side:
+        graph_inputs[0] = helper.make_tensor_value_info("x", _tp(dtype), shape)
+    graph_inputs += side
+    outputs = {"Split": ["y", "y2"], "DynamicQuantizeLinear": ["y", "y_scale", "y_zp"]}.get(op, ["y"])
+    node = helper.make_node(op, inputs, outputs, name=f"n0_{op}", **attrs)
+    out_types = {"y_scale": "float", "y_zp": "uint8"}
+    if dynamic_side:  # the outputs keep the shapes of the constant variant: only the inputs' constness differs
+        import onnx
+
+        ref = onnx.shape_inference.infer_shapes(build_probe(op, dtype, rank, tuple(sorted(variant.items()))))
+        known = {o.name: [d.dim_value for d in o.type.tensor_type.shape.dim] for o in ref.graph.output
+                 if o.type.tensor_type.HasField("shape")}
+        out_shape = None
+        outs = [helper.make_tensor_value_info(o, _tp(out_types.get(o, out_dtype)), known.get(o)) for o in outputs]
+    else:
+        outs = [helper.make_tensor_value_info(o, _tp(out_types.get(o, out_dtype)), out_shape) for o in outputs]
+    g = helper.make_graph([node], f"probe_{op}", graph_inputs, outs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = 10
+    return m
+
+
+def _np(dtype):
+    import numpy as np
+
+    return {"float": np.float32, "float16": np.float16, "double": np.float64, "bool": np.bool_}.get(
+        dtype, getattr(np, dtype, np.float32))
+
+
+CHILD = Path(__file__).resolve().parents[1] / "runtime" / "qnn_probe_child.py"
+
+
+def probe_models(paths, ep_options=None, python=None, timeout=60.0, level="ORT_DISABLE_ALL"):
+    """Create a real QNN session for each model in ``paths`` (one child process, restarted after a model
+    that crashes it or takes more than ``timeout`` seconds); return ``{path: record}`` with
+    ``assignment`` or ``create_error``."""
+    import selectors
+
+    from ..runtime.child import DEFAULT_MEMORY_LIMIT, memory_ceiling
+
+    paths = [str(p) for p in paths]
+    results, todo = {}, list(paths)
+    while todo:
+        req = {"models": todo, "ep_options": dict(ep_options or {}), "level": level}
+        proc = subprocess.Popen([python or sys.executable, str(CHILD)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                preexec_fn=memory_ceiling(DEFAULT_MEMORY_LIMIT))
+        proc.stdin.write(json.dumps(req))
+        proc.stdin.close()
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        fate = None
+        while True:
+            if not sel.select(timeout):
+                fate = "timeout"
+                proc.kill()
+                break
+            line = proc.stdout.readline()
+            if not line:
+                fate = "crashed" if proc.wait() else None
+                break
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and rec.get("model") in req["models"]:
+                results[rec["model"]] = rec
+        proc.wait()
+        sel.close()
+        proc.stdout.close()
+        todo = [p for p in todo if p not in results]
+        if todo and fate:  # the first model without a record took the child down
+            results[todo[0]] = {"model": todo[0], "create_error": f"session child {fate}", "fate": fate}
+            todo = todo[1:]
+        elif todo:
+            for p in todo:
+                results[p] = {"model": p, "create_error": "no record from the session child"}
+            todo = []
+    return results
+
+
+def _claimed(rec, node_name):
+    if LAYOUT_REFUSAL in rec.get("create_error", "") and f"'{node_name}_token_" in rec["create_error"]:
+        return "layout_refusal"  # claimed, converted to NHWC, then refused: ORT fails the session
+    for ep, members in rec.get("assignment") or []:
+        for m in members:
+            if m[0] == node_name or m[0].startswith(node_name + "_token_"):
+                return ep == "QNNExecutionProvider"
+    return None
+
+
+def _features(path):
+    """(op, domain, dtype of input 0, rank of input 0, node name) of a one-node model, or None."""
+    import onnx
+
+    try:
+        m = onnx.shape_inference.infer_shapes(onnx.load(path, load_external_data=False))
+    except Exception:
+        return None
+    nodes = [n for n in m.graph.node if n.op_type != "Constant"]
+    if len(nodes) != 1:
+        return None
+    n = nodes[0]
+    types = {}
+    for v in list(m.graph.input) + list(m.graph.value_info) + list(m.graph.output):
+        t = v.type.tensor_type
+        if v.type.HasField("tensor_type"):
+            types[v.name] = (t.elem_type, len(t.shape.dim) if t.HasField("shape") else None)
+    for i in m.graph.initializer:
+        types[i.name] = (i.data_type, len(i.dims))
+    first = n.input[0] if n.input else (n.output[0] if n.output else "")
+    inits = {i.name for i in m.graph.initializer}
+    # a side input fed at run time (ONNX node tests feed every input so) is a reason of its own
+    dyn_side = any(t and t not in inits for t in n.input[1:])
+    elem, rank = types.get(first, (0, None))
+    names = {v: k for k, v in onnx.TensorProto.DataType.items()}
+    dtype = {"FLOAT": "float", "FLOAT16": "float16", "DOUBLE": "double", "BOOL": "bool"}.get(
+        names.get(elem, ""), names.get(elem, "").lower() or None)
+    attrs = {}
+    for a in n.attribute:
+        v = onnx.helper.get_attribute_value(a)
+        if isinstance(v, bytes):
+            v = v.decode(errors="replace")
+        if isinstance(v, (int, float, str)):
+            attrs[a.name] = v
+    if dyn_side:
+        attrs[DYNAMIC_SIDE] = "models"
+    return n.op_type, n.domain, dtype, rank, n.name, attrs
+
+
+def derive_rules(evidence):
+    """``[(op, domain, dtype, rank, claimed)]`` -> ``{(domain, op): [predicate dicts]}``.
+
+    Per op: the dtypes QNN claimed at least once; dtypes with the same claimed rank range share a
+    rule; the range is written only where a refused rank of that dtype lies outside it.  An op
+    never claimed maps to ``[]``.
+    """
+    by_op, cases, refusals = {}, {}, {}
+    for op, domain, dtype, rank, claimed, *rest in evidence:
+        if claimed is None or dtype is None:
+            continue
+        if claimed == "layout_refusal":
+            refusals.setdefault((domain, op), {}).setdefault(dtype, set()).add(rank)
+            continue
+        by_op.setdefault((domain, op), {}).setdefault(dtype, {"yes": set(), "no": set()})[
+            "yes" if claimed else "no"].add(rank)
+        cases.setdefault((domain, op), []).append((dtype, rank, claimed, rest[0] if rest else {}))
+    out = {}
+    for key in sorted(by_op):
+        groups = {}
+        for dtype, r in sorted(by_op[key].items()):
+            yes = {x for x in r["yes"] if x is not None}
+            if not r["yes"]:
+                continue
+            lo, hi = (min(yes), max(yes)) if yes else (None, None)
+            no = {x for x in r["no"] if x is not None}
+            lo_w = lo if lo is not None and any(x < lo for x in no) else None
+            hi_w = hi if hi is not None and any(x > hi for x in no) else None
+            groups.setdefault((lo_w, hi_w), []).append(dtype)
+        rules = []
+        for (lo, hi), dtypes in sorted(groups.items(), key=lambda kv: (kv[1][0], str(kv[0]))):
+            rule = {"types": {"i0": sorted(dtypes, key=DTYPES.index if all(d in DTYPES for d in dtypes) else str)}}
+            if lo is not None or hi is not None:
+                rule["rank_inputs"] = [0]
+                if lo is not None:
+                    rule["min_rank"] = lo
+                if hi is not None:
+                    rule["max_rank"] = hi
+            rules.append(rule)
+        conds = _attr_conditions(rules, cases.get(key, ()), _attr_defaults(key[1], key[0]))
+        if conds:
+            for rule in rules:
+                rule["attrs"] = conds
+        out[key] = rules
+    for key in sorted(refusals):
+        # dtypes for which some node was claimed before the layout transformation and refused after it;
+        # those claimed whole are matched by the rules above first
+        for dtype, ranks in sorted(refusals[key].items()):
+            rule = {"types": {"i0": [dtype]}, "layout_refusal": True}
+            known = sorted(r for r in ranks if r is not None)
+            if known:
+                rule.update({"rank_inputs": [0], "min_rank": known[0], "max_rank": known[-1]})
+            out.setdefault(key, []).append(rule)
+    return out
+
+
+def _static_output(model):
+    import onnx
+
+    try:
+        m = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except Exception:
+        return False
+    out = m.graph.output[0].type.tensor_type
+    return out.HasField("shape") and all(d.HasField("dim_value") for d in out.shape.dim)
+
+
+def _attr_defaults(op, domain):
+    """Scalar attribute defaults of the op's schema (newest version)."""
+    import onnx
+
+    try:
+        schema = onnx.defs.get_schema(op, domain=domain or "")
+    except Exception:
+        return {}
+    out = {}
+    for name, a in schema.attributes.items():
+        if a.default_value is not None and a.default_value.name:
+            v = onnx.helper.get_attribute_value(a.default_value)
+            if isinstance(v, bytes):
+                v = v.decode(errors="replace")
+            if isinstance(v, (int, str)):
+                out[name] = v
+    return out
+
+
+def _covers(rule, dtype, rank):
+    if dtype not in rule["types"]["i0"]:
+        return False
+    if rank is None:
+        return True
+    return rule.get("min_rank", rank) <= rank <= rule.get("max_rank", rank)
+
+
+def _attr_conditions(rules, cases, defaults=None):
+    """``not_in`` conditions for attribute values seen only on nodes QNN refused although their dtype
+    and rank are covered by ``rules`` (and never on a node it claimed; an attribute a claimed node
+    leaves out counts with its schema default, ``defaults``)."""
+    seen_yes, seen_no = {}, {}
+    defaults = defaults or {}
+    for dtype, rank, claimed, attrs in cases:
+        if not claimed and not any(_covers(r, dtype, rank) for r in rules):
+            continue  # refused for its dtype or rank already
+        if claimed:
+            for name, value in defaults.items():
+                if name not in attrs:
+                    seen_yes.setdefault(name, set()).add(value)
+        for name, value in attrs.items():
+            if isinstance(value, float):
+                value = round(value, 6)
+            (seen_yes if claimed else seen_no).setdefault(name, set()).add(value)
+    conds = []
+    for name in sorted(seen_no):
+        bad = sorted(v for v in seen_no[name] if v not in seen_yes.get(name, set()))
+        if bad and isinstance(bad[0], (int, str)) and all(type(v) is type(bad[0]) for v in bad):
+            conds.append({"name": name, "not_in": bad})
+    return conds
+
+
+def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS, work=None, evidence_out=None):
+    """YAML text of the measured QNN table (see the module docstring)."""
+    import onnx
+
+    from .ep_tables import TABLES
+    from .yamlout import dump_table
+
+    with tempfile.TemporaryDirectory(prefix="partsim-qnn-probes-") as tmp:
+        base_dir = Path(work or tmp)
+        paths, expect = [], {}
+        for op, dtype, rank, variant in probe_specs(ops, ranks):
+            tag = "".join(f".{k}={v}" for k, v in variant)
+            p = base_dir / f"{op}.{dtype}.r{rank}{tag}.onnx"
+            onnx.save(build_probe(op, dtype, rank, variant), str(p))
+            paths.append(str(p))
+            expect[str(p)] = (op, "", dtype, rank, f"n0_{op}", dict(variant))
+        for d in models:
+            for p in sorted(Path(d).glob("*.onnx")):
+                f = _features(str(p))
+                if f is not None:
+                    paths.append(str(p))
+                    expect[str(p)] = f
+        recs = probe_models(paths, {"soc_model": str(soc_model)}, python=python)
+    evidence = []
+    for p in paths:
+        op, domain, dtype, rank, name, attrs = expect[p]
+        rec = recs[p]
+        fate = _claimed(rec, name) if "assignment" in rec or LAYOUT_REFUSAL in rec.get("create_error", "") else None
+        evidence.append((op, domain, dtype, rank, fate, attrs))
+    if evidence_out:  # the raw evidence, one JSON object per model (for review; not read back)
+        with open(evidence_out, "w") as f:
+            for p, e in zip(paths, evidence):
+                rec = recs[p]
+                f.write(json.dumps({"model": Path(p).name, "op": e[0], "domain": e[1], "dtype": e[2], "rank": e[3],
+                                    "fate": e[4], "attrs": e[5], "error": rec.get("create_error", "")[:300]},
+                                   sort_keys=True) + "\n")
+    # nodes whose side inputs come at run time: a claim (also one refused after the NHWC conversion) is
+    # evidence, a refusal may be for that reason alone
+    dynamic = [e for e in evidence if e[5].get(DYNAMIC_SIDE) == 1]  # the probes (a --models case says "models")
+    evidence = [e for e in evidence if DYNAMIC_SIDE not in e[5] or e[4] in (True, "layout_refusal")]
+    evidence = [e[:5] + ({k: v for k, v in e[5].items() if k != DYNAMIC_SIDE},) for e in evidence]
+    derived = derive_rules(evidence)
+    for op, domain, dtype, rank, fate, attrs in dynamic:
+        # claimed with constant side inputs, refused when they come at run time (the output shapes declared
+        # as before): the builder wants those inputs constant
+        rules = [r for r in derived.get((domain, op)) or [] if not r.get("layout_refusal")]
+        probe = build_probe(op, dtype, rank, ((DYNAMIC_SIDE, 1),))
+        if fate is False and any(_covers(r, dtype, rank) for r in rules):
+            side = [k for k, t in enumerate(probe.graph.node[0].input) if k and t]
+            for r in derived[(domain, op)]:
+                r["const_inputs"] = side
+    from ..sim.layout import LAYOUT_SENSITIVE_OPS
+
+    converted = set()
+    for rec in recs.values():
+        for _, members in rec.get("assignment") or []:
+            converted.update(m[1] for m in members if m[2] == "com.ms.internal.nhwc")
+        err = rec.get("create_error", "")
+        if LAYOUT_REFUSAL in err and "OpType:" in err:
+            converted.add(err.split("OpType:", 1)[1].split()[0])
+    table = TABLES["qnn"]()
+    ops_out = []
+    seen = set()
+    for rule in table["ops"]:
+        key = (rule.get("domain", ""), rule["op"])
+        seen.add(key)
+        if key not in derived or (not derived[key] and key[1] not in PROBE_OPS):
+            # no evidence, or only refusals among the --models cases (their side inputs and attributes
+            # are not the defaults): the builder's rule stands
+            ops_out.append(rule)
+            continue
+        for d in derived[key]:
+            merged = {k: v for k, v in rule.items() if k not in ("min_rank", "max_rank", "rank_inputs")
+                      or not ("min_rank" in d or "max_rank" in d)}
+            merged.update(d)
+            ops_out.append(merged)
+    for key in sorted(set(derived) - seen):
+        for d in derived[key]:
+            ops_out.append({"op": key[1], **({"domain": key[0]} if key[0] else {}), **d})
+    claimed = sum(1 for e in evidence if e[4])
+    table["ops"] = ops_out
+    table["source"] = dict(table["source"])
+    table["source"]["description"] = ("QNN EP op builders (op_builder_factory.cc) narrowed and extended by real "
+                                      "onnxruntime-qnn sessions on single-op probes (partsim/gen/qnn.py)")
+    table["source"]["generated_by"] = "partsim rules import qnn" + "".join(f" --models {m}" for m in models)
+    refused = sum(1 for e in evidence if e[4] is False)
+    no_session = sum(1 for e in evidence if e[4] is None)
+    table["source"]["version"] = (f"onnxruntime {_ort_version(python)} + onnxruntime-qnn {_qnn_version(python)}, "
+                                  f"HTP emulator soc_model {soc_model}; builders {table['source']['version']}")
+    probe_note = (f"evidence: {len(paths)} one-node models ({claimed} claimed by QNN, {refused} left to the CPU, "
+                  f"{no_session} without a session or a node of that name)")
+    table["partitioning"] = dict(table["partitioning"])
+    table["partitioning"]["offload_graph_io_quantization"] = True
+    # seen on real sessions: tiny_resnet with a symbolic batch (only its weight Identities are claimed) and the
+    # attention *_expanded node tests fail with "Having zero graph inputs is not supported on this backend"
+    table["partitioning"]["refuse_all_constant_input_groups"] = True
+    # probes whose side inputs come at run time (output shape unknown) were all refused, while a Reshape
+    # whose shape input is computed from static shapes is claimed: the outputs must be static too
+    table["defaults"] = {**table["defaults"], "static_outputs": True}
+    extra = sorted(converted - LAYOUT_SENSITIVE_OPS)
+    if extra:  # QnnEp::ShouldConvertDataLayoutForOpImpl asks for these too
+        table["partitioning"]["layout_extra_ops"] = extra
+    table["notes"] = list(table["notes"]) + [probe_note,
+        "dtypes and rank ranges per op measured on the x86-64 HTP emulator (soc_model "
+        f"{soc_model}); a phone's HTP may differ (fp16 and int16 support depend on the architecture).",
+        "Graph I/O quantization: a QuantizeLinear reading a graph input or a DequantizeLinear writing a graph "
+        "output is left to the CPU (QNN provider option offload_graph_io_quantization, default on).",
+    ]
+    header = "qnn: generated by partsim/gen/qnn.py from real QNN sessions (see 'source')."
+    return dump_table(table, header)
+
+
+def _ort_version(python):
+    try:
+        out = subprocess.run([python or sys.executable, "-c", "import onnxruntime as o; print(o.__version__)"],
+                             capture_output=True, text=True, timeout=60)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+
+
+def _qnn_version(python):
+    try:
+        out = subprocess.run([python or sys.executable, "-c", "import onnxruntime_qnn as q; print(q.__version__)"],
+                             capture_output=True, text=True, timeout=60, env=dict(os.environ))
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
