@@ -74,8 +74,10 @@ PURITY_PROBE = textwrap.dedent('''
 
     model = load_model(sys.argv[1])
     tables = builtin_tables()
-    loaded = {p: tables[p] for p in ("NnapiExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider")}
-    resolutions = [resolve_providers(["nnapi"], loaded), resolve_providers(["cuda"], loaded)]
+    names = ("NnapiExecutionProvider", "CUDAExecutionProvider", "QNNExecutionProvider", "OpenVINOExecutionProvider",
+             "CPUExecutionProvider")
+    loaded = {p: tables[p] for p in names}
+    resolutions = [resolve_providers([p], loaded) for p in ("nnapi", "cuda", "qnn", "openvino")]
 
     banned = ("onnxruntime", "yaml", "jsonschema", "subprocess", "onnx")
     for name in list(sys.modules):
@@ -110,9 +112,10 @@ def test_simulation_runs_without_io_onnx_ort_yaml_or_subprocess():
     model = shared_path("corpus", "graph_only", "mobilenet_v2.ts.onnx")
     proc = subprocess.run([sys.executable, "-c", PURITY_PROBE, str(model)], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    (nnapi, cuda) = json.loads(proc.stdout.strip().splitlines()[-1])
+    nnapi, cuda, qnn, openvino = json.loads(proc.stdout.strip().splitlines()[-1])
     assert nnapi[1] == "ok" and nnapi[2] > 0
     assert cuda[2] > 100  # CUDA takes almost every node of a CNN
+    assert qnn[2] > 100 and openvino[2] > 100  # the NHWC layout pass and OpenVINO's clusters ran too
 
 
 def test_purity_probe_catches_io():
