@@ -217,6 +217,10 @@ def origin_of(name, domain, op_type, original):
         return "fused:NchwcTransformer"
     if op_type == "Transpose" and (name == "Transpose" or name.startswith("Transpose_token_")):
         return "fused:TransposeOptimizer"
+    if op_type == "Reshape" and name.startswith(("gemm_input_reshape", "gemm_output_reshape")):
+        return "fused:MatMulAddFusion"  # matmul_add_fusion.cc: a 3-D MatMul+Add as Reshape, Gemm, Reshape
+    if op_type == "Squeeze" and (name == "Squeeze" or name.startswith("Squeeze_token_")):
+        return "fused:GatherSliceToSplitFusion"  # gather_slice_fusion.cc: scalar-index Gathers as Split + Squeeze
     return "fused:unattributed"
 
 
