@@ -9,7 +9,8 @@ from .rules.load import builtin_tables, load_table
 from .rules.resolve import resolve_providers
 from .sim import simulate, summarize
 
-__all__ = ["load_tables", "predict", "load_for_prediction", "DEFAULT_PROVIDERS", "OPTIMIZE_LEVELS", "build_request"]
+__all__ = ["load_tables", "predict", "load_for_prediction", "DEFAULT_PROVIDERS", "OPTIMIZE_LEVELS", "LEVELS",
+           "build_request", "resolve_level"]
 
 DEFAULT_PROVIDERS = ("CPUExecutionProvider",)
 
@@ -30,29 +31,60 @@ def load_tables(rule_paths=()):
 
 
 OPTIMIZE_LEVELS = ("none", "basic")
+LEVELS = ("disable", "basic", "extended", "all")  # ORT's GraphOptimizationLevel names; "all" is ORT's default
 
 
-def load_for_prediction(path, optimize="none", seed=0, dims=None):
-    """Load ``path`` as ORT would see it when partitioning at ``optimize``.
+def resolve_level(level="all", optimize=None):
+    """The level to predict: ``level``, or the older ``optimize`` (``none`` = ``disable``)
+    when given; both given and different is a usage error."""
+    from .sim.pipeline import normalize_level
 
-    ``dims`` (``{"batch": 1}``) fixes symbolic input dimensions first, as ``--dim`` does;
-    a name no graph input has is a :class:`UsageError`.
+    want = normalize_level(level) if level is not None else "all"
+    if want is None:
+        raise UsageError(f"--level must be one of {', '.join(LEVELS)}, not {level!r}")
+    if optimize is not None:
+        old = normalize_level(optimize)
+        if old not in ("disable", "basic"):
+            raise UsageError(f"--optimize must be one of {', '.join(OPTIMIZE_LEVELS)}, not {optimize!r}")
+        if level is not None and old != want:
+            raise UsageError(f"--optimize {optimize} and --level {level} name different levels; give one")
+        want = old
+    return want
 
-    ``none`` is the graph as written (an ORT_DISABLE_ALL session).  ``basic`` runs
-    ORT's own ORT_ENABLE_BASIC rewrites (constant folding, redundant-node removal,
-    simple fusions), which happen before partitioning, on a copy with weights
-    materialized when absent; the summary still names the user's file.
+
+def load_for_prediction(path, optimize="all", seed=0, dims=None, resolution=None, child=None):
+    """Load ``path`` as ORT partitions it at level ``optimize`` for ``resolution``'s providers.
+
+    ``optimize`` is a level (``disable``, ``basic``, ``extended``, ``all``; ``none`` is
+    ``disable``); ``resolution`` defaults to CPU only.  ``dims`` (``{"batch": 1}``) fixes
+    symbolic input dimensions first, as ``--dim`` does; a name no graph input has is a
+    :class:`UsageError`.  The IR keeps the user's path and digest.  See
+    :func:`partsim.runtime.pipeline.prepare`.
     """
-    if optimize not in OPTIMIZE_LEVELS:
-        raise UsageError(f"--optimize must be one of {', '.join(OPTIMIZE_LEVELS)}, not {optimize!r}")
-    from .io.variants import check_dims, load_optimized, load_variant
+    prepared = _load(path, optimize, seed, dims, resolution, child)
+    if prepared.failure:
+        prepared.model.warnings.append(prepared.failure)
+    return prepared.model
 
-    if dims:
-        check_dims(load_model(path, infer_shapes=False), dims)
-        return load_variant(path, optimize, fix_dims=dims, seed=seed, label="symbolic dimensions fixed with --dim")
-    if optimize == "none":
-        return load_model(path)
-    return load_optimized(path, seed)
+
+def _load(path, optimize, seed=0, dims=None, resolution=None, child=None):
+    from .runtime.pipeline import prepare
+    from .sim.pipeline import normalize_level
+
+    level = normalize_level(optimize)
+    if level is None:
+        raise UsageError(f"--level must be one of {', '.join(LEVELS)}, not {optimize!r}")
+    if resolution is None:
+        resolution = resolve_providers(list(DEFAULT_PROVIDERS), load_tables())
+    if not dims:
+        return prepare(path, level, resolution, seed=seed, child=child)
+    from .io.variants import check_dims, load_variant_prepared
+
+    if child is not None:
+        child.close()
+    check_dims(load_model(path, infer_shapes=False), dims)
+    return load_variant_prepared(path, level, fix_dims=dims, seed=seed, resolution=resolution,
+                                 label="symbolic dimensions fixed with --dim")
 
 
 def build_request(providers=None, support=None, support_name="EP", support_kind="kernel"):
@@ -80,8 +112,8 @@ def build_request(providers=None, support=None, support_name="EP", support_kind=
 
 
 def predict(model_or_path, providers=None, rule_paths=(), support=None, support_name="EP",
-            support_kind="kernel", policy="per-node", model=None, optimize="none", dims=None):
-    """Load (if needed), resolve providers, simulate and summarize.
+            support_kind="kernel", policy="per-node", model=None, optimize=None, dims=None, level="all"):
+    """Load (if needed), run ORT's pipeline for ``level``, resolve providers, simulate and summarize.
 
     Parameters
     ----------
@@ -94,8 +126,10 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
         Extra rule-table files or folders.
     support : list of str, optional
         Op types of an ad-hoc provider (``--support``).
-    optimize : {"none", "basic"}
-        The graph predicted on: as written, or after ORT's ORT_ENABLE_BASIC rewrites.
+    level : {"disable", "basic", "extended", "all"}
+        ORT's graph optimization level of the session predicted (default ``all``, ORT's
+        default).  ``optimize`` (``none``/``basic``) is the older spelling.  A
+        :class:`~partsim.ir.model.Model` passed in is taken as the graph ORT partitions.
     dims : dict, optional
         Symbolic input dimensions fixed before predicting (``{"batch": 1}``, as ``--dim``).
 
@@ -108,9 +142,10 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
 
     if policy not in POLICIES:
         raise UsageError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
+    level = resolve_level(level if optimize is None or level != "all" else None, optimize)
     with _gc_paused():
         return _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy,
-                        optimize, dims)
+                        level, dims)
 
 
 class _gc_paused:
@@ -131,24 +166,40 @@ class _gc_paused:
         return False
 
 
-def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, optimize, dims=None):
+def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, level, dims=None):
     from .ir.model import Model
     from .progress import stage
+    from .sim.pipeline import annotate_summary
 
+    child = None
     if isinstance(model_or_path, Model):
         if dims:
             raise UsageError("dims need a model file, not a loaded Model (fix them with load_for_prediction)")
+    elif level != "disable":
+        from .runtime.ort_pipeline import start_child
+
+        child = start_child()  # ORT's optimizer process imports onnxruntime while the tables load
+    try:
+        tables = load_tables(rule_paths)
+        requested, extra = build_request(providers, support, support_name, support_kind)
+        resolution = resolve_providers(requested, tables, extra)
+    except BaseException:
+        if child is not None:
+            child.close()
+        raise
+    origins, failure, notes, pinned = None, "", [], None
+    if isinstance(model_or_path, Model):
         m = model_or_path
     else:
         box = []
-        with stage(f"loading {model_or_path}", lambda: f"loaded {len(box[0].nodes):,} nodes"):
-            box.append(load_for_prediction(model_or_path, optimize, dims=dims))
-        m = box[0]
-    tables = load_tables(rule_paths)
-    requested, extra = build_request(providers, support, support_name, support_kind)
-    resolution = resolve_providers(requested, tables, extra)
+        with stage(f"loading {model_or_path} (ORT pipeline, level {level})",
+                   lambda: f"loaded {len(box[0].model.nodes):,} nodes"):
+            box.append(_load(model_or_path, level, dims=dims, resolution=resolution, child=child))
+        m, origins, failure, notes, pinned = (box[0].model, box[0].origins, box[0].failure, box[0].notes,
+                                              box[0].pinned)
     with stage(f"assigning nodes to {', '.join(resolution.effective)}", "assigned every node"):
-        assignment = simulate(m, resolution, policy)
+        assignment = simulate(m, resolution, policy, pinned)
     with stage("counting fragments, partitions, transfers and copies", "summarized"):
         summary = summarize(assignment)
+    annotate_summary(summary, level, origins, failure, notes)
     return summary, assignment

@@ -74,8 +74,10 @@ PURITY_PROBE = textwrap.dedent('''
 
     model = load_model(sys.argv[1])
     tables = builtin_tables()
-    loaded = {p: tables[p] for p in ("NnapiExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider")}
-    resolutions = [resolve_providers(["nnapi"], loaded), resolve_providers(["cuda"], loaded)]
+    names = ("NnapiExecutionProvider", "CUDAExecutionProvider", "QNNExecutionProvider", "OpenVINOExecutionProvider",
+             "CPUExecutionProvider")
+    loaded = {p: tables[p] for p in names}
+    resolutions = [resolve_providers([p], loaded) for p in ("nnapi", "cuda", "qnn", "openvino")]
 
     banned = ("onnxruntime", "yaml", "jsonschema", "subprocess", "onnx")
     for name in list(sys.modules):
@@ -110,9 +112,10 @@ def test_simulation_runs_without_io_onnx_ort_yaml_or_subprocess():
     model = shared_path("corpus", "graph_only", "mobilenet_v2.ts.onnx")
     proc = subprocess.run([sys.executable, "-c", PURITY_PROBE, str(model)], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    (nnapi, cuda) = json.loads(proc.stdout.strip().splitlines()[-1])
+    nnapi, cuda, qnn, openvino = json.loads(proc.stdout.strip().splitlines()[-1])
     assert nnapi[1] == "ok" and nnapi[2] > 0
     assert cuda[2] > 100  # CUDA takes almost every node of a CNN
+    assert qnn[2] > 100 and openvino[2] > 100  # the NHWC layout pass and OpenVINO's clusters ran too
 
 
 def test_purity_probe_catches_io():
@@ -142,3 +145,28 @@ def test_rules_differing_only_in_dtypes_are_different_rules():
     assert a != b
     assert a == OpRule(op="Relu", types={"T": ("float",)})
     assert len({a, b}) == 2  # still hashable (dtypes left out of the hash, not of equality)
+
+
+def test_readme_names_every_module():
+    """The README keeps step with the package: "Where the code lives" names every module (the
+    per-format renderers of report/ are named in "Output: one renderer per record and format",
+    the command modules of cli/ are one per command)."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Where the code lives"):text.index("## How the prediction is made")]
+    output = text[text.index("### Output: one renderer per record and format"):]
+    output = output[:output.index("\n## ")]
+    commands = {p.stem.replace("_", "-") for p in (PACKAGE / "cli").glob("*.py")} - {"args", "user-tables", "__init__",
+                                                                                     "__main__"}
+    missing = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel, package = path.relative_to(ROOT).as_posix(), path.parent.name
+        if path.name in ("__init__.py", "__main__.py") or rel in section:
+            continue
+        if package in ("report", "render", "gen", "cli") and f"`{path.name}`" in section:
+            continue
+        if package == "report" and f"`{path.stem}`" in output:
+            continue
+        if package == "cli" and path.stem.replace("_", "-") in commands and f"partsim {path.stem.replace('_', '-')}" in text:
+            continue
+        missing.append(rel)
+    assert missing == []

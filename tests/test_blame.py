@@ -223,7 +223,7 @@ def test_corpus_model_lifts_match_edited_tables(tmp_path, run_cli):
     path = _shared("corpus", "full", "tiny_transformer.ts.onnx")
     from partsim.api import predict
 
-    code, out, err = run_cli("blame", path, "-p", "nnapi", "--format", "json")
+    code, out, err = run_cli("blame", path, "-p", "nnapi", "--level", "disable", "--format", "json")
     assert code == 0, err
     r = json.loads(out)
     # ranked by coverage gained (exact share of nodes on NNAPI, recounted from the row's own
@@ -233,17 +233,17 @@ def test_corpus_model_lifts_match_edited_tables(tmp_path, run_cli):
     keys = [(-Fraction(c["coverage"]["after"]["firstProviderNodes"], c["coverage"]["after"]["nodes"]),
              -c["saved"]["acceleratorPartitions"]) for c in r["causes"]]
     assert keys == sorted(keys)
-    before, _ = predict(path, ["nnapi"])
+    before, _ = predict(path, ["nnapi"], level="disable")
     assert r["baseline"]["partitions"] == len(before["partitions"])
     missing = sorted({n["opType"] for n in before["nodes"] if n["reason"] == "op_not_in_table"})
     assert missing  # LayerNormalization, Shape, Mod ... are not in NNAPI's list
     rows = {(c["kind"], c["cause"]): c for c in r["causes"]}
     for op in missing[:3]:
-        edited, _ = predict(path, ["nnapi"], rule_paths=[_edited_table(tmp_path, [op])])
+        edited, _ = predict(path, ["nnapi"], level="disable", rule_paths=[_edited_table(tmp_path, [op])])
         row = rows[("opType", op)]
         assert row["after"]["partitions"] == len(edited["partitions"]), op
         assert row["after"]["transfers"] == edited["transfers"], op
-    edited, _ = predict(path, ["nnapi"], rule_paths=[_edited_table(tmp_path, missing)])
+    edited, _ = predict(path, ["nnapi"], level="disable", rule_paths=[_edited_table(tmp_path, missing)])
     assert rows[("reason", "op_not_in_table")]["after"]["partitions"] == len(edited["partitions"])
 
 
@@ -282,7 +282,8 @@ def test_swin_memcpy_blamed_on_cpu_preferred_and_gone_at_basic(run_cli):
         t = c.rsplit(" (", 1)[0]
         touches = {producer.get(t)} | consumers.get(t, set())
         assert dtype.get(t) in int_types or touches & cpu_pref, t
-    code, out, err = run_cli("whatif", path, "-p", "cuda", "--optimize", "basic", "--format", "json")
+    code, out, err = run_cli("whatif", path, "-p", "cuda", "--level", "disable", "--optimize", "basic",
+                             "--format", "json")
     assert code == 0, err
     w = json.loads(out)
     assert w["before"]["memcpy"] == 175 and w["after"]["memcpy"] == 0
@@ -300,7 +301,7 @@ def test_mobilenet_nnapi_top_cause_is_ort_folding(tmp_path, run_cli):
     from partsim.io.materialize import materialize_weights
 
     path = _shared("corpus", "graph_only", "mobilenet_v2.ts.onnx")
-    code, out, err = run_cli("blame", path, "-p", "nnapi", "--format", "json")
+    code, out, err = run_cli("blame", path, "-p", "nnapi", "--level", "disable", "--format", "json")
     assert code == 0, err
     r = json.loads(out)
     top = r["causes"][0]
@@ -326,7 +327,7 @@ def test_mobilenet_nnapi_top_cause_is_ort_folding(tmp_path, run_cli):
     assert top["coverage"]["before"]["firstProviderNodes"] == 100 and r["coverage"]["nodes"] == 139
     # accelerator partitions: 40 before, 1 after (the old ranking by all partitions saw 78)
     assert (r["baseline"]["acceleratorPartitions"], top["saved"]["acceleratorPartitions"]) == (40, 39)
-    code, text, _ = run_cli("blame", path, "-p", "nnapi")
+    code, text, _ = run_cli("blame", path, "-p", "nnapi", "--level", "disable")
     assert code == 0
     first_row = next(line for line in text.splitlines() if line.strip().startswith("1 "))
     assert "level basic" in first_row and " you " in first_row
@@ -339,7 +340,7 @@ def test_ops_nnapi_never_runs_are_not_actionable(run_cli):
     path = _shared("corpus", "graph_only", "bert_tiny.ts.onnx")
     listed = {r["op"] for r in yaml.safe_load((ROOT / "rules" / "nnapi.yaml").read_text())["ops"]}
     assert "Shape" not in listed
-    code, out, err = run_cli("blame", path, "-p", "nnapi", "--format", "json")
+    code, out, err = run_cli("blame", path, "-p", "nnapi", "--level", "disable", "--format", "json")
     assert code == 0, err
     rows = {(c["kind"], c["cause"]): c for c in json.loads(out)["causes"]}
     shape = rows[("opType", "Shape")]

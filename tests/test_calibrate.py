@@ -79,7 +79,8 @@ def test_overlay_is_lint_clean_with_provenance_and_layers_with_r(cuda_cases, tmp
     case = next(c for c in cuda_cases if c.source == where)
     placed = {}
     for rules in ([OLD], [OLD, overlay]):
-        code, out, _ = run_cli("simulate", case.model, "-p", "cuda", *sum((["-r", r] for r in rules), []), "-f", "json")
+        code, out, _ = run_cli("simulate", case.model, "-p", "cuda", *sum((["-r", r] for r in rules), []),
+                               "--level", "disable", "-f", "json")
         assert code == 0
         placed[len(rules)] = {n["name"]: n["provider"] for n in json.loads(out)["nodes"]}[node]
     assert placed == {1: "CPUExecutionProvider", 2: case.nodes[node]} and case.nodes[node] == "CUDAExecutionProvider"
@@ -90,7 +91,7 @@ def test_overlay_without_a_base_is_refused(tmp_path, run_cli):
     p.write_text("provider: XnnpackExecutionProvider\nkind: kernel\nsource: {description: d, version: '1'}\n"
                  "overlay: {}\nops: [{op: Relu}]\nvariant: nosuch\n")
     model = shared_path("observed", "nodes", "models", "test_relu_expanded_ver18.onnx")
-    code, _, err = run_cli("simulate", model, "-p", "xnnpack", "-r", p)
+    code, _, err = run_cli("simulate", model, "-p", "xnnpack", "-r", p, "--level", "disable")
     assert code == 2 and "no table to layer over" in err and "Traceback" not in err
 
 
@@ -149,7 +150,8 @@ def test_a_kernel_the_device_has_is_learnt_from_one_observation(tmp_path, run_cl
     (rule,) = yaml.safe_load(out.read_text())["ops"]
     assert rule["op"] == "Acos" and rule["versions"] == [22, None] and rule["types"] == {"T": ["float"]}
     assert rule["provenance"]["device"] == "H200"
-    code, stdout, _ = run_cli("simulate", d / "models" / "test_acos.onnx", "-p", "cuda", "-r", out, "-f", "json")
+    code, stdout, _ = run_cli("simulate", d / "models" / "test_acos.onnx", "-p", "cuda", "-r", out,
+                              "--level", "disable", "-f", "json")
     assert json.loads(stdout)["nodes"][0]["provider"] == "CUDAExecutionProvider"
 
 

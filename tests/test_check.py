@@ -10,9 +10,28 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from partsim import predict
+from partsim import predict as _predict_all
 from tests.conftest import shared_path
 from tests.test_baseline_gate import insert_after_first, symbolic_batch
+
+
+# These tests describe the graph as written (an ORT_DISABLE_ALL session); the default level is
+# now ORT's default (all), so they ask for level disable explicitly.
+@pytest.fixture
+def run_cli(run_cli):
+    def run(cmd, *args, **kw):
+        sub = args[1] if cmd == "--progress" and len(args) > 1 else cmd
+        if sub in ("simulate", "verify", "render") and "--level" not in args and "--optimize" not in args \
+                and "--compat" not in args:
+            args = args + ("--level", "disable")
+        return run_cli(cmd, *args, **kw)
+    return run
+
+
+def predict(*args, **kw):
+    kw.setdefault("level", "disable")
+    return _predict_all(*args, **kw)
+
 
 MODELS = ("tiny_resnet.ts.onnx", "tiny_unet.ts.onnx", "tiny_mobilenetv2.ts.onnx")
 
@@ -64,7 +83,8 @@ def truth(zoo, providers):
     ("status", '"ok"', lambda t: t["status"] != "ok"),
 ])
 def test_each_budget_on_nnapi(zoo, run_cli, budget, value, fails):
-    config = write(zoo, f'[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\n{budget} = {value}\n')
+    config = write(zoo, f'[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\n{budget} = {value}\n'
+                        'level = "disable"\n')
     code, doc, err = run_check(run_cli, config, "--jobs", "1")
     t = truth(zoo, ["nnapi"])
     expected = {m: fails(v) for m, v in t.items()}
@@ -92,7 +112,7 @@ def test_max_memcpy_on_cuda(zoo, run_cli):
 
 def test_accelerated_budget_catches_symbolic_batch(zoo, run_cli):
     config = write(zoo, '[[check]]\nmodels = ["models/tiny_unet.ts.onnx"]\nproviders = ["nnapi"]\n'
-                        'accelerated = true\nforbid_reasons = ["dynamic_shape"]\n')
+                        'accelerated = true\nforbid_reasons = ["dynamic_shape"]\nlevel = "disable"\n')
     assert run_check(run_cli, config)[0] == 0
     symbolic_batch(zoo / "models" / "tiny_unet.ts.onnx", zoo / "models" / "tiny_unet.ts.onnx")
     code, doc, _ = run_check(run_cli, config)
@@ -104,8 +124,9 @@ def test_accelerated_budget_catches_symbolic_batch(zoo, run_cli):
 
 
 def test_lock_turns_counts_into_budgets(zoo, run_cli):
-    config = write(zoo, '[[check]]\nname = "npu"\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\n\n'
-                        '[[check]]\nmodels = ["models/tiny_resnet.ts.onnx"]\nproviders = ["qnn"]\n')
+    config = write(zoo, '[[check]]\nname = "npu"\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\n'
+                        'level = "disable"\n\n'
+                        '[[check]]\nmodels = ["models/tiny_resnet.ts.onnx"]\nproviders = ["qnn"]\nlevel = "disable"\n')
     code, doc, _ = run_check(run_cli, config, "--update")
     assert code == 0 and doc["lock"]["state"] == "updated"
     lock = json.loads((zoo / "partsim.lock.json").read_text())
@@ -152,7 +173,8 @@ def test_each_model_is_loaded_once_for_all_its_checks(zoo, run_cli, monkeypatch)
     calls = []
     real = partsim.api.load_for_prediction
     monkeypatch.setattr(partsim.api, "load_for_prediction", lambda p, o="none", **k: calls.append(p) or real(p, o))
-    config = write(zoo, "".join(f'[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["{p}"]\n\n'
+    # at level disable the graph is the same for every provider list: one load per model
+    config = write(zoo, "".join(f'[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["{p}"]\nlevel = "disable"\n\n'
                                 for p in ("nnapi", "coreml", "qnn")))
     code, doc, _ = run_check(run_cli, config, "--jobs", "1")
     assert doc["summary"] == {"checks": 3, "models": 3, "results": 9, "failed": 0}
@@ -165,7 +187,8 @@ def test_each_model_is_loaded_once_for_all_its_checks(zoo, run_cli, monkeypatch)
 
 
 def test_output_is_the_same_whatever_the_jobs(zoo, run_cli):
-    config = write(zoo, '[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\nmax_partitions = 3\n\n'
+    config = write(zoo, '[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\nmax_partitions = 3\n'
+                        'level = "disable"\n\n'
                         '[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["cuda", "cpu"]\n')
     outs = set()
     for jobs in ("1", "2", "3"):
@@ -178,7 +201,7 @@ def test_output_is_the_same_whatever_the_jobs(zoo, run_cli):
 
 def test_reports(zoo, run_cli):
     config = write(zoo, '[[check]]\nname = "npu"\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\n'
-                        'max_partitions = 3\nmin_delegated_share = 0.8\n')
+                        'max_partitions = 3\nmin_delegated_share = 0.8\nlevel = "disable"\n')
     code, doc, _ = run_check(run_cli, config)
     t = truth(zoo, ["nnapi"])
     failing = [(m, b) for m, v in t.items() for b, bad in (("max_partitions", v["partitions"] > 3),
@@ -224,7 +247,7 @@ def test_pyproject_tool_partsim(zoo, run_cli, monkeypatch):
      "min_delegated_share"),
     ('[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\nforbid_reasons = ["dynamic_shapes"]\n', 4,
      "did you mean dynamic_shape?"),
-    ('[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\nlevel = "all"\n', 4, "not simulated"),
+    ('[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\nlevel = "max"\n', 4, "level must be one of"),
     ('[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\nstatus = "fine"\n', 4, "status"),
     ('[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\naccelerated = "yes"\n', 4, "true or false"),
     ('[[check]]\nmodels = ["models/*.onnx"]\n', 1, "has no 'providers'"),

@@ -12,6 +12,18 @@ from modelbuild import const, model, save, vi
 from partsim.render import CPU_COLOR, OKABE_ITO
 from tests.conftest import shared_path
 
+
+# These tests describe the graph as written (an ORT_DISABLE_ALL session); the default level is
+# now ORT's default (all), so they ask for level disable explicitly.
+@pytest.fixture
+def run_cli(run_cli):
+    def run(cmd, *args, **kw):
+        if cmd in ("simulate", "verify", "render", "blame") and "--level" not in args and "--optimize" not in args:
+            args = args + ("--level", "disable")
+        return run_cli(cmd, *args, **kw)
+    return run
+
+
 node_data_builder = pytest.importorskip(
     "model_explorer.node_data_builder",
     reason="ai-edge-model-explorer is not installed (pip install ai-edge-model-explorer; it is in the test extra)")

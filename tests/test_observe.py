@@ -12,15 +12,18 @@ CHAIN = ROOT / "fixtures" / "chain.onnx"
 
 def test_observe_records_every_node(run_cli, tmp_path):
     out = tmp_path / "obs.json"
-    code, _, err = run_cli("observe", CHAIN, "-p", "CPUExecutionProvider", "-o", out)
+    code, _, err = run_cli("observe", CHAIN, "-p", "CPUExecutionProvider", "--level", "disable", "-o", out)
     assert code == 0, err
     obs = json.loads(out.read_text())
     assert obs["state"] == "ok" and obs["source"] == "assignment_info"
     assert obs["nodes"] == {f"n{k}_{op}": "CPUExecutionProvider" for k, op in
                             enumerate(["MatMul", "Add", "Relu", "MatMul", "Add", "Relu", "MatMul"])}
     # the recorded observation verifies the CPU prediction exactly
-    code, _, _ = run_cli("verify", CHAIN, "-p", "cpu", "--observation", out)
+    code, _, _ = run_cli("verify", CHAIN, "-p", "cpu", "--level", "disable", "--observation", out)
     assert code == 0
+    # verify compares at one level: the default (all) against a disable observation is refused
+    code, _, err = run_cli("verify", CHAIN, "-p", "cpu", "--observation", out)
+    assert code == 2 and "across levels" in err
 
 
 def test_providers_strict_names_both_dropped(run_cli):
@@ -59,8 +62,7 @@ def test_verify_observe_cpu_exact(run_cli, name):
 def test_optimize_basic_matches_a_real_basic_session(run_cli, name):
     # the prediction is made on ORT's own BASIC rewrite; the session runs at BASIC too
     model = shared_path("corpus", *name.split("/"))
-    code, out, err = run_cli("verify", model, "-p", "cpu", "--optimize", "basic", "--observe", "--level", "basic",
-                             "-f", "json")
+    code, out, err = run_cli("verify", model, "-p", "cpu", "--level", "basic", "--observe", "-f", "json")
     assert code == 0, (out, err)
     v = json.loads(out)["verify"]
     assert v["agreement"] == 1.0 and v["unobserved"] == [] and v["unpredicted"] == []
@@ -69,7 +71,7 @@ def test_optimize_basic_matches_a_real_basic_session(run_cli, name):
 def test_optimize_basic_folds_cuda_shape_subgraphs(run_cli):
     # docs/contract.md §5: swin_t has many CPU-preferred shape nodes and Memcpy at DISABLE_ALL, none after BASIC
     model = shared_path("corpus", "graph_only", "swin_t.ts.onnx")
-    _, raw, _ = run_cli("simulate", model, "-p", "cuda", "-f", "json")
+    _, raw, _ = run_cli("simulate", model, "-p", "cuda", "--level", "disable", "-f", "json")
     _, basic, _ = run_cli("simulate", model, "-p", "cuda", "--optimize", "basic", "-f", "json")
     raw, basic = json.loads(raw), json.loads(basic)
     assert raw["memcpy"]["fromHost"] + raw["memcpy"]["toHost"] > 100

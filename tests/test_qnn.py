@@ -17,12 +17,18 @@ from onnx import helper as h
 
 from tests.conftest import shared_path
 from tests.modelbuild import const, model, save, vi
-from partsim.api import predict
+from partsim.api import predict as _predict_all
 from partsim.runtime.observe import observation_from_run, run_session
 from partsim.analysis.verify import compare
 
 ROOT = Path(__file__).resolve().parents[1]
 QNN = "QNNExecutionProvider"
+
+
+def predict(*args, **kw):
+    """These predictions are compared with sessions observed at ORT_DISABLE_ALL (``_observe``)."""
+    kw.setdefault("level", "disable")
+    return _predict_all(*args, **kw)
 
 try:
     import onnxruntime_qnn  # noqa: F401
@@ -206,7 +212,7 @@ def test_corpus_models_at_enable_all(name):
     """ORT_ENABLE_ALL: Level 1 runs before partitioning (predicted on ORT's own BASIC rewrite), Level 2/3
     never touch QNN's fused partitions, the NHWC conversion happens inside partitioning."""
     r = _cli("verify", shared_path(f"corpus/full/{name}.onnx"), "-p", "qnn", "--observe", "--level", "all",
-             "--optimize", "basic", "--format", "json")
+             "--format", "json")
     v = json.loads(r.stdout)["verify"]
     assert r.returncode == 0 and v["agreement"] == 1.0, v["disagreements"][:5]
 

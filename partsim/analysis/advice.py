@@ -65,14 +65,16 @@ def suggested_change(cause, symbolic_dims=(), optimized=False):
     return (["--add-support", op], f"suppose {cause['provider']} accepted every {op} node")
 
 
-def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=None):
+def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=None, level=None):
     """What to do after reading a summary: records ``{"text", "command"}`` (``command`` a list of
     words after ``partsim``, or None).
 
     ``request`` is the model and the provider options exactly as the user gave them
     (``["m.onnx", "-p", "nnapi"]``), so each command can be pasted as it is.  ``fixed_dims``: the
     dimensions the prediction fixed (``--dim``): the whatif change keeps them, while whatif's
-    "before" and blame start from the model as written, which a last step says.
+    "before" and blame start from the model as written, which a last step says.  ``level``: the
+    ORT optimization level predicted (the commands repeat it unless it is the default, ``all``);
+    ``None`` keeps the older ``optimized`` flag (``--optimize basic``).
 
     >>> s = {"effectiveProviders": ["EP", CPU], "nodes": [
     ...     {"name": "a", "opType": "Erf", "domain": "", "reason": "op_not_in_table", "reasonDetail": "no rule"}]}
@@ -84,8 +86,12 @@ def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=N
         return [{"text": "only the CPU was asked for: name an accelerator, e.g. -p nnapi, -p cuda, -p openvino "
                          "(`partsim rules list` shows every shipped table)", "command": None}]
     cause = largest_cause(summary)
-    base = list(request) + (["--base-optimize", "basic"] if optimized else [])
-    blame = ["blame"] + list(request) + (["--optimize", "basic"] if optimized else [])
+    if level is not None:
+        same = ["--level", level] if level != "all" else []
+        base, blame = list(request) + same, ["blame"] + list(request) + same
+    else:
+        base = list(request) + (["--base-optimize", "basic"] if optimized else [])
+        blame = ["blame"] + list(request) + (["--optimize", "basic"] if optimized else [])
     if cause is None:
         off = {n["reason"] for n in summary["nodes"] if n["reason"]}
         if not off:

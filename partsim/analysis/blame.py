@@ -116,25 +116,24 @@ def _variant(ctx, optimize, fix_dims=None, opset=None):
     """A variant of the model, or the one-line reason it cannot be made."""
     from ..api import load_for_prediction
 
-    try:
+    try:  # the graph ORT partitions depends on the providers (inlining, Level 2/3 sets)
         if not fix_dims and opset is None:
-            return load_for_prediction(ctx.path, optimize, seed=ctx.seed), None
-        return load_variant(ctx.path, optimize, fix_dims, opset, seed=ctx.seed), None
+            return load_for_prediction(ctx.path, optimize, seed=ctx.seed, resolution=ctx.resolution()), None
+        return load_variant(ctx.path, optimize, fix_dims, opset, seed=ctx.seed, resolution=ctx.resolution()), None
     except ModelError as exc:
         return None, str(exc)
 
 
 def _higher_levels(current):
-    """The optimization levels partsim can load that rewrite more than ``current``."""
-    from ..api import OPTIMIZE_LEVELS
+    """The next optimization level above ``current`` (ORT's order: disable, basic, extended, all),
+    as a list: empty at ``all``."""
+    from ..api import LEVELS
+    from ..sim.pipeline import normalize_level
 
-    levels = list(OPTIMIZE_LEVELS)
-    alias = {"disable": "none", "none": "disable"}
-    if current not in levels and alias.get(current) in levels:
-        current = alias[current]
-    if current not in levels:
+    current = normalize_level(current)
+    if current not in LEVELS:
         return []
-    return levels[levels.index(current) + 1:]
+    return list(LEVELS[LEVELS.index(current) + 1:LEVELS.index(current) + 2])
 
 
 def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True, analyse_levels=True, analyse_opsets=True):

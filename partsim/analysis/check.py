@@ -154,10 +154,12 @@ def _model_job(path, items, root, lock_path):
             models = {}
             rel = _relative(path, root)
             for index, check, entry in items:
-                if check.optimize not in models:
-                    models[check.optimize] = load_for_prediction(path, check.optimize)
                 resolution = _resolution(check)
-                summary = summarize(simulate(models[check.optimize], resolution, check.policy))
+                # the graph ORT partitions depends on the level and, above disable, on the providers
+                key = (check.optimize, resolution.effective if check.optimize != "disable" else ())
+                if key not in models:
+                    models[key] = load_for_prediction(path, check.optimize, resolution=resolution)
+                summary = summarize(simulate(models[key], resolution, check.policy))
                 summary["model"]["path"] = rel
                 record = baseline_record(summary, resolution, check.level)
                 result = _result(check, rel, summary, record, entry, lock_path)

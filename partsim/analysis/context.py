@@ -46,6 +46,8 @@ def prepare(path, providers=None, rule_paths=(), support=None, support_name="EP"
     from ..api import build_request, load_for_prediction, load_tables
 
     requested, extra = build_request(providers, support, support_name, support_kind)  # bad names: before loading
-    m = model if model is not None else load_for_prediction(path, optimize, seed=seed)
     tables = load_tables(rule_paths)
+    # the graph ORT partitions depends on the providers (function inlining, Level 2/3 sets)
+    m = model if model is not None else load_for_prediction(
+        path, optimize, seed=seed, resolution=resolve_providers(requested, tables, extra))
     return Context(m, str(path), optimize, tables, tuple(extra), tuple(requested), policy, seed)

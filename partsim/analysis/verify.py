@@ -9,8 +9,8 @@ from ..sim.summary import fragments_of
 _TOKEN = re.compile(r"^(.*)_token_\d+$")
 _INSERTED_TRANSPOSE = re.compile(r"^Transpose(_token_\d+)?$")
 
-__all__ = ["compare", "baseline_record", "compare_baseline", "check_baseline_context", "table_digests",
-           "REASON_CATEGORIES", "BASELINE_VERSION", "GROWING_COUNTS", "node_gist"]
+__all__ = ["observed_status", "compare", "baseline_record", "compare_baseline", "check_baseline_context",
+           "table_digests", "REASON_CATEGORIES", "BASELINE_VERSION", "GROWING_COUNTS", "node_gist"]
 
 
 def compare(summary, assignment, observation, min_agreement=1.0, check_counts=True):
@@ -66,6 +66,14 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
     counts_ok = all(v["observed"] is None or v["predicted"] == v["observed"]
                     for k, v in counts.items() if k.startswith(("memcpy", "layoutTransposes")))
     passed = compared > 0 and agreement >= min_agreement and (counts_ok or not check_counts)
+    # a session predicted to fail that ran (or the other way round) is a failed prediction
+    obs_status = observed_status(observation)
+    status = {"predicted": summary.get("status"), "observed": obs_status}
+    if obs_status is not None:
+        if obs_status != summary.get("status"):
+            passed = False
+        elif obs_status == "session_would_fail":
+            passed = True
     return {
         "passed": passed,
         "checkCounts": bool(check_counts),
@@ -77,6 +85,7 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
         "unobserved": sorted(unobserved),
         "unpredicted": unpredicted,
         "counts": counts,
+        "status": status,
         "observation": {k: observation.get(k) for k in ("source", "runtime", "device", "level", "granted")},
     }
 
@@ -167,6 +176,19 @@ def table_digests(resolution):
             data = ("adhoc:" + t.kind + ":" + ",".join(sorted(f"{d}:{o}" for d, o in t.rules))).encode()
         out[key] = hashlib.sha256(data).hexdigest()
     return dict(sorted(out.items()))
+
+
+def observed_status(observation):
+    """``ok`` / ``session_would_fail`` for an observation that says whether its session was
+    built (``state`` of a run here, ``status`` or ``create_error`` of a record), else ``None``."""
+    if observation.get("status") in ("ok", "session_would_fail"):
+        return observation["status"]
+    state = observation.get("state")
+    if state == "ok":
+        return "ok"
+    if state == "create_failed":
+        return "session_would_fail"
+    return None
 
 
 def baseline_record(summary, resolution=None, level="disable", version=None):

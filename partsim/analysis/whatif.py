@@ -93,7 +93,7 @@ def whatif(ctx, add=(), fix_dims=None, opset=None, drop=(), reorder=(), optimize
             changes.append({"change": "opset", "value": int(opset)})
         if after_opt != ctx.optimize:
             changes.append({"change": "optimize", "value": f"{ctx.optimize} -> {after_opt}"})
-        model = load_variant(ctx.path, after_opt, fix_dims, opset, seed=ctx.seed)
+        model = load_variant(ctx.path, after_opt, fix_dims, opset, seed=ctx.seed, resolution=ctx.resolution())
     requested = _apply_provider_changes(ctx.requested, drop, reorder)
     for d in drop:
         changes.append({"change": "drop-provider", "value": canonical_name(d.partition(":")[0])})

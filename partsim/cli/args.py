@@ -3,8 +3,9 @@
 from ..errors import UsageError
 from ..sim.assign import POLICIES
 
-__all__ = ["add_model_args", "add_provider_args", "add_output_args", "split_list", "add_tolerance_run_args",
-           "add_dim_arg", "parse_dims", "DIM_HELP", "RUN_DIM_HELP", "request_words", "provider_request"]
+__all__ = ["add_model_args", "add_level_args", "level_of", "LEVEL_CHOICES", "add_provider_args", "add_output_args",
+           "split_list", "add_tolerance_run_args", "add_dim_arg", "parse_dims", "DIM_HELP", "RUN_DIM_HELP",
+           "request_words", "provider_request"]
 
 
 def split_list(values):
@@ -50,13 +51,32 @@ def provider_request(values):
     return None if values is None else split_list(values)
 
 
+LEVEL_CHOICES = ("disable", "basic", "extended", "all")
+
+
 def add_model_args(p, optimize=True):
     p.add_argument("model", metavar="MODEL", help="ONNX model file (weights need not be present)")
     if optimize:
-        p.add_argument("--optimize", choices=("none", "basic"), default="none",
-                       help="graph to predict on: none = as written (ORT_DISABLE_ALL); basic = after ORT's own "
-                            "ORT_ENABLE_BASIC rewrites, which run before partitioning (needs onnxruntime; "
-                            "weights are materialized in a temp folder if absent)")
+        add_level_args(p)
+
+
+def add_level_args(p, level_help=None):
+    """``--level`` (ORT's GraphOptimizationLevel of the session predicted, default all) and
+    the older ``--optimize none|basic`` (an alias)."""
+    p.add_argument("--level", choices=LEVEL_CHOICES, default=None,
+                   help=level_help or "ORT graph optimization level of the session predicted: disable "
+                        "(ORT_DISABLE_ALL: the graph as written, after function inlining and DQ duplication), "
+                        "basic, extended, all (ORT's default, the default here). basic and above run ORT's own "
+                        "optimizer on a CPU session (weights materialized in a temp folder if absent)")
+    p.add_argument("--optimize", choices=("none", "basic"), default=None,
+                   help="older spelling of --level: none = disable, basic = basic")
+
+
+def level_of(args):
+    """The level ``args`` ask for (``--level``, or ``--optimize``; default all)."""
+    from ..api import resolve_level
+
+    return resolve_level(getattr(args, "level", None), getattr(args, "optimize", None))
 
 
 def add_provider_args(p):
@@ -64,7 +84,7 @@ def add_provider_args(p):
     g.add_argument("--providers", "-p", action="append", metavar="EP[,EP…]",
                    help="requested providers, highest priority first; ORT names or aliases "
                         "(cuda, tensorrt, openvino, nnapi, coreml, coreml:neuralnetwork, qnn, xnnpack, webgpu, "
-                        "cpu). CPU is appended if absent. Default: CPU only")
+                        "cpu). ORT's order is kept; CPU is appended last if absent. Default: CPU only")
     g.add_argument("--rules", "-r", action="append", default=[], metavar="FILE|DIR",
                    help="extra or replacement rule tables (YAML); replace shipped tables of the same provider")
     g.add_argument("--support", action="append", metavar="OP[,OP…]",

@@ -9,7 +9,8 @@ from ..analysis.lift import LIFTABLE_REASONS
 from ..analysis.cost import LINK_PRESETS, parse_link
 from ..analysis.blame import blame
 from ..analysis.context import prepare
-from .args import add_dim_arg, add_model_args, add_output_args, add_provider_args, parse_dims, provider_request, split_list
+from .args import (add_dim_arg, add_model_args, add_output_args, add_provider_args, level_of, parse_dims,
+                   provider_request, split_list)
 
 __all__ = ["add_parser", "run", "link_help", "add_link_arg"]
 
@@ -97,7 +98,7 @@ def run(args):
     link = parse_link(args.link) if args.link else None
     dims = parse_dims(args.dim)
     ctx = prepare(args.model, provider_request(args.providers), args.rules, split_list(args.support),
-                  args.support_name, args.support_kind, args.policy, optimize=args.optimize)
+                  args.support_name, args.support_kind, args.policy, optimize=level_of(args))
     result = blame(ctx, link=link, dim_value=args.dim_value, dims=dims, analyse_dims=not (args.no_dims or args.no_variants),
                    analyse_levels=not args.no_variants, analyse_opsets=not args.no_variants)
     text = to_json(result) if args.format == "json" else render_blame_table(result, top=args.top)

@@ -15,7 +15,7 @@ against its budgets, and against partsim.lock.json when there is one.
   name = "nnapi"                      # optional, default: the providers joined
   models = ["models/*.onnx"]          # globs, relative to the config file
   providers = ["nnapi"]               # one priority list
-  level = "disable"                   # optional: disable (as written) or basic
+  level = "all"                       # optional: disable (as written), basic, extended, all (default)
   max_partitions = 3                  # partitions of the first provider
   min_delegated_share = 0.9           # nodes on the first provider / nodes
   max_transfers = 10                  # optional budgets: also max_memcpy,

@@ -57,7 +57,8 @@ def add_providers_parser(sub):
 
 def _session_args(p):
     g = p.add_argument_group("session")
-    g.add_argument("--level", default="disable", help="graph optimization level: disable, basic, extended, all")
+    g.add_argument("--level", default="all", help="graph optimization level: disable, basic, extended, all "
+                   "(default all, ORT's default)")
     g.add_argument("--python", metavar="PATH", help="interpreter with another ORT build (e.g. onnxruntime-openvino)")
     g.add_argument("--timeout", type=float, default=120.0, help="seconds before the session counts as hung")
     g.add_argument("--memory-limit", type=float, default=32.0, metavar="GiB",

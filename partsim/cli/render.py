@@ -11,7 +11,7 @@ from ..render import (DEFAULT_COLLAPSE_THRESHOLD, HTML_COLLAPSE_THRESHOLD, find_
                       plan_render, render_html, render_svg, render_svgs)
 from ..render.dot import memcpy_device
 from ..render.svg import DEFAULT_TIMEOUT, INSTALL_HINT
-from .args import add_dim_arg, add_model_args, add_provider_args, parse_dims, provider_request, split_list
+from .args import add_dim_arg, add_model_args, add_provider_args, level_of, parse_dims, provider_request, split_list
 
 FORMATS = ("svg", "html", "dot", "model-explorer")
 
@@ -106,7 +106,7 @@ def run(args):
     if args.timeout <= 0:
         raise UsageError("--timeout must be > 0")
     summary, assignment = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
-                                  args.support_name, args.support_kind, args.policy, optimize=args.optimize,
+                                  args.support_name, args.support_kind, args.policy, level=level_of(args),
                                   dims=parse_dims(args.dim))
     if fmt == "model-explorer":
         from ..io.read import read_model_proto

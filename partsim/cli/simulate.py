@@ -4,7 +4,7 @@ from ..api import predict
 from ..errors import EXIT_OK
 from ..report.output import to_json, write_output
 from ..report.summary_table import render_summary_table
-from .args import (add_dim_arg, add_model_args, add_output_args, add_provider_args, parse_dims,
+from .args import (add_dim_arg, add_model_args, level_of, add_output_args, add_provider_args, parse_dims,
                    provider_request, request_words, split_list)
 
 HELP = """\
@@ -18,7 +18,7 @@ examples:
   partsim simulate model.onnx -p cuda --format json -o summary.json
   partsim simulate model.onnx --support MatMul            # ad-hoc provider 'EP'
   partsim simulate model.onnx -p coreml --policy whole-graph
-  partsim simulate model.onnx -p cuda --optimize basic     # after ORT's BASIC rewrites
+  partsim simulate model.onnx -p cuda --level disable      # the graph as written (ORT_DISABLE_ALL)
   partsim simulate model.onnx --compat usability-checker  # ORT's mobile usability checker
 
 The JSON is the partitionSummary of docs/contract.md §4 (schema:
@@ -34,11 +34,14 @@ reasons (why a node is not on the first provider) and what to change:
 The table ends with next steps: the largest cause and the exact `partsim whatif`
 and `partsim blame` commands to run on it.
 
+The session predicted is ORT's default, ORT_ENABLE_ALL (--level all): function
+inlining for the providers asked, DQ duplication, ORT's own Level 1-3 optimizer
+(run on a CPU session, weights stand-ins when absent) with each transformer only
+on nodes of its providers.  The summary says which level; every node its origin.
+
 known limitations:
-  1. By default the prediction is made on the graph as written (an
-     ORT_DISABLE_ALL session).  Real sessions run ORT's basic rewrites (constant
-     folding) before partitioning: --optimize basic predicts on ORT's own rewrite.
-     Later fusions (extended/all) are not simulated.
+  1. CUDA-only fusions (GroupQueryAttention, BiasDropout) and InsertCast are
+     not simulated; see README "Known limitations".
   2. QDQ node units follow a structural approximation of ORT's selectors.
   3. Tables other than CPU, CUDA and OpenVINO were not checked against real
      devices; every table says where its facts came from (its `source`).
@@ -67,7 +70,7 @@ def run(args):
     if getattr(args, "compat", None):
         return _run_compat(args)
     summary, assignment = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
-                                  args.support_name, args.support_kind, args.policy, optimize=args.optimize,
+                                  args.support_name, args.support_kind, args.policy, level=level_of(args),
                                   dims=parse_dims(args.dim))
     from ..progress import stage
 
@@ -81,7 +84,8 @@ def run(args):
             from ..io.variants import dim_params
 
             steps = next_steps(summary, request_words(args), list(dim_params(assignment.model)),
-                               optimized=args.optimize == "basic", fixed_dims=parse_dims(args.dim))
+                               optimized=summary["level"] != "disable", fixed_dims=parse_dims(args.dim),
+                               level=summary["level"])
             write_output(render_summary_table(summary, steps=steps), args.output)
     return EXIT_OK
 

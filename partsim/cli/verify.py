@@ -13,13 +13,14 @@ from ..report.junit_xml import join_junit_documents
 from ..report.verify_junit import render_verify_junit
 from ..report.verify_table import render_verify_table
 from ..analysis.verify import baseline_record, check_baseline_context, compare, compare_baseline
-from .args import add_dim_arg, add_model_args, add_output_args, add_provider_args, parse_dims, provider_request, split_list
+from .args import (add_dim_arg, add_model_args, add_output_args, add_provider_args, level_of, parse_dims,
+                   provider_request, split_list)
 
 HELP = """\
 Check a prediction against where a real ONNX Runtime session put every node, or
 gate CI on a committed baseline.
 
-  partsim verify MODEL -p cuda --observation observed.json [--level disable]
+  partsim verify MODEL -p cuda --observation observed.json [--level all]
         agreement share, every disagreeing node with both reasons, fragment and
         Memcpy counts side by side; exit 1 below --min-agreement (default 1.0 = exact)
         or when Memcpy counts differ.  Observations: partsim observation JSON,
@@ -38,9 +39,10 @@ gate CI on a committed baseline.
         providers, level, policy, table digests, partsim version and model sha256:
         another providers/level/policy/tables/version exits 2.
 
-Predictions are made on the graph as written, so compare with observations made
-at ORT_DISABLE_ALL (the default --level); with --optimize basic the prediction is
-made on ORT's own BASIC rewrite: compare with --level basic (docs/contract.md §5).
+--level (default all, ORT's default) is the level of the session predicted and of
+the observation record compared; an observation made at another level is refused.
+verify fails when the predicted status (ok / session_would_fail) differs from the
+observed one (a session that ran, or did not).
 """
 
 
@@ -59,8 +61,6 @@ def add_parser(sub):
     g.add_argument("--timeout", type=float, default=120.0, help="with --observe: session timeout in seconds")
     from .observe import add_qnn_args
     add_qnn_args(g)
-    g.add_argument("--level", default="disable", help="optimization level of the observation record to use "
-                   "(disable, basic, extended, all; default disable)")
     g.add_argument("--min-agreement", type=float, default=1.0, help="share of nodes that must agree (default 1.0)")
     g.add_argument("--ignore-counts", action="store_true", help="pass on node agreement alone (not Memcpy counts)")
     g.add_argument("--baseline", metavar="FILE", help="committed baseline of fragment/transfer/Memcpy counts")
@@ -82,13 +82,18 @@ def run(args):
 
     # before any real session runs: a misspelt name is refused, not observed on CPU only
     check_provider_request(provider_request(args.providers), (args.support_name,) if args.support else ())
-    observation = import_observation(args.observation, args.level) if args.observation else None
+    level = level_of(args)
+    observation = import_observation(args.observation, level) if args.observation else None
     if args.observe:
-        observation = _observe_now(args)
+        observation = _observe_now(args, level)
     if observation is not None:
         _refuse_unchecked(observation, args, here=args.observe)
+    if observation is not None and observation.get("level") and observation["level"] != level:
+        raise UsageError(f"the observation was made at level {observation['level']} and the prediction is for "
+                         f"level {level}: partsim does not compare across levels (give --level "
+                         f"{observation['level']})", args.observation)
     summary, assignment = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
-                                  args.support_name, args.support_kind, args.policy, optimize=args.optimize,
+                                  args.support_name, args.support_kind, args.policy, level=level,
                                   dims=parse_dims(args.dim))
     result = {"model": args.model}
     passed = True
@@ -98,7 +103,6 @@ def run(args):
         passed = passed and v["passed"]
     if args.baseline:
         path = Path(args.baseline)
-        level = "basic" if args.optimize == "basic" else "disable"
         now = baseline_record(summary, assignment.resolution, level)
         if args.update_baseline:
             write_file(path, to_json(now))
@@ -141,18 +145,16 @@ def read_baseline(path):
     return base
 
 
-def _observe_now(args):
+def _observe_now(args, level):
     import tempfile
 
     from ..rules.providers import KNOWN_PROVIDERS, canonical_name
-    from ..runtime.observation import normalize_level
     from ..runtime.observe import observation_from_run, run_session
     from .observe import ep_options
 
     providers = ([canonical_name(p.partition(":")[0]) for p in split_list(args.providers)]
                  or ["CPUExecutionProvider"])
     providers = [p for p in providers if p in KNOWN_PROVIDERS]
-    level = normalize_level(args.level)
     with tempfile.TemporaryDirectory(prefix="partsim-verify-") as tmp:
         try:
             from ..io.materialize import materialize_weights
@@ -161,8 +163,8 @@ def _observe_now(args):
             runnable = args.model
         rec = run_session(runnable, providers, level, args.python, args.timeout, dims=parse_dims(args.dim),
                           ep_options=ep_options(args, providers))
-    if rec.get("state") == "create_failed" and "QNNExecutionProvider" in providers:
-        return observation_from_run(rec, level)  # QNN refused the graph: an observed refusal, compared as such
+    if rec.get("state") == "create_failed":  # ORT refused the session (QNN refused the graph, an optimizer
+        return observation_from_run(rec, level)  # error): an observed refusal, compared with the prediction
     if rec.get("state") != "ok":
         raise UsageError(f"the real session did not run ({rec.get('state')}): {rec.get('error', '')}", args.model)
     return observation_from_run(rec, level)

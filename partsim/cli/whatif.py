@@ -25,7 +25,7 @@ Bytes and --link as in `partsim blame --help`.  Presets:
 
 examples:
   partsim whatif model.onnx -p nnapi --add-support Erf
-  partsim whatif swin_t.onnx -p cuda --optimize basic --link pcie4-x16
+  partsim whatif swin_t.onnx -p cuda --level disable --optimize all --link pcie4-x16
   partsim whatif model.onnx -p cuda,openvino --reorder openvino,cuda
   partsim whatif model.onnx -p nnapi --dim batch=1 --format json
 """
@@ -49,11 +49,12 @@ def add_parser(sub):
     g.add_argument("--opset", type=int, metavar="N", help="the model converted with onnx.version_converter first")
     g.add_argument("--drop-provider", action="append", metavar="EP", help="EP removed from the request")
     g.add_argument("--reorder", metavar="EP,EP…", help="these providers first, in this order")
-    g.add_argument("--optimize", choices=("none", "basic"), default=None,
-                   help="graph of the 'after' run: none = as written, basic = ORT_ENABLE_BASIC rewrite "
-                        "(default: as --base-optimize)")
-    g.add_argument("--base-optimize", choices=("none", "basic"), default="none",
-                   help="graph of the 'before' run (default none = as written)")
+    g.add_argument("--optimize", choices=("none", "disable", "basic", "extended", "all"), default=None,
+                   help="ORT optimization level of the 'after' run (default: as the 'before' run)")
+    g.add_argument("--level", choices=("disable", "basic", "extended", "all"), default=None,
+                   help="ORT optimization level of the 'before' run (default all, ORT's default)")
+    g.add_argument("--base-optimize", choices=("none", "basic"), default=None,
+                   help="older spelling of --level for the 'before' run: none = disable")
     p.set_defaults(run=run)
 
 
@@ -65,14 +66,17 @@ def run(args):
     reorder = split_list([args.reorder] if args.reorder else [])
     if args.opset is not None and args.opset < 1:
         raise UsageError("--opset must be a positive integer")
-    if not (add or fix or drop or reorder or args.opset is not None
-            or (args.optimize and args.optimize != args.base_optimize)):
+    from ..api import resolve_level
+
+    base = resolve_level(args.level, args.base_optimize)
+    after = resolve_level(args.optimize) if args.optimize else None
+    if not (add or fix or drop or reorder or args.opset is not None or (after and after != base)):
         raise UsageError("nothing to compare: give at least one change (--add-support, --dim, --opset, "
                          "--drop-provider, --reorder, --optimize)")
     ctx = prepare(args.model, provider_request(args.providers), args.rules, split_list(args.support),
-                  args.support_name, args.support_kind, args.policy, optimize=args.base_optimize)
+                  args.support_name, args.support_kind, args.policy, optimize=base)
     result = whatif(ctx, add=add, fix_dims=fix, opset=args.opset, drop=drop, reorder=reorder,
-                    optimize=args.optimize, link=link)
+                    optimize=after, link=link)
     text = to_json(result) if args.format == "json" else render_whatif_table(result)
     write_output(text, args.output)
     return EXIT_OK

@@ -6,7 +6,7 @@
     name = "nnapi"                      # optional, default: the providers joined
     models = ["models/*.onnx"]          # globs, relative to the config file
     providers = ["nnapi"]               # one priority list
-    level = "disable"                   # optional: disable (as written) or basic
+    level = "all"                       # optional: disable (as written), basic, extended, all (default)
     max_partitions = 3                  # accelerator partitions
     min_delegated_share = 0.9           # nodes on the first provider / nodes
     max_transfers = 10
@@ -29,8 +29,9 @@ from ..errors import UsageError
 
 __all__ = ["Check", "Config", "load_config", "find_config", "LEVELS", "BUDGET_KEYS"]
 
-# level names accepted -> the graph partsim predicts on (api.OPTIMIZE_LEVELS)
-LEVELS = {"disable": "none", "disable_all": "none", "none": "none", "basic": "basic"}
+# level names accepted -> the ORT optimization level partsim predicts (api.LEVELS)
+LEVELS = {"disable": "disable", "disable_all": "disable", "none": "disable", "basic": "basic",
+          "extended": "extended", "all": "all", "enable_all": "all"}
 
 BUDGET_KEYS = ("max_partitions", "min_delegated_share", "max_transfers", "max_memcpy", "accelerated",
                "forbid_reasons", "status")
@@ -48,7 +49,7 @@ class Check:
     models: tuple  # resolved model paths (sorted, unique)
     patterns: tuple  # the globs as written
     providers: tuple
-    level: str = "disable"
+    level: str = "all"
     policy: str = "per-node"
     rules: tuple = ()
     budgets: dict = field(default_factory=dict)
@@ -211,11 +212,9 @@ def _check(c, k, lines, fail, root, top_rules):
         check_provider_request(providers)
     except UsageError as exc:
         fail(exc.message, lines.key(k, "providers"))
-    level = c.get("level", "disable")
+    level = c.get("level", "all")
     if not isinstance(level, str) or level.lower() not in LEVELS:
-        extra = (" (extended and all are not simulated yet: predictions are made on the graph as written "
-                 "or after ORT's BASIC rewrites)" if str(level).lower() in ("extended", "all") else "")
-        fail(f"level must be one of disable, basic, not {level!r}{extra}", lines.key(k, "level"))
+        fail(f"level must be one of disable, basic, extended, all, not {level!r}", lines.key(k, "level"))
     policy = c.get("policy", "per-node")
     if policy not in POLICIES:
         fail(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}", lines.key(k, "policy"))
@@ -269,4 +268,4 @@ def _check(c, k, lines, fail, root, top_rules):
         models.extend(hits)
     models = tuple(dict.fromkeys(models))
     return Check(name.strip(), models, tuple(patterns), tuple(p.strip() for p in providers),
-                 "basic" if LEVELS[level.lower()] == "basic" else "disable", policy, tuple(rules), budgets, here)
+                 LEVELS[level.lower()], policy, tuple(rules), budgets, here)

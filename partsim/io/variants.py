@@ -3,7 +3,7 @@
 
 from ..errors import ModelError, UsageError
 
-__all__ = ["load_variant", "load_optimized", "fix_dims_in_proto", "dim_params", "check_dims"]
+__all__ = ["load_variant", "load_variant_prepared", "fix_dims_in_proto", "dim_params", "check_dims"]
 
 
 def dim_params(model):
@@ -82,60 +82,33 @@ def _modify(proto, fix_dims, opset, path):
     return proto
 
 
-def load_optimized(path, seed=0):
-    """``path`` after ORT's own ORT_ENABLE_BASIC rewrites (constant folding, redundant-node removal,
-    simple fusions, which run before partitioning), on a copy with weights materialized when absent;
-    the model still names the user's file."""
-    import tempfile
+def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0, label="what-if variant of the model",
+                 resolution=None):
+    """Load ``path`` with symbolic dims fixed and/or converted to another opset, at level ``optimize``.
 
-    from ..runtime.optimizer import optimize_for_checker
-    from .load import load_model
-
-    original = load_model(path, infer_shapes=False)  # validates the file, gives its digest
-    with tempfile.TemporaryDirectory(prefix="partsim-optimize-") as tmp:
-        optimized = optimize_for_checker(path, tmp, seed=seed)
-        return load_model(optimized, shown_as=(original.path, original.sha256),
-                          notes=["predicted on ORT's ORT_ENABLE_BASIC rewrite of the model (--optimize basic)"])
-
-
-def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0, label="what-if variant of the model"):
-    """Load ``path`` with symbolic dims fixed and/or converted to another opset, at ``optimize``.
-
-    At ``none`` the change is made on the in-memory proto and the IR rebuilt
-    (:func:`partsim.io.load.model_from_proto`).  At ``basic`` the weights are materialized
-    in a temporary folder first, the changed copy is written there and ORT's BASIC
-    optimizer runs on it.  The user's file is never written.  ``label`` starts the note the
-    model carries (its summary's ``warnings``).
+    The change is made on the in-memory proto, then ORT's pipeline for that level
+    (:func:`partsim.runtime.pipeline.prepare`) runs on it for ``resolution``'s providers (CPU only
+    when absent); the external-data files stay the model's own and the user's file is never
+    written.  ``label`` starts the note the model carries (its summary's ``warnings``).
     """
-    from .load import load_model, model_from_proto
-    from .read import read_model_proto
+    return load_variant_prepared(path, optimize, fix_dims, opset, seed, label, resolution).model
 
-    if not fix_dims and opset is None:
-        return load_model(path) if optimize == "none" else load_optimized(path, seed)
+
+def load_variant_prepared(path, optimize="none", fix_dims=None, opset=None, seed=0,
+                          label="what-if variant of the model", resolution=None):
+    """:func:`load_variant`, returning the :class:`partsim.runtime.pipeline.Prepared` (origins, ORT's failure)."""
+    from ..runtime.pipeline import prepare
+    from ..sim.pipeline import normalize_level
+
+    level = normalize_level(optimize) or "all"
+    if resolution is None:  # CPU only, the shipped table
+        from ..rules.load import builtin_tables
+        from ..rules.resolve import resolve_providers
+
+        resolution = resolve_providers(["CPUExecutionProvider"], builtin_tables())
     changes = ", ".join([f"{k}={v}" for k, v in sorted((fix_dims or {}).items())]
                         + ([f"opset {opset}"] if opset is not None else []))
-    if optimize == "none":
-        import hashlib
-
-        proto, data = read_model_proto(path)
-        proto = _modify(proto, fix_dims, opset, path)
-        return model_from_proto(proto, path=str(path), sha256=hashlib.sha256(data).hexdigest(),
-                                notes=[f"{label} ({changes})"])
-    import tempfile
-    from pathlib import Path
-
-    import onnx
-
-    from ..runtime.optimizer import optimize_for_checker
-    from .materialize import materialize_weights
-
-    original = load_model(path, infer_shapes=False)
-    with tempfile.TemporaryDirectory(prefix="partsim-whatif-") as tmp:
-        copy = materialize_weights(path, Path(tmp) / "src", seed=seed)
-        proto, _ = read_model_proto(copy)
-        proto = _modify(proto, fix_dims, opset, path)
-        changed = copy.with_name(copy.stem + ".whatif.onnx")
-        onnx.save(proto, str(changed))  # external-data references stay relative to the same folder
-        optimized = optimize_for_checker(changed, Path(tmp) / "opt", seed=seed)
-        return load_model(optimized, shown_as=(original.path, original.sha256),
-                          notes=[f"{label} ({changes}), predicted on ORT's ORT_ENABLE_BASIC rewrite"])
+    notes = [f"{label} ({changes})" + (f", predicted at level {level}" if level != "disable" else "")] \
+        if changes else []
+    modify = (lambda proto: _modify(proto, fix_dims, opset, path)) if changes else None
+    return prepare(path, level, resolution, seed=seed, notes=notes, modify=modify)

@@ -2,7 +2,7 @@
 """
 
 
-__all__ = ["topological_order", "stable_topological_order"]
+__all__ = ["topological_order", "stable_topological_order", "ort_default_order"]
 
 
 def stable_topological_order(indeg, successors):
@@ -53,3 +53,36 @@ def topological_order(model):
 def _kahn(model):
     indeg = [len(model.in_edges(i)) for i in range(len(model.nodes))]
     return stable_topological_order(indeg, lambda i: [c for c, _ in model.out_edges(i)])
+
+
+def ort_default_order(members, producers):
+    """ORT's ``GraphViewer`` default topological order over node ids ``members``.
+
+    ``graph_viewer.cc`` / ``graph.cc`` (``ReverseDFSFrom`` with ``NodeCompare``): a reverse DFS
+    from the nodes nothing in ``members`` consumes, those leaves pushed in id order (so the last
+    is explored first), each node's ``producers(i)`` pushed in the order given (ascending ids
+    for ORT's compare), a node emitted when it is left (post-order).
+
+    >>> ort_default_order([0, 1, 2], {0: [], 1: [0], 2: [0]}.__getitem__)
+    [0, 2, 1]
+    """
+    member_set = set(members)
+    prods = {i: [p for p in producers(i) if p in member_set] for i in members}
+    has_consumer = dict.fromkeys(members, False)
+    for i in members:
+        for p in prods[i]:
+            has_consumer[p] = True
+    stack = [(i, False) for i in sorted(members) if not has_consumer[i]]
+    visited, order = set(), []
+    while stack:
+        i, leave = stack.pop()
+        if leave:
+            order.append(i)
+            continue
+        if i in visited:
+            continue
+        visited.add(i)
+        stack.append((i, True))
+        for p in prods[i]:
+            stack.append((p, False))
+    return order

@@ -26,7 +26,8 @@ class Resolution:
 
 
 def resolve_providers(requested, tables, extra=()):
-    """Resolve a requested list as ORT does: aliases, duplicates, unknown names, CPU last.
+    """Resolve a requested list as ORT does: aliases, duplicates, unknown names, CPU appended
+    last when absent (the user's order otherwise kept).
 
     Parameters
     ----------
@@ -76,6 +77,7 @@ def resolve_providers(requested, tables, extra=()):
         if not cpu:
             raise UsageError("no rule table for CPUExecutionProvider, which ORT always appends")
         chosen.append(cpu[0])
-    # ORT keeps the CPU EP last whatever the request order said
-    chosen = [t for t in chosen if t.provider != CPU] + [t for t in chosen if t.provider == CPU]
+    # ORT keeps the user's order (a CPU asked first takes every node it has a kernel for);
+    # the CPU EP is appended last only when absent (core/session/inference_session.cc,
+    # InferenceSession::Initialize registers it after the user's providers)
     return Resolution(tuple(requested), tuple(chosen), tuple(dropped))

@@ -102,7 +102,37 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
             partitions.append({"provider": ep, "nodes": names})
     if nodes:
         source = "assignment_info"
-    else:
+    lvl = normalize_level(level if level is not None else rec.get("level"))
+    if lvl in ("extended", "layout", "all") and nodes and rec.get("run_error"):
+        # the run stopped early, so its profile is partial: only the partitioning-time graph is known
+        source = "assignment_info (at partitioning, before Level 2/3: the run failed)"
+    elif lvl in ("extended", "layout", "all") and rec.get("profile_nodes"):
+        # assignment info is recorded at partitioning, before Level 2/3 rewrite the graph: the
+        # session's final nodes are the ones that ran (profile), plus nodes of the saved
+        # optimized model that did not run (a branch not taken)
+        # a compiling EP runs its partitions as fused nodes: its members stay as assigned
+        ran = {x[0] for x in rec["profile_nodes"]}
+        compiled = {ep for ep in set(nodes.values()) if ep != "CPUExecutionProvider"
+                    and not any(n in ran for n, e in nodes.items() if e == ep)}
+        final = {n: e for n, e in nodes.items() if e in compiled}
+        unique_ran = _UniqueNames()
+        for name, op, ep in rec["profile_nodes"]:
+            if op not in MEMCPY_OPS and ep and ep not in compiled:
+                name = unique_ran(name, op)
+                final[name] = ep
+                ops_of[name] = op
+        kept = {o[0] for o in rec.get("optimized_ops") or []}
+        for name, ep in nodes.items():
+            if name not in final and name in kept:
+                final[name] = ep
+        nodes = final
+        ops_of = {k: v for k, v in ops_of.items() if k in nodes}
+        partitions = [dict(p, nodes=[x for x in p["nodes"] if x in nodes]) for p in partitions]
+        partitions = [p for p in partitions if p["nodes"]]
+        grouped = {x for p in partitions for x in p["nodes"]}
+        partitions += [{"provider": ep, "nodes": [n]} for n, ep in nodes.items() if n not in grouped]
+        source = "profile (final graph, after Level 2/3)"
+    if not nodes:
         for ep, entry in (rec.get("placement") or {}).items():
             if isinstance(entry, dict) and isinstance(entry.get("nodes"), list):
                 for op, name in entry["nodes"]:
@@ -145,6 +175,10 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
         "memcpy": memcpy,
         "memcpySource": memcpy_source,
     }
+    if rec.get("create_error") or rec.get("state") == "create_failed":
+        obs["status"] = "session_would_fail"
+    elif source is not None:
+        obs["status"] = "ok"
     return obs
 
 

@@ -77,7 +77,7 @@ def _excluded_by_stop_ops(model, stop_ops):
     return excluded
 
 
-def simulate(model, resolution, policy="per-node"):
+def simulate(model, resolution, policy="per-node", pinned=None):
     """Assign every node of ``model`` to a provider.
 
     Parameters
@@ -88,6 +88,9 @@ def simulate(model, resolution, policy="per-node"):
     policy : {"per-node", "whole-graph"}
         ``whole-graph`` predicts failure when any node would need the CPU
         fallback (ORT's ``session.disable_cpu_ep_fallback=1``).
+    pinned : dict, optional
+        Node name -> provider for nodes ORT assigns itself after partitioning (the new
+        nodes of a Level 2/3 transformer keep the EP of the nodes they replace).
 
     Returns
     -------
@@ -113,10 +116,20 @@ def simulate(model, resolution, policy="per-node"):
         if provider == first and first_reason[i] is None:
             first_reason[i] = why
 
-    for table in resolution.tables:
+    for node in model.nodes if pinned else ():
+        ep = pinned.get(node.name)
+        if ep is not None:
+            assigned[node.index] = ep
+            if ep != first:
+                first_reason[node.index] = Rejection(
+                    "claimed_by_higher_priority", f"made on {ep} by a Level 2/3 transformer that runs after "
+                    "partitioning; ORT gives new nodes the provider of the nodes they replace")
+
+    last = len(resolution.tables) - 1
+    for k, table in enumerate(resolution.tables):
         ep = table.provider
-        if ep == CPU:
-            break
+        if ep == CPU and k == last:
+            break  # the CPU fallback below takes the rest
         matched = {}
         match = Matcher.of(table, model).match
         nodes = model.nodes

@@ -33,6 +33,8 @@ Slice/Pad/Squeeze handlers, subgraphs (the layout transformer does not recurse i
 
 from dataclasses import dataclass
 
+from ..ir.order import ort_default_order
+
 __all__ = ["LAYOUT_SENSITIVE_OPS", "NHWC_PROVIDERS", "LayoutResult", "nhwc_layout", "layout_pass",
            "ort_default_order", "handles_layout"]
 
@@ -419,30 +421,3 @@ def nhwc_layout(model, provider, table, assigned, rank_of, order_of):
         if nd.op == "Transpose" and nd.orig is None:
             kept.append((nd.name, provider if takes_transpose else "CPUExecutionProvider", nd.inputs[0]))
     return LayoutResult(provider, converted, tuple(kept), tuple(refused))
-
-
-def ort_default_order(members, producers):
-    """ORT's ``GraphViewer`` default topological order over node ids ``members`` (the same walk as
-    :func:`partsim.sim.ov_clusters.ort_default_topological_order`, on any graph): a reverse DFS
-    from the nodes nothing consumes, leaves pushed in id order, producers pushed in ascending
-    id order, a node emitted when left."""
-    member_set = set(members)
-    prods = {i: [p for p in producers(i) if p in member_set] for i in members}
-    has_consumer = dict.fromkeys(members, False)
-    for i in members:
-        for p in prods[i]:
-            has_consumer[p] = True
-    stack = [(i, False) for i in sorted(members) if not has_consumer[i]]
-    visited, order = set(), []
-    while stack:
-        i, leave = stack.pop()
-        if leave:
-            order.append(i)
-            continue
-        if i in visited:
-            continue
-        visited.add(i)
-        stack.append((i, True))
-        for p in prods[i]:
-            stack.append((p, False))
-    return order

@@ -40,6 +40,7 @@ The onnxruntime-openvino 1.24.1 reading is from intel/onnxruntime commit b912b18
 """
 
 from ..ir.graph import weakly_connected_groups
+from ..ir.order import ort_default_order
 
 __all__ = ["ort_default_topological_order", "openvino_clusters", "tensor_refusal"]
 
@@ -48,39 +49,9 @@ ZERO_DIM_OPS = frozenset({"Expand", "Equal", "Slice", "Concat", "Shape", "Cast",
 
 
 def ort_default_topological_order(model, members):
-    """ORT's ``GraphViewer`` default order of ``members`` (one graph scope).
-
-    A reverse DFS from the leaf nodes (no consumer inside the scope), the leaves pushed
-    in node-index order (so the last one is explored first), each node's producers
-    visited in ascending index order; a node is emitted when it is left (post-order).
-    """
-    member_set = set(members)
-
-    def producers(i):
-        return sorted({p for p, _ in model.in_edges(i) if p in member_set})
-
-    has_consumer = {i: False for i in members}
-    for i in members:
-        for p in producers(i):
-            has_consumer[p] = True
-    leaves = [i for i in sorted(members) if not has_consumer[i]]
-    stack = [(i, False) for i in leaves]
-    visited = set()
-    order = []
-    while stack:
-        i, leave = stack.pop()
-        if leave:
-            order.append(i)
-            continue
-        if i in visited:
-            continue
-        visited.add(i)
-        stack.append((i, True))
-        # NodeCompare (graph_viewer.cc) is ``n1->Index() < n2->Index()``: the producers are
-        # pushed in ascending index order, so the largest index is explored first
-        for p in producers(i):
-            stack.append((p, False))
-    return order
+    """ORT's ``GraphViewer`` default order of ``members`` (one graph scope), each node's
+    producers visited in ascending index order (:func:`partsim.ir.order.ort_default_order`)."""
+    return ort_default_order(members, lambda i: sorted({p for p, _ in model.in_edges(i)}))
 
 
 def _escaping_output(model, cluster, ops, graph_outputs):

@@ -1,0 +1,74 @@
+"""The default-level prediction against the session a user would create instead (issue 18).
+
+``partsim simulate swin_t.ts.onnx -p cuda`` at the default level (ORT_ENABLE_ALL), as a whole CLI
+process, side by side with a real ORT CPU session at ORT_ENABLE_ALL on the same model with its
+weights materialized (done once, before timing): the session's creation alone, and the whole
+process a user would run for it (``python -c "import onnxruntime; InferenceSession(...)"``).
+Runs alternate; medians of ``--runs``.  Target: partsim <= 1.5x the session.
+
+    python benchmarks/bench_pipeline.py [--runs 7] [--model PATH]
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import CLI, ROOT, timed_process  # noqa: E402
+
+SESSION = """
+import sys, time
+import onnxruntime as ort
+so = ort.SessionOptions()
+so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+t0 = time.perf_counter()
+ort.InferenceSession(sys.argv[1], so, providers=["CPUExecutionProvider"])
+print(time.perf_counter() - t0)
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--model", default=str(ROOT.parent / "shared" / "corpus" / "graph_only" / "swin_t.ts.onnx"))
+    ap.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "bench_pipeline.json"))
+    args = ap.parse_args()
+    from partsim.io.materialize import materialize_weights
+
+    partsim_s, process_s, create_s = [], [], []
+    with tempfile.TemporaryDirectory(prefix="bench-pipeline-") as tmp:
+        runnable = materialize_weights(args.model, Path(tmp) / "m")
+        out = Path(tmp) / "summary.json"
+        for _ in range(args.runs):
+            dt, _ = timed_process(CLI + ["simulate", args.model, "-p", "cuda", "-f", "json", "-o", str(out)])
+            partsim_s.append(dt)
+            dt, stdout = timed_process([sys.executable, "-c", SESSION, str(runnable)])
+            process_s.append(dt)
+            create_s.append(float(stdout.strip().splitlines()[-1]))
+        summary = json.loads(out.read_text())
+    med = {k: statistics.median(v) for k, v in (("partsim", partsim_s), ("session_process", process_s),
+                                                ("session_create", create_s))}
+    result = {
+        "model": Path(args.model).name, "runs": args.runs, "nodes_predicted": summary["model"]["nodeCount"],
+        "level": summary["level"], "median_s": {k: round(v, 3) for k, v in med.items()},
+        "ratio_vs_session_create": round(med["partsim"] / med["session_create"], 2),
+        "ratio_vs_session_process": round(med["partsim"] / med["session_process"], 2),
+        "all_s": {"partsim": [round(x, 3) for x in partsim_s], "session_process": [round(x, 3) for x in process_s],
+                  "session_create": [round(x, 3) for x in create_s]},
+    }
+    Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+    print(f"{result['model']} ({result['nodes_predicted']} nodes predicted, level {result['level']}), "
+          f"medians of {args.runs}:")
+    print(f"  partsim simulate -p cuda (whole CLI process)   {med['partsim']:.3f} s")
+    print(f"  ORT CPU session, ENABLE_ALL: creation alone     {med['session_create']:.3f} s"
+          f"   -> partsim {result['ratio_vs_session_create']}x")
+    print(f"  ORT CPU session, ENABLE_ALL: whole process      {med['session_process']:.3f} s"
+          f"   -> partsim {result['ratio_vs_session_process']}x")
+
+
+if __name__ == "__main__":
+    main()

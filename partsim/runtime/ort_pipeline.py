@@ -1,0 +1,370 @@
+"""The graph ORT partitions, at a level, for a provider list: ORT's own optimizer as the oracle.
+
+:func:`pipeline_graph` turns a model file into the ``onnx.ModelProto`` that ONNX Runtime
+hands to (or leaves after) partitioning, following ``InferenceSession::TransformGraph``
+(``onnxruntime/core/session/inference_session.cc``, see ``../shared/ORT-PIPELINE.md``):
+
+``disable``
+    pure partsim: EP-aware function inlining (:mod:`partsim.sim.inline`) and
+    EnsureUniqueDQForNodeUnit (:mod:`partsim.sim.unique_dq`), with ORT's names.
+``basic`` / ``extended`` / ``all``
+    a CPU-only ORT session at that level (in a child process, as every ORT run of partsim) on
+    a copy with the weights (sparse zero files when absent) saves its optimized graph
+    (``optimized_model_filepath``); it runs the same inlining, DQ duplication and
+    transformers.  What makes it the session *for the requested providers*:
+
+    - function nodes a requested provider claims (HardSwish on CUDA/OpenVINO) would be
+      inlined by a CPU-only session; they go in as an op no ORT transformer touches
+      (``Softsign``) and come back whole afterwards (single-input, single-output float
+      functions only);
+    - Level 2/3 transformers whose provider set lacks one of the requested kernel
+      providers are switched off (``disabled_optimizers``,
+      :func:`partsim.sim.pipeline.transformers_to_disable`).  Compiling providers' partitions
+      are never touched by Level 2/3 (``graph_partitioner.cc`` fuses them first), so with a
+      compiling provider in the list the whole graph gets Level 1 only;
+    - after partsim partitions that graph, the nodes left on the CPU get the transformers
+      the first session could not apply to them (:func:`_cpu_pass`).
+
+A session ORT itself cannot build (its optimizer throws) is reported, not raised: the
+caller predicts ``status: session_would_fail`` with ORT's message.
+"""
+
+import tempfile
+from pathlib import Path
+
+from ..sim.pipeline import ORT_LEVEL, transformers_to_disable
+
+__all__ = ["pipeline_graph", "PipelineResult", "PLACEHOLDER_OP"]
+
+# the stand-in for a claimed function node while ORT optimizes a CPU-only session: an ONNX op
+# with a float CPU kernel that no rewrite rule or fusion of core/optimizer/ matches
+PLACEHOLDER_OP = "Softsign"
+CPU = "CPUExecutionProvider"
+
+
+class PipelineResult:
+    """What :func:`pipeline_graph` found: ``proto`` (or ``None`` when ORT failed), ``failure``
+    (ORT's message), ``level`` run by ORT, ``disabled`` transformers, ``kept`` function nodes."""
+
+    def __init__(self, proto, failure="", ort_level="", disabled=(), kept=()):
+        self.missing_kernel = False
+        self.pinned = ()
+        self.proto = proto
+        self.failure = failure
+        self.ort_level = ort_level
+        self.disabled = tuple(disabled)
+        self.kept = tuple(kept)
+
+
+def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data=None, cpu_nodes_of=None,
+                   child=None):
+    """Run ORT's optimizer for ``level`` as a session over ``providers`` would.
+
+    Parameters
+    ----------
+    model_path : str or Path
+    level : {"basic", "extended", "all"}
+    providers : list of (provider name, is_compiling)
+        The effective providers, in order.
+    kept_nodes : iterable of str
+        Names of function nodes a requested provider claims (keep them whole).
+    proto, data : onnx.ModelProto and bytes, optional
+        The model already read (:func:`partsim.io.read.read_model_proto`); read if absent.
+    cpu_nodes_of : callable, optional
+        ``cpu_nodes_of(optimized proto) -> set of node names`` partitioning leaves on the CPU;
+        when given and transformers were switched off, the CPU-only ones then run on those
+        nodes (:func:`_cpu_pass`).
+    child : EarlyChild, optional
+        The first session's child process, started early (:func:`start_child`).
+    """
+    import onnx
+
+    from ..io.read import read_model_proto
+
+    if proto is None:
+        proto, data = read_model_proto(model_path)
+    compiling = any(c for _, c in providers)
+    ort_level = ORT_LEVEL[level]
+    if compiling and level in ("extended", "all"):
+        ort_level = ORT_LEVEL["basic"]
+    kernel_eps = [p for p, c in providers if not c]
+    disabled = transformers_to_disable(kernel_eps) if ort_level != ORT_LEVEL["basic"] else ()
+    with tempfile.TemporaryDirectory(prefix="partsim-pipeline-") as tmp:
+        tmp = Path(tmp)
+        copy = _structural_copy(model_path, proto, tmp / "model")
+        kept = []
+        originals = {}
+        if kept_nodes:
+            want = set(kept_nodes)
+            changed = onnx.ModelProto()
+            changed.CopyFrom(proto)
+            for n in changed.graph.node:
+                if n.name in want and len(n.input) == 1 and len(n.output) == 1:
+                    saved = onnx.NodeProto()
+                    saved.CopyFrom(n)
+                    originals[n.name] = saved
+                    n.op_type, n.domain = PLACEHOLDER_OP, ""
+                    del n.attribute[:]
+                    kept.append(n.name)
+            if kept:
+                _ensure_opset(changed, 1)
+                copy.write_bytes(changed.SerializeToString())
+        if not kept:
+            copy.write_bytes(data)
+        target = tmp / "optimized.onnx"
+        failure = _optimize(copy, target, ort_level, disabled, child)
+        if failure is not None:
+            # ORT names the copy it was given: name the user's file (same input, same output)
+            failure = failure.replace(str(copy.resolve()), str(model_path)).replace(str(copy), str(model_path))
+            failure = failure.replace(str(tmp.resolve()), "<temp>").replace(str(tmp), "<temp>")
+            result = PipelineResult(None, failure, ort_level, disabled, kept)
+            result.missing_kernel = "Could not find an implementation" in failure or "NOT_IMPLEMENTED" in failure
+            return result
+        out = onnx.load(str(target), load_external_data=False)
+        for n in _all_nodes(out.graph):
+            orig = originals.get(n.name)
+            if orig is not None and n.op_type == PLACEHOLDER_OP:
+                n.op_type, n.domain = orig.op_type, orig.domain
+                del n.attribute[:]
+                n.attribute.extend(orig.attribute)
+        pinned = ()
+        # Level 2/3 on the nodes partitioning leaves on the CPU: next to CUDA nodes the CPU-only
+        # transformers; next to a compiling provider's partitions (which Level 2/3 never touch)
+        # every transformer of the requested level
+        cpu_level = ORT_LEVEL[level] if compiling and level in ("extended", "all") else None
+        if cpu_nodes_of is not None and (cpu_level or (set(kernel_eps) - {CPU} and ort_level != ORT_LEVEL["basic"])):
+            names, types = cpu_nodes_of(out)
+            order = {n.name: k for k, n in enumerate(proto.graph.node) if n.name}
+            out, pinned = _cpu_pass(out, names, tmp, cpu_level or ort_level, types, order,
+                                    any_op=bool(cpu_level))
+    result = PipelineResult(out, "", ort_level, disabled, kept)
+    result.pinned = pinned
+    return result
+
+
+# ops the CPU-only Level 2/3 transformers rewrite (graph_transformer_utils.cc: NchwcTransformer,
+# NhwcTransformer, ConvActivationFusion, ConvAddActivationFusion, GemmActivationFusion,
+# MatMulIntegerToFloatFusion, DynamicQuantizeMatMulFusion, QDQSelectorActionTransformer,
+# TransposeOptimizer_CPU); CPU nodes that are only shape computations (Shape, Gather, Concat ...
+# left on the CPU next to CUDA) give them nothing to do and are not cut out
+CPU_ONLY_TARGETS = frozenset(("", op) for op in (
+    "Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool", "GlobalAveragePool",
+    "GlobalMaxPool", "BatchNormalization", "Gemm", "MatMul", "MatMulInteger", "DynamicQuantizeLinear",
+    "QuantizeLinear", "DequantizeLinear", "QLinearMatMul", "Transpose", "Resize", "Upsample"))
+
+
+def _session_order(nodes):
+    """The CPU nodes listed so that the cut-out model's topological order (ORT's
+    ``GraphViewer``: reverse DFS from the sink nodes, the sink with the highest index first,
+    ``graph.cc`` ``ReverseDFSFrom``) visits its connected pieces in the order the whole graph
+    did: pieces in reverse order of their first node, each piece in its own order.  The
+    transformers walk that order, and the names they generate follow it."""
+    parent = list(range(len(nodes)))
+
+    def find(a):
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    producer = {o: k for k, n in enumerate(nodes) for o in n.output if o}
+    for k, n in enumerate(nodes):
+        for t in n.input:
+            p = producer.get(t)
+            if p is not None:
+                a, b = find(p), find(k)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+    pieces = {}
+    for k in range(len(nodes)):
+        pieces.setdefault(find(k), []).append(nodes[k])
+    return [n for root in sorted(pieces, reverse=True) for n in pieces[root]]
+
+
+def start_child():
+    """The optimizer's child process, started now so that it imports onnxruntime while the caller
+    works (:class:`partsim.runtime.child.EarlyChild`); hand it to :func:`pipeline_graph`."""
+    from .child import EarlyChild
+    from .optimizer import CHILD
+
+    return EarlyChild(CHILD)
+
+
+def _optimize(model, target, ort_level, disabled=(), child=None):
+    """One CPU-only ORT session, in a child process (:mod:`partsim.runtime.optimize_child`; ``child``
+    when one was started early), that saves its optimized graph to ``target``; ORT's message
+    when it fails, else ``None``."""
+    from .child import run_child
+    from .optimizer import CHILD
+
+    request = {"model": str(model), "target": str(target), "level": ort_level,
+               "external": target.stem + ".weights.pb", "disabled": list(disabled), "lean": True}
+    r = child.run(request, timeout=600) if child is not None else run_child(CHILD, request, timeout=600)
+    if r.state != "ok":
+        return f"ONNX Runtime's optimizer did not finish ({r.state}): {r.error}"
+    if r.record.get("state") != "ok":
+        msg = " ".join(str(r.record.get("error", "")).split())[:600]
+        # a kernel only the CPU lacks is the partitioner's business (another provider may take the
+        # node): the graph ORT saved before it looked for kernels is still the one it partitions
+        if not ("Could not find an implementation" in msg and target.is_file()):
+            return msg or "ONNX Runtime failed"
+    if not target.is_file():
+        return "ONNX Runtime wrote no optimized model"
+    return None
+
+
+def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of=None, any_op=False):
+    """The CPU-only Level 2/3 transformers on the nodes partitioning left on the CPU.
+
+    ORT runs Level 2/3 after partitioning, each transformer on the nodes of its providers
+    (``graph_utils::IsSupportedProvider``): TransposeOptimizer_CPU, ConvActivationFusion, the
+    NCHWc/NHWC layout transformers ... rewrite CPU nodes next to nodes on CUDA.  The CPU nodes
+    are cut out as a model of their own (boundary tensors become its inputs and outputs), a
+    CPU-only session at ``ort_level`` rewrites it, and the result replaces them.  Returns the
+    spliced model and the names of the nodes it made (they stay on the CPU, as ORT assigns a
+    transformer's new nodes to the EP of the nodes it replaced).
+    """
+    import onnx
+
+    g = graph_model.graph
+    cpu = [n for n in g.node if n.name and n.name in cpu_names]
+    if not any_op and not any((n.domain or "", n.op_type) in CPU_ONLY_TARGETS or n.domain == "com.microsoft"
+                              for n in cpu):
+        return graph_model, ()  # shape computations only: no CPU-only transformer has work there
+    if not cpu or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+                      for n in cpu for a in n.attribute):
+        return graph_model, ()
+    produced = {o for n in cpu for o in n.output if o}
+    inits = {t.name: t for t in g.initializer}
+    outside_reads = {t for n in g.node if not (n.name and n.name in cpu_names) for t in n.input}
+    outside_reads |= {o.name for o in g.output}
+    types = {vi.name: vi for vi in list(g.value_info) + list(g.input) + list(g.output)}
+    for t, (dtype, shape) in (known_types or {}).items():  # partsim's inferred types (ORT saves few)
+        if t not in types:
+            try:
+                elem = onnx.TensorProto.DataType.Value(dtype.upper())
+            except ValueError:
+                continue
+            dims = None if shape is None else [d if isinstance(d, int) and d >= 0 else (d or None) for d in shape]
+            types[t] = onnx.helper.make_tensor_value_info(t, elem, dims)
+    producer = {o: n for n in g.node for o in n.output if o}
+    elem_of = {t: vi.type.tensor_type.elem_type for t, vi in types.items() if vi.type.HasField("tensor_type")}
+    elem_of.update((t.name, t.data_type) for t in g.initializer)
+
+    def elem(t, depth=0):
+        """An element type partsim could not infer (a contrib op's output): a quantized op's
+        output has its output zero point's type; a data-movement op's its first input's."""
+        if t in elem_of or depth > 50:
+            return elem_of.get(t)
+        n = producer.get(t)
+        if n is None:
+            return None
+        if n.op_type.startswith("QLinear") or n.op_type in ("QGemm", "QuantizeLinear", "DynamicQuantizeLinear"):
+            zps = [x for x in n.input if x and x.endswith("zero_point")]
+            found = elem(zps[-1], depth + 1) if zps else None
+        else:
+            found = elem(n.input[0], depth + 1) if n.input and n.input[0] else None
+        if found:
+            elem_of[t] = found
+        return found
+
+    def value_info(t):
+        if t in types:
+            return types[t]
+        e = elem(t)
+        return onnx.helper.make_tensor_value_info(t, e, None) if e else None
+
+    ins, outs, used_inits = [], [], []
+    for n in cpu:
+        for t in n.input:
+            if not t or t in produced:
+                continue
+            if t in inits:
+                if t not in used_inits:
+                    used_inits.append(t)
+            elif t not in [i.name for i in ins]:
+                vi = value_info(t)
+                if vi is None:
+                    return graph_model, ()
+                ins.append(vi)
+        for t in n.output:
+            if t and t in outside_reads:
+                vi = value_info(t)
+                if vi is None:
+                    return graph_model, ()
+                outs.append(vi)
+    if not outs:
+        return graph_model, ()
+    # ORT's node indices: the model's own order, nodes added by Level 1 after them
+    index_of = index_of or {}
+    cpu = [n for _, n in sorted(enumerate(cpu), key=lambda kn: (index_of.get(kn[1].name, len(index_of) + kn[0])))]
+    sub = onnx.helper.make_graph(_session_order(cpu), g.name + "_cpu", ins, outs, [inits[t] for t in used_inits])
+    sub_model = onnx.helper.make_model(sub, opset_imports=list(graph_model.opset_import),
+                                       ir_version=graph_model.ir_version)
+    sub_path = tmp / "cpu_part.onnx"
+    onnx.save(sub_model, str(sub_path))
+    target = tmp / "cpu_part_optimized.onnx"
+    if _optimize(sub_path, target, ort_level) is not None:
+        return graph_model, ()
+    done = onnx.load(str(target), load_external_data=False)
+    spliced = onnx.ModelProto()
+    spliced.CopyFrom(graph_model)
+    kept = [n for n in graph_model.graph.node if not (n.name and n.name in cpu_names)]
+    made = list(done.graph.node)
+    cut = {(n.name, n.domain or "", n.op_type) for n in cpu}
+    del spliced.graph.node[:]
+    spliced.graph.node.extend(kept)
+    spliced.graph.node.extend(made)
+    have = {t.name for t in spliced.graph.initializer}
+    spliced.graph.initializer.extend(t for t in done.graph.initializer if t.name not in have)
+    have_vi = {v.name for v in spliced.graph.value_info}
+    spliced.graph.value_info.extend(v for v in done.graph.value_info if v.name not in have_vi)
+    known = {(o.domain or "") for o in spliced.opset_import}
+    for o in done.opset_import:
+        if (o.domain or "") not in known:
+            spliced.opset_import.add().CopyFrom(o)
+    # only the nodes a transformer made are pinned; the others are partitioned as before
+    return spliced, tuple(n.name for n in made if (n.name, n.domain or "", n.op_type) not in cut)
+
+
+def _structural_copy(model_path, proto, out_dir):
+    """A folder ORT can open the model from: its external-data files copied when present, else
+    created as sparse files (zeros, nothing written).  Values do not change the graph ORT's
+    optimizer makes from float weights (value checks in ``optimizer_utils.cc`` look at scalars
+    only, and external tensors have >= 256 elements here); they would change outputs, which the
+    pipeline never computes.  Returns the path the model file goes to (not yet written)."""
+    import os
+    import shutil
+
+    from ..io.materialize import external_tensors
+
+    out_dir.mkdir(parents=True)
+    base = Path(model_path).resolve().parent
+    need = {}
+    for e in external_tensors(proto, model_path):
+        need[e["rel"]] = max(need.get(e["rel"], 0), e["offset"] + e["nbytes"])
+    for rel, size in sorted(need.items(), key=lambda kv: str(kv[0])):
+        src, dst = base / rel, out_dir / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_file() and src.stat().st_size >= size:
+            shutil.copyfile(src, dst)
+        else:
+            with open(dst, "wb") as f:
+                os.truncate(f.fileno(), size)
+    return out_dir / Path(model_path).name
+
+
+def _ensure_opset(proto, _version):
+    """Softsign exists since opset 1 of ai.onnx: any model with an ai.onnx opset can hold it."""
+    if not any((o.domain or "") == "" for o in proto.opset_import):
+        proto.opset_import.add(domain="", version=_version)
+
+
+def _all_nodes(graph):
+    for n in graph.node:
+        yield n
+        for a in n.attribute:
+            if a.HasField("g"):
+                yield from _all_nodes(a.g)
+            for g in a.graphs:
+                yield from _all_nodes(g)

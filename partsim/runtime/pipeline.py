@@ -1,0 +1,215 @@
+"""From a model file to the graph ORT partitions at a level, for a provider list.
+
+The steps, in ORT's order (``../shared/ORT-PIPELINE.md``): EP-aware function inlining,
+EnsureUniqueDQForNodeUnit, then (``basic`` and above) ORT's own optimizer through
+:func:`partsim.runtime.ort_pipeline.pipeline_graph`.  Returns the partsim IR of that graph and the
+``origin`` of every node.
+"""
+
+import hashlib
+
+from ..errors import ModelError
+
+__all__ = ["prepare", "Prepared", "function_claims"]
+
+CPU = "CPUExecutionProvider"
+
+
+class Prepared:
+    """``model`` (IR), ``origins`` (node name -> origin), ``level``, ``failure`` (ORT's message
+    when ORT itself cannot build the session), ``notes`` (warnings for the summary)."""
+
+    def __init__(self, model, origins, level, failure="", notes=(), pinned=None):
+        self.pinned = pinned or {}
+        self.model = model
+        self.origins = origins
+        self.level = level
+        self.failure = failure
+        self.notes = list(notes)
+
+
+def _covers(rule, since):
+    v = rule.versions
+    if v is None or since is None:
+        return True
+    start, end = v
+    return since == start if end is None else start <= since <= end
+
+
+def _claimers(proto, node, tables, opset, cache):
+    """Providers of ``tables`` whose table has a rule for ``node``'s op at its schema version."""
+    import onnx
+
+    key = (node.domain or "", node.op_type)
+    if key not in cache:
+        since = None
+        if key[0] in ("", "ai.onnx") and opset is not None:
+            try:
+                since = onnx.defs.get_schema(node.op_type, opset, "").since_version
+            except Exception:  # onnx.defs.SchemaError: not an ONNX op (a model-local function)
+                since = None
+        cache[key] = [t.provider for t in tables if any(_covers(r, since) for r in t.rules_for(*key))]
+    return cache[key]
+
+
+def function_claims(proto, tables):
+    """For each function node of ``proto``'s main graph: which of ``tables`` (RuleTables)
+    claim it, by op, domain and schema version (the check ORT's AOT inlining makes through
+    each provider's GetCapability; dtypes are not looked at).
+
+    Returns ``{node position: (op_type, [providers claiming it])}``.
+    """
+    from ..sim.inline import function_body
+
+    cache, claims, out, plain = {}, {}, {}, set()
+    opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
+    for k, n in enumerate(proto.graph.node):
+        key = (n.domain, n.op_type)
+        if key in plain:
+            continue
+        if function_body(proto, n, cache) is None:
+            plain.add(key)
+            continue
+        out[k] = (n.op_type, _claimers(proto, n, tables, opset, claims))
+    return out
+
+
+def _orts_node_order(optimized, original):
+    """List ``optimized``'s main-graph nodes in ORT's node-index order, in place.
+
+    ORT saves the optimized graph in topological order, but inside the session a node keeps
+    the index it was loaded with and nodes a transformer adds come after all of them
+    (``graph.cc`` ``AddNode``).  Orders that follow node indices (ORT's default topological
+    order, which the OpenVINO EP's clustering walks) need the session's order back: nodes of
+    the model as written (same name and op) first, by their position in the file, then the
+    new ones in the order ORT saved them.
+    """
+    where = {(n.name, n.domain or "", n.op_type): k for k, n in enumerate(original.graph.node) if n.name}
+    nodes = list(optimized.graph.node)
+    key = [where.get((n.name, n.domain or "", n.op_type), len(where) + k) for k, n in enumerate(nodes)]
+    if key == sorted(key):
+        return
+    ordered = [nodes[k] for k in sorted(range(len(nodes)), key=key.__getitem__)]
+    copies = []
+    for n in ordered:
+        c = type(n)()
+        c.CopyFrom(n)
+        copies.append(c)
+    del optimized.graph.node[:]
+    optimized.graph.node.extend(copies)
+
+
+def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None, modify=None):
+    """The graph ORT partitions for ``resolution``'s providers at ``level``, as partsim IR.
+
+    Parameters
+    ----------
+    path : str or Path
+    level : {"disable", "basic", "extended", "all"}
+    resolution : partsim.rules.resolve.Resolution
+    shown_as, notes
+        As :func:`partsim.io.load.load_model`: a rewritten copy names the user's file.
+    child : EarlyChild, optional
+        The optimizer's child process if the caller started it (:func:`start_child`); closed here.
+    modify : callable, optional
+        ``modify(proto) -> proto``: a change made to the model as read (fixed dimensions, another
+        opset) before the pipeline; the external-data files stay the model's own.
+    """
+    if level != "disable" and child is None:
+        from .ort_pipeline import start_child
+
+        child = start_child()  # imports onnxruntime while partsim reads and checks the model
+    try:
+        return _prepare(path, level, resolution, seed, shown_as, notes, child, modify)
+    finally:
+        if child is not None:
+            child.close()
+
+
+def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None):
+    from ..io.load import model_from_proto
+    from ..io.read import read_model_proto
+    from ..sim.inline import _tensor_names, inline_functions
+    from ..sim.names import NameGenerator
+    from ..sim.pipeline import origin_of
+    from ..sim.unique_dq import ensure_unique_dq
+
+    proto, data = read_model_proto(path, check_node_text=False)  # the IR build below checks node text
+    sha256 = hashlib.sha256(data).hexdigest()
+    if modify is not None:
+        proto = modify(proto)
+        data = proto.SerializeToString()
+    from .ort_pipeline import _all_nodes
+
+    original, unnamed = {}, {}
+    for n in _all_nodes(proto.graph):
+        if n.name:
+            original[n.name] = (n.domain or "", n.op_type)
+        elif n.output:
+            unnamed[n.output[0]] = (n.domain or "", n.op_type)
+    claims = function_claims(proto, resolution.tables)
+    summary_notes = []  # for the summary's warnings (the model's own notes come from ``notes``)
+    failure = ""
+    if level == "disable":
+        if any(not eps for _, eps in claims.values()):
+            names = NameGenerator(_tensor_names(proto.graph))
+            opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
+            cache = {}
+            inline_functions(proto, lambda n: bool(_claimers(proto, n, resolution.tables, opset, cache)), names)
+            ensure_unique_dq(proto, names)
+        else:
+            ensure_unique_dq(proto)
+        model = model_from_proto(proto, str(path), sha256, shown_as=shown_as, notes=notes)
+    else:
+        from .ort_pipeline import pipeline_graph
+
+        # partsim's own checks first: a bad model is a usage error (exit 2), not ORT's failure
+        model_from_proto(proto, str(path), sha256, infer_shapes=False)
+        effective = [(t.provider, t.is_compiling) for t in resolution.tables]
+        kept = [proto.graph.node[k].name for k, (_, eps) in claims.items()
+                if eps and CPU not in eps and proto.graph.node[k].name]
+        def cpu_nodes_of(optimized):
+            from ..sim.assign import simulate
+
+            m = model_from_proto(optimized, str(path), sha256)
+            a = simulate(m, resolution)
+            names = {n.name for n in m.nodes if a.provider[n.index] == CPU and not n.scope}
+            types = {}
+            for t, v in m.values.items():
+                if v.dtype:
+                    types[t] = (v.dtype, v.shape)
+            return names, types
+
+        result = pipeline_graph(path, level, effective, kept, proto=proto, data=data, cpu_nodes_of=cpu_nodes_of,
+                                child=child)
+        if result.proto is None:
+            prepared = prepare(path, "disable", resolution, seed, shown_as, notes, modify=modify)
+            prepared.level = level
+            if result.missing_kernel and any(t.provider != CPU for t in resolution.tables):
+                # the CPU-only session lacks a kernel another requested provider may have: no
+                # oracle for this graph; predicted on the graph as written instead
+                prepared.notes.append(f"ORT's {result.ort_level} rewrite could not be computed without the "
+                                      f"requested providers ({result.failure[:200]}); predicted on the graph "
+                                      f"as written (level disable)")
+            else:
+                prepared.failure = f"ONNX Runtime cannot build the session ({result.ort_level}): {result.failure}"
+            return prepared
+        _orts_node_order(result.proto, proto)
+        try:
+            model = model_from_proto(result.proto, str(path), sha256, shown_as=shown_as, notes=notes)
+        except ModelError as exc:
+            raise ModelError(f"partsim cannot read ORT's optimized graph: {exc}", path) from None
+    origins = {}
+    for n in model.nodes:
+        tensors = n.inputs + n.outputs
+        if n.name not in original and n.outputs and unnamed.get(n.outputs[0]) == (n.domain, n.op_type):
+            origins[n.name] = "model"
+        elif n.name not in original and any(t.startswith("_inlfunc_") for t in tensors):
+            op = next(t for t in tensors if t.startswith("_inlfunc_"))[len("_inlfunc_"):].split("_")[0]
+            origins[n.name] = f"inlined:{op}"
+        else:
+            origins[n.name] = origin_of(n.name, n.domain, n.op_type, original)
+    pinned = {}
+    if level != "disable" and result.pinned:
+        pinned = dict.fromkeys(result.pinned, CPU)
+    return Prepared(model, origins, level, failure, summary_notes, pinned)

@@ -1,0 +1,217 @@
+"""ORT's pipeline (issue 18): levels, EP-aware inlining, DQ duplication, Level 2/3, provider order.
+
+The references are real ONNX Runtime sessions run here through partsim's observe machinery
+(``partsim.runtime.observe.run_session``, a child process) and the GPU recordings in
+``shared/observed/cuda``; nothing is compared with partsim's own output.
+"""
+
+import collections
+import json
+import re
+
+import numpy as np
+import pytest
+
+from partsim.api import predict
+from partsim.io.materialize import materialize_weights
+from partsim.runtime.observe import observation_from_run, run_session
+from tests.conftest import ROOT, shared_path
+
+CPU = "CPUExecutionProvider"
+CUDA = "CUDAExecutionProvider"
+# partsim's and ORT's profiler's name for an unnamed node, and the observation's for ORT's empty name
+_GENERATED = re.compile(r"^(.+)_(\d+)$|^<unnamed .+>#\d+$")
+
+
+def _corpus():
+    try:
+        root = shared_path("corpus")
+    except pytest.skip.Exception:
+        return []
+    return sorted(str(p.relative_to(root)) for p in root.glob("*/*.onnx"))
+
+
+CORPUS = _corpus() or ["(no corpus)"]
+
+
+def _zero_feeds(model, path):
+    """Zeros for every graph input (symbolic dims = 1): valid indices for embeddings, so the
+    session runs to the end and its profile lists every node."""
+    import onnx
+
+    proto = onnx.load(str(model), load_external_data=False)
+    inits = {t.name for t in proto.graph.initializer}
+    feeds = {}
+    for vi in proto.graph.input:
+        if vi.name in inits:
+            continue
+        tt = vi.type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else 1 for d in tt.shape.dim]
+        feeds[vi.name] = np.zeros(dims, dtype=onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type))
+    np.savez(path, **feeds)
+    return path
+
+
+def _real(model, providers, level, tmp_path):
+    runnable = materialize_weights(model, tmp_path / "real")
+    rec = run_session(runnable, providers, level, inputs_npz=_zero_feeds(runnable, tmp_path / "feeds.npz"),
+                      timeout=300)
+    assert rec["state"] == "ok", rec.get("error")
+    assert not rec.get("run_error"), rec["run_error"]
+    obs = observation_from_run(rec, level)
+    # assignment info lists unnamed nodes under the empty name: count them by op type
+    obs["unnamed"] = collections.Counter(m[1] for _, ms in rec.get("assignment") or [] for m in ms if not m[0])
+    return obs
+
+
+def _assert_same_nodes(summary, obs):
+    """Every node the real session ran is predicted, on its provider, under ORT's name; what is
+    predicted and not observed is a node inside a subgraph that did not run, or an unnamed node
+    (partsim and ORT's profiler number those differently: then op types must match in count)."""
+    pred = {n["name"]: n for n in summary["nodes"]}
+    observed = obs["nodes"]
+    wrong = {k: (pred[k]["provider"], v) for k, v in observed.items() if k in pred and pred[k]["provider"] != v}
+    assert not wrong, wrong
+    only_obs = sorted(k for k in observed if k not in pred and k)
+    only_pred = sorted(k for k, n in pred.items() if k not in observed and not n.get("scope"))
+    assert all(_GENERATED.match(k) for k in only_obs + only_pred), (only_pred[:8], only_obs[:8])
+    expected = collections.Counter(obs["opTypes"][k] for k in only_obs)
+    if "" in observed:
+        expected = obs["unnamed"]
+    assert expected == collections.Counter(pred[k]["opType"] for k in only_pred), (only_pred, only_obs)
+
+
+@pytest.mark.parametrize("name", CORPUS)
+def test_cpu_default_level_equals_a_real_enable_all_session(name, tmp_path):
+    model = shared_path("corpus", *name.split("/"))
+    summary, _ = predict(model, ["cpu"])  # no level: ORT's default, ORT_ENABLE_ALL
+    assert summary["level"] == "all" and summary["status"] == "ok", summary.get("failure")
+    _assert_same_nodes(summary, _real(model, [CPU], "all", tmp_path))
+
+
+@pytest.mark.parametrize("name", ["graph_only/mobilenet_v3_small.ts.onnx", "full/q_tiny_resnet.ts.qdq.onnx",
+                                  "full/q_tiny_transformer.dynamo.qdq.onnx", "full/q_tiny_transformer.dynamo.qop.onnx",
+                                  "graph_only/bert_tiny.ts.onnx"])
+def test_disable_level_inlines_and_duplicates_dq_with_orts_names(name, tmp_path):
+    # ORT_DISABLE_ALL still inlines the functions no provider claims and duplicates shared DQ nodes
+    model = shared_path("corpus", *name.split("/"))
+    summary, _ = predict(model, ["cpu"], level="disable")
+    assert summary["level"] == "disable" and summary["status"] == "ok", summary.get("failure")
+    _assert_same_nodes(summary, _real(model, [CPU], "disable", tmp_path))
+    origins = collections.Counter(n["origin"] for n in summary["nodes"])
+    if "qdq" in name:
+        dup = [n["name"] for n in summary["nodes"] if n["origin"] == "duplicated:dq"]
+        assert dup and all(re.search(r"/duplicated(_token_\d+)?$", d) for d in dup)
+    if "mobilenet_v3" in name:
+        assert origins["inlined:HardSwish"] > 0
+
+
+def test_mobilenet_v3_runs_on_cpu_and_keeps_hardswish_whole_on_cuda_and_openvino():
+    model = shared_path("corpus", "graph_only", "mobilenet_v3_small.ts.onnx")
+    cpu, _ = predict(model, ["cpu"])
+    assert cpu["status"] == "ok"
+    assert not any(n["opType"] == "HardSwish" for n in cpu["nodes"])  # no CPU kernel: ORT inlines it
+    for ep, name in (("cuda", CUDA), ("openvino", "OpenVINOExecutionProvider")):
+        s, _ = predict(model, [ep])
+        hs = [n for n in s["nodes"] if n["opType"] == "HardSwish"]
+        assert s["status"] == "ok" and len(hs) == 19
+        assert all(n["provider"] == name and n["origin"] == "model" for n in hs)
+        assert not any(n["origin"].startswith("inlined:") for n in s["nodes"])
+
+
+def test_cpu_asked_first_takes_every_node():
+    # ORT keeps the user's order: CPU first has a kernel for every node of tiny_resnet
+    model = shared_path("corpus", "full", "tiny_resnet.ts.onnx")
+    s, _ = predict(model, ["cpu", "cuda"])
+    assert s["effectiveProviders"] == [CPU, CUDA]
+    assert {n["provider"] for n in s["nodes"]} == {CPU}
+    s2, _ = predict(model, ["cuda"])
+    assert s2["effectiveProviders"] == [CUDA, CPU]
+    assert any(n["provider"] == CUDA for n in s2["nodes"])
+
+
+CUDA_CASES = ["bert_tiny.ts", "fasterrcnn_mobilenet_v3_large_320_fpn.ts", "gpt2_tiny.ts", "tiny_transformer.ts",
+              "q_tiny_resnet.ts.qop"]
+
+
+@pytest.mark.parametrize("case", CUDA_CASES)
+def test_cuda_default_level_matches_the_gpu_at_enable_all(run_cli, case):
+    d = shared_path("observed", "cuda", case)
+    code, out, err = run_cli("verify", d / "model.onnx", "-p", "cuda", "--observation", d / "observed.json",
+                             "-f", "json")
+    v = json.loads(out)["verify"]
+    assert v["observation"]["level"] == "all"
+    assert code == 0, (err, v["disagreements"][:5], v["unpredicted"][:5], v["counts"])
+    assert v["agreement"] == 1.0 and v["unpredicted"] == []
+    # what is predicted and unobserved sits in an If branch the recorded run did not take
+    s, _ = predict(d / "model.onnx", ["cuda"])
+    scoped = {n["name"] for n in s["nodes"] if n.get("scope")}
+    assert set(v["unobserved"]) <= scoped
+
+
+def test_every_node_has_an_origin_and_the_summary_its_level(run_cli):
+    import jsonschema
+
+    model = shared_path("corpus", "graph_only", "bert_tiny.ts.onnx")
+    code, out, err = run_cli("simulate", model, "-p", "cuda", "-f", "json")
+    assert code == 0, err
+    s = json.loads(out)
+    jsonschema.validate(s, json.loads((ROOT / "partsim" / "data" / "summary.schema.json").read_text()))
+    assert s["level"] == "all"
+    origins = collections.Counter(n["origin"] for n in s["nodes"])
+    # bert_tiny on CUDA: ORT fuses the GELU pattern (BiasGelu), the scaled MatMul (MatMulScaleFusion) ...
+    assert origins["fused:BiasGeluFusion"] >= 1 and origins["fused:MatMulScaleFusion"] >= 1
+    assert origins["model"] > 0
+    # the same call twice gives the same bytes
+    assert run_cli("simulate", model, "-p", "cuda", "-f", "json")[1] == out
+
+
+def test_optimize_is_an_alias_of_level(run_cli):
+    model = ROOT / "fixtures" / "chain.onnx"
+    a = run_cli("simulate", model, "--support", "MatMul", "--optimize", "basic", "-f", "json")
+    b = run_cli("simulate", model, "--support", "MatMul", "--level", "basic", "-f", "json")
+    assert a[0] == b[0] == 0 and a[1] == b[1]
+    code, _, err = run_cli("simulate", model, "--optimize", "none", "--level", "all")
+    assert code == 2 and "different levels" in err
+
+
+def _bad_reshape(tmp_path):
+    """A graph ORT refuses while it optimizes (a constant 2x3 tensor reshaped to 4 elements)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    w = helper.make_tensor("w", TensorProto.FLOAT, [2, 3], [1.0] * 6)
+    shape = helper.make_tensor("s", TensorProto.INT64, [1], [4])
+    nodes = [helper.make_node("Reshape", ["w", "s"], ["r"], name="reshape"),
+             helper.make_node("Add", ["x", "r"], ["y"], name="add")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [w, shape])
+    path = tmp_path / "bad_reshape.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
+def test_ort_failing_is_a_prediction_not_a_usage_error(run_cli, tmp_path):
+    path = _bad_reshape(tmp_path)
+    real = run_session(path, [CPU], "all", run=False)
+    assert real["state"] == "create_failed"  # the independent reference: ORT itself refuses it
+    code, out, err = run_cli("simulate", path, "-p", "cpu", "-f", "json")
+    assert code == 0, err
+    s = json.loads(out)
+    assert s["status"] == "session_would_fail" and "ONNX Runtime" in s["failure"]
+    # verify --observe: both failed, the prediction holds
+    code, out, err = run_cli("verify", path, "-p", "cpu", "--observe", "-f", "json")
+    assert code == 0, (out, err)
+
+
+def test_verify_fails_when_predicted_and_observed_status_differ(run_cli, tmp_path):
+    chain = ROOT / "fixtures" / "chain.onnx"
+    obs = tmp_path / "obs.json"
+    code, _, err = run_cli("observe", chain, "-p", "cpu", "-o", obs)  # the real session runs
+    assert code == 0, err
+    # the whole-graph policy predicts a failed session (a node would need the CPU fallback)
+    code, out, _ = run_cli("verify", chain, "--support", "MatMul", "--policy", "whole-graph",
+                           "--observation", obs, "--min-agreement", "0", "--ignore-counts", "-f", "json")
+    r = json.loads(out)
+    assert r["verify"]["status"] == {"predicted": "session_would_fail", "observed": "ok"}
+    assert code == 1 and not r["passed"]
