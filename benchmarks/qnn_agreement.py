@@ -40,8 +40,8 @@ def nodes_agreement(path=None):
         err = rec.get("create_error", "")
         if "assignment" not in rec and ("Load model" in err or "is not a registered" in err):
             continue  # the test model itself does not load: nothing to predict
-        try:
-            summary, assignment = predict(str(model), ["qnn"])
+        try:  # the recordings are sessions at ORT_DISABLE_ALL
+            summary, assignment = predict(str(model), ["qnn"], level="disable")
         except PartsimError:
             continue
         if "assignment" not in rec:
@@ -70,7 +70,7 @@ def corpus_agreement(level="disable", timeout=300):
                               ep_options={"soc_model": "60"})
         obs = observation_from_run(rec, level)
         try:
-            summary, assignment = predict(str(model), ["qnn"])
+            summary, assignment = predict(str(model), ["qnn"], level=level)
         except PartsimError as exc:
             rows.append((model.name, "predict failed", str(exc)[:80]))
             continue
