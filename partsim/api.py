@@ -8,6 +8,7 @@ from .rules.table import adhoc_table
 from .rules.load import builtin_tables, load_table
 from .rules.resolve import resolve_providers
 from .sim import simulate, summarize
+from .sim.pipeline import LEVELS as PREDICTED_LEVELS
 
 __all__ = ["load_tables", "predict", "load_for_prediction", "DEFAULT_PROVIDERS", "OPTIMIZE_LEVELS", "LEVELS",
            "build_request", "resolve_level"]
@@ -31,7 +32,7 @@ def load_tables(rule_paths=()):
 
 
 OPTIMIZE_LEVELS = ("none", "basic")
-LEVELS = ("disable", "basic", "extended", "all")  # ORT's GraphOptimizationLevel names; "all" is ORT's default
+LEVELS = PREDICTED_LEVELS  # ORT's GraphOptimizationLevel names; "all" is ORT's default
 
 
 def resolve_level(level="all", optimize=None):

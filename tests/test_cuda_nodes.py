@@ -135,3 +135,13 @@ def test_cpu_preferred_inputs_graph_input_small_and_large_initializer_chain():
     got = _cuda(nodes16, [vi("x", T.FLOAT, [2, 3]), vi("h16", T.FLOAT16, [2])], [vi("y", T.FLOAT16, None)])
     assert got["cast16"] == ("CPUE", "cpu_preferred")
     assert got["add16"][0] == "CUDA"
+
+
+def test_nodes_of_both_if_branches_are_compared(cuda_cases):
+    """ORT names nodes per graph: both branches of test_if_seq hold `n0_If/1_SequenceConstruct`.
+    The observation keeps the second as `…#2`; it is the IR's `n0_If/then_branch/…` node, and both
+    were on CUDA — every observed node of the case is matched, none is 'predicted absent'."""
+    cases = [c for c in cuda_cases if c.name == "node__test_if_seq"]
+    assert cases and len(cases[0].nodes) == 3
+    res = agreement(cases, ["cuda", "cpu"], load_tables())
+    assert res["cases"][0]["misses"] == [] and res["agreeing"] == 3

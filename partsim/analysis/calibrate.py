@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..errors import ModelError, ObservationError, PartsimError
 from ..runtime.observation import import_observation, is_unnamed, observation_from_records
+from .verify import repeated_names
 
 __all__ = ["Case", "read_cases", "read_node_records", "agreement", "predict_case", "calibrate", "split_cases"]
 
@@ -173,8 +174,9 @@ def agreement(cases, providers, tables, models=None):
             misses = [(name, case.op_types.get(name, ""), "load error", ep) for name, ep in sorted(case.nodes.items())]
         else:
             predicted = {n["name"]: n["provider"] for n in summary["nodes"]}
+            repeats = repeated_names(case.nodes, predicted)
             for name, ep in sorted(case.nodes.items()):
-                got = predicted.get(name, "absent")
+                got = predicted.get(repeats.get(name, name), "absent")
                 if got != ep:
                     misses.append((name, case.op_types.get(name, ""), got, ep))
         n = len(case.nodes)

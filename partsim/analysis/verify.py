@@ -90,6 +90,36 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
     }
 
 
+_REPEAT = re.compile(r"^(.+)#(\d+)$")
+
+
+def repeated_names(observed, predicted):
+    """Observed names ``<name>#k`` matched to the model's nodes they are.
+
+    ORT names nodes per graph, so two If branches may each hold a ``0_Split``; an observation
+    keeps the repeats apart as ``0_Split#2`` … (:mod:`partsim.runtime.observation`), while the
+    IR gives a body node whose name another graph already took the name ``<scope>/<name>``.
+    A repeat is matched, in order, to the not yet matched model nodes ``…/<name>``.
+
+    >>> repeated_names(["a/0_Split", "a/0_Split#2"], ["a/0_Split", "a/then_branch/a/0_Split"])
+    {'a/0_Split#2': 'a/then_branch/a/0_Split'}
+    """
+    predicted = list(predicted)
+    taken = set(observed) & set(predicted)
+    out = {}
+    for name in observed:
+        m = _REPEAT.match(name)
+        if name in taken or not m:
+            continue
+        base = m.group(1)
+        for p in predicted:
+            if p not in taken and p.endswith("/" + base):
+                out[name] = p
+                taken.add(p)
+                break
+    return out
+
+
 def _match_layout_names(predicted, summary, observation):
     """Observed placement keyed by the names of the graph as written, plus the inserted-Transpose counts.
 
@@ -101,9 +131,13 @@ def _match_layout_names(predicted, summary, observation):
     ops = observation.get("opTypes") or {}
     renamed = {n["ortName"]: n["name"] for n in predicted.values() if n.get("ortName")}
     out, inserted = {}, {}
+    repeats = repeated_names(observation["nodes"], predicted)
     for name, ep in observation["nodes"].items():
         if name in predicted:
             out[name] = ep
+            continue
+        if name in repeats:
+            out[repeats[name]] = ep
             continue
         if name in renamed:
             out[renamed[name]] = ep

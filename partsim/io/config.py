@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
+from ..sim.pipeline import LEVELS as PREDICTED_LEVELS
+from ..sim.pipeline import normalize_level
 
 __all__ = ["Check", "Config", "load_config", "find_config", "LEVELS", "BUDGET_KEYS"]
 
-# level names accepted -> the ORT optimization level partsim predicts (api.LEVELS)
-LEVELS = {"disable": "disable", "disable_all": "disable", "none": "disable", "basic": "basic",
-          "extended": "extended", "all": "all", "enable_all": "all"}
+# the level names partsim predicts (ORT's names and aliases are accepted too: normalize_level)
+LEVELS = PREDICTED_LEVELS
 
 BUDGET_KEYS = ("max_partitions", "min_delegated_share", "max_transfers", "max_memcpy", "accelerated",
                "forbid_reasons", "status")
@@ -57,7 +58,7 @@ class Check:
 
     @property
     def optimize(self):
-        return LEVELS[self.level]
+        return normalize_level(self.level)
 
 
 @dataclass(frozen=True)
@@ -213,7 +214,7 @@ def _check(c, k, lines, fail, root, top_rules):
     except UsageError as exc:
         fail(exc.message, lines.key(k, "providers"))
     level = c.get("level", "all")
-    if not isinstance(level, str) or level.lower() not in LEVELS:
+    if not isinstance(level, str) or normalize_level(level) is None:
         fail(f"level must be one of disable, basic, extended, all, not {level!r}", lines.key(k, "level"))
     policy = c.get("policy", "per-node")
     if policy not in POLICIES:
@@ -268,4 +269,4 @@ def _check(c, k, lines, fail, root, top_rules):
         models.extend(hits)
     models = tuple(dict.fromkeys(models))
     return Check(name.strip(), models, tuple(patterns), tuple(p.strip() for p in providers),
-                 LEVELS[level.lower()], policy, tuple(rules), budgets, here)
+                 normalize_level(level), policy, tuple(rules), budgets, here)

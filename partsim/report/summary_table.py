@@ -24,7 +24,9 @@ def render_summary_table(s, max_rows=40, steps=None):
     out = []
     m = s["model"]
     out.append(f"model      {m['path']}  ({plural(m['nodeCount'], 'node')})")
-    out.append(f"providers  {' > '.join(s['effectiveProviders'])}   policy {s['policy']}")
+    level = s.get("level")
+    level_text = f"   level {level}" + (" (ORT's default)" if level == "all" else "") if level else ""
+    out.append(f"providers  {' > '.join(s['effectiveProviders'])}   policy {s['policy']}{level_text}")
     for w in s.get("warnings", ()):
         out.append(f"note       {w}")
     for d in s["droppedProviders"]:

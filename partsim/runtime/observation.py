@@ -11,6 +11,8 @@ import json
 import re
 
 from ..errors import ObservationError
+from ..sim.pipeline import ORT_LEVEL
+from ..sim.pipeline import normalize_level as normalize_level_name
 
 __all__ = ["OBSERVATION_SCHEMA_VERSION", "LEVELS", "normalize_level", "import_observation",
            "observation_from_records", "MEMCPY_OPS", "is_unnamed"]
@@ -18,23 +20,18 @@ __all__ = ["OBSERVATION_SCHEMA_VERSION", "LEVELS", "normalize_level", "import_ob
 OBSERVATION_SCHEMA_VERSION = "1.0"
 MAX_OBSERVATION_BYTES = 256 * 1024 * 1024
 
-# partsim name -> ORT GraphOptimizationLevel name
-LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED",
-          "layout": "ORT_ENABLE_LAYOUT", "all": "ORT_ENABLE_ALL"}
-_ALIASES = {"none": "disable", "disable_all": "disable", "enable_basic": "basic", "enable_extended": "extended",
-            "enable_all": "all", "enable_layout": "layout"}
+# partsim name -> ORT GraphOptimizationLevel name (one table: partsim.sim.pipeline)
+LEVELS = ORT_LEVEL
 
 
 def normalize_level(level):
-    """``none``/``disable``/``ORT_DISABLE_ALL`` -> ``disable``, and so on."""
+    """A session's level (``none``/``disable``/``ORT_DISABLE_ALL`` -> ``disable``, ...), or an
+    :class:`ObservationError` naming the levels; ``None`` stays ``None``."""
     if level is None:
         return None
-    key = str(level).strip().lower()
-    if key.startswith("ort_"):
-        key = key[4:]
-    key = _ALIASES.get(key, key)
-    if key not in LEVELS:
-        raise ObservationError(f"unknown optimization level {level!r} (use {', '.join(LEVELS)})")
+    key = normalize_level_name(level, allowed=ORT_LEVEL)
+    if key is None:
+        raise ObservationError(f"unknown optimization level {level!r} (use {', '.join(ORT_LEVEL)})")
     return key
 
 

@@ -27,24 +27,29 @@ ARMNN = "ArmNNExecutionProvider"
 JS = "JsExecutionProvider"
 WEBGPU = "WebGpuExecutionProvider"
 
-# partsim's --level names, in increasing order, and ORT's GraphOptimizationLevel names
+# partsim's --level names, in increasing order: the levels partsim predicts
 LEVELS = ("disable", "basic", "extended", "all")
+# every level name -> ORT's GraphOptimizationLevel name; ORT_ENABLE_LAYOUT (3) is a level sessions
+# (observations, the determinism grid) may run at, but not one partsim predicts
 ORT_LEVEL = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED",
-             "all": "ORT_ENABLE_ALL"}
-_ALIASES = {"none": "disable", "disable_all": "disable", "ort_disable_all": "disable", "enable_basic": "basic",
-            "ort_enable_basic": "basic", "enable_extended": "extended", "ort_enable_extended": "extended",
-            "enable_all": "all", "ort_enable_all": "all"}
+             "layout": "ORT_ENABLE_LAYOUT", "all": "ORT_ENABLE_ALL"}
+_ALIASES = {"none": "disable", "disable_all": "disable", "enable_basic": "basic", "enable_extended": "extended",
+            "enable_layout": "layout", "enable_all": "all"}
 
 
-def normalize_level(level):
-    """``none``/``ORT_DISABLE_ALL`` -> ``disable`` and so on; ``None`` for an unknown name.
+def normalize_level(level, allowed=LEVELS):
+    """``none``/``ORT_DISABLE_ALL`` -> ``disable`` and so on; ``None`` for a name not in ``allowed``.
 
     >>> normalize_level("ORT_ENABLE_ALL"), normalize_level("none"), normalize_level("max")
     ('all', 'disable', None)
+    >>> normalize_level("ORT_ENABLE_LAYOUT"), normalize_level("ORT_ENABLE_LAYOUT", allowed=ORT_LEVEL)
+    (None, 'layout')
     """
     key = str(level).strip().lower()
+    if key.startswith("ort_"):
+        key = key[4:]
     key = _ALIASES.get(key, key)
-    return key if key in LEVELS else None
+    return key if key in allowed else None
 
 
 _CPU_CUDA_ROCM = frozenset({CPU, CUDA, ROCM})
