@@ -335,8 +335,23 @@ QNN_PREDICATES = {
 QNN_PREDICATES.pop("Conv_notes")
 
 
+# resize_op_builder.cc (IsOpSupported): no anti-aliasing, the coordinate modes of
+# supported_coord_transf_modes (+ tf_half_pixel_for_nn, nearest/floor only), and "cubic" only with a
+# constant scales input ("does not support dynamic scales input for cubic mode"): two alternative rules
+_RESIZE_ATTRS = [_attr("antialias", default=0, **{"in": [0]}),
+                 _attr("coordinate_transformation_mode", default="half_pixel",
+                       **{"in": ["align_corners", "asymmetric", "half_pixel", "pytorch_half_pixel",
+                                 "tf_half_pixel_for_nn"]})]
+QNN_RULE_VARIANTS = {
+    "Resize": [{"attrs": _RESIZE_ATTRS + [_attr("mode", default="nearest", not_in=["cubic"])]},
+               {"attrs": _RESIZE_ATTRS + [_attr("mode", default="nearest", **{"in": ["cubic"]})],
+                "const_inputs": [2]}],
+}
+
+
 def _qnn():
-    ops = [{"op": op, **QNN_PREDICATES.get(op, {})} for op in QNN_OPS]
+    ops = [{"op": op, **QNN_PREDICATES.get(op, {}), **v} for op in QNN_OPS
+           for v in QNN_RULE_VARIANTS.get(op, [{}])]
     ops += [{"op": op, "domain": "com.microsoft"} for op in QNN_MS_OPS]
     return {
         "provider": "QNNExecutionProvider", "aliases": ["qnn"], "kind": "compiling", "cpu_based": True,
