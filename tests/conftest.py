@@ -34,6 +34,26 @@ def run_cli():
     return run
 
 
+def as_written_cli(run):
+    """``run_cli`` for tests of the graph as written: simulate, verify and render get
+    ``--level disable`` (an ORT_DISABLE_ALL session) unless the test names a level itself."""
+    def run_as_written(cmd, *args, **kw):
+        sub = args[1] if cmd == "--progress" and len(args) > 1 else cmd
+        if sub in ("simulate", "verify", "render") and "--level" not in args and "--optimize" not in args \
+                and "--compat" not in args:
+            args = args + ("--level", "disable")
+        return run(cmd, *args, **kw)
+    return run_as_written
+
+
+def predict_as_written(*args, **kw):
+    """:func:`partsim.predict` at level ``disable`` unless the test names a level."""
+    from partsim import predict
+
+    kw.setdefault("level", "disable")
+    return predict(*args, **kw)
+
+
 def run_subprocess(*argv, env=None):
     return subprocess.run([sys.executable, str(ROOT / "cli.py"), *map(str, argv)], capture_output=True,
                           text=True, cwd=ROOT, env=env)

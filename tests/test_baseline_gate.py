@@ -13,26 +13,13 @@ import onnx
 import pytest
 from onnx import helper
 
-from partsim import predict as _predict_all
-from tests.conftest import ROOT, shared_path
+from tests.conftest import ROOT, shared_path, as_written_cli, predict_as_written as predict
 
 
-# These tests describe the graph as written (an ORT_DISABLE_ALL session); the default level is
-# now ORT's default (all), so they ask for level disable explicitly.
+# These tests describe the graph as written (an ORT_DISABLE_ALL session): level disable unless asked
 @pytest.fixture
 def run_cli(run_cli):
-    def run(cmd, *args, **kw):
-        sub = args[1] if cmd == "--progress" and len(args) > 1 else cmd
-        if sub in ("simulate", "verify", "render") and "--level" not in args and "--optimize" not in args \
-                and "--compat" not in args:
-            args = args + ("--level", "disable")
-        return run_cli(cmd, *args, **kw)
-    return run
-
-
-def predict(*args, **kw):
-    kw.setdefault("level", "disable")
-    return _predict_all(*args, **kw)
+    return as_written_cli(run_cli)
 
 
 CHAIN = ROOT / "fixtures" / "chain.onnx"

@@ -10,27 +10,14 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from partsim import predict as _predict_all
-from tests.conftest import shared_path
+from tests.conftest import shared_path, as_written_cli, predict_as_written as predict
 from tests.test_baseline_gate import insert_after_first, symbolic_batch
 
 
-# These tests describe the graph as written (an ORT_DISABLE_ALL session); the default level is
-# now ORT's default (all), so they ask for level disable explicitly.
+# These tests describe the graph as written (an ORT_DISABLE_ALL session): level disable unless asked
 @pytest.fixture
 def run_cli(run_cli):
-    def run(cmd, *args, **kw):
-        sub = args[1] if cmd == "--progress" and len(args) > 1 else cmd
-        if sub in ("simulate", "verify", "render") and "--level" not in args and "--optimize" not in args \
-                and "--compat" not in args:
-            args = args + ("--level", "disable")
-        return run_cli(cmd, *args, **kw)
-    return run
-
-
-def predict(*args, **kw):
-    kw.setdefault("level", "disable")
-    return _predict_all(*args, **kw)
+    return as_written_cli(run_cli)
 
 
 MODELS = ("tiny_resnet.ts.onnx", "tiny_unet.ts.onnx", "tiny_mobilenetv2.ts.onnx")

@@ -21,20 +21,13 @@ import pytest
 from partsim.errors import PartsimError
 from partsim.gen.kernel_doc import build_table, parse_kernel_doc
 from partsim.rules.load import builtin_tables
+from tests.conftest import as_written_cli
 
 
-# These tests describe the graph as written (an ORT_DISABLE_ALL session); the default level is
-# now ORT's default (all), so they ask for level disable explicitly.
+# These tests describe the graph as written (an ORT_DISABLE_ALL session): level disable unless asked
 @pytest.fixture
 def run_cli(run_cli):
-    def run(cmd, *args, **kw):
-        sub = args[1] if cmd == "--progress" and len(args) > 1 else cmd
-        if sub in ("simulate", "verify", "render") and "--level" not in args and "--optimize" not in args \
-                and "--compat" not in args:
-            args = args + ("--level", "disable")
-        return run_cli(cmd, *args, **kw)
-    return run
-
+    return as_written_cli(run_cli)
 
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"

@@ -22,20 +22,13 @@ from onnx import TensorProto as T
 from onnx import helper
 
 from modelbuild import const, model, vi
+from tests.conftest import as_written_cli
 
 
-# These tests describe the graph as written (an ORT_DISABLE_ALL session); the default level is
-# now ORT's default (all), so they ask for level disable explicitly.
+# These tests describe the graph as written (an ORT_DISABLE_ALL session): level disable unless asked
 @pytest.fixture
 def run_cli(run_cli):
-    def run(cmd, *args, **kw):
-        sub = args[1] if cmd == "--progress" and len(args) > 1 else cmd
-        if sub in ("simulate", "verify", "render") and "--level" not in args and "--optimize" not in args \
-                and "--compat" not in args:
-            args = args + ("--level", "disable")
-        return run_cli(cmd, *args, **kw)
-    return run
-
+    return as_written_cli(run_cli)
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -558,7 +551,6 @@ def test_controls_succeed(tmp_path, run_cli):
     p = model_with_external(tmp_path, "weights.bin")
     code, _, stderr = run_cli("simulate", p)
     assert code == 0, stderr
-
 
 
 def test_unknown_domain_is_kept_and_flagged(tmp_path, run_cli):

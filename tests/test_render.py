@@ -19,28 +19,16 @@ import numpy as np
 import onnx
 import pytest
 
-from partsim.api import load_tables, predict as _predict_all
+from partsim.api import load_tables
 from partsim.render import CPU_COLOR, OKABE_ITO, plan_render, render_html, render_svg
 from partsim.render.dot import memcpy_device
-from tests.conftest import ROOT, shared_path
+from tests.conftest import ROOT, shared_path, as_written_cli, predict_as_written as predict
 
 
-# These tests describe the graph as written (an ORT_DISABLE_ALL session); the default level is
-# now ORT's default (all), so they ask for level disable explicitly.
+# These tests describe the graph as written (an ORT_DISABLE_ALL session): level disable unless asked
 @pytest.fixture
 def run_cli(run_cli):
-    def run(cmd, *args, **kw):
-        sub = args[1] if cmd == "--progress" and len(args) > 1 else cmd
-        if sub in ("simulate", "verify", "render") and "--level" not in args and "--optimize" not in args \
-                and "--compat" not in args:
-            args = args + ("--level", "disable")
-        return run_cli(cmd, *args, **kw)
-    return run
-
-
-def predict(*args, **kw):
-    kw.setdefault("level", "disable")
-    return _predict_all(*args, **kw)
+    return as_written_cli(run_cli)
 
 
 SVG_NS = "{http://www.w3.org/2000/svg}"

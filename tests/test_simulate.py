@@ -10,28 +10,15 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper
 
-from partsim.api import predict as _predict_all
 from partsim.ir.schemas import lookup_schema
-from tests.conftest import ROOT, run_subprocess
+from tests.conftest import ROOT, run_subprocess, as_written_cli, predict_as_written as predict
 from tests.modelbuild import const, model, random_dag, save, vi
 
 
-# These tests describe the graph as written (an ORT_DISABLE_ALL session); the default level is
-# now ORT's default (all), so they ask for level disable explicitly.
+# These tests describe the graph as written (an ORT_DISABLE_ALL session): level disable unless asked
 @pytest.fixture
 def run_cli(run_cli):
-    def run(cmd, *args, **kw):
-        sub = args[1] if cmd == "--progress" and len(args) > 1 else cmd
-        if sub in ("simulate", "verify", "render") and "--level" not in args and "--optimize" not in args \
-                and "--compat" not in args:
-            args = args + ("--level", "disable")
-        return run_cli(cmd, *args, **kw)
-    return run
-
-
-def predict(*args, **kw):
-    kw.setdefault("level", "disable")
-    return _predict_all(*args, **kw)
+    return as_written_cli(run_cli)
 
 
 SCHEMA = json.loads((ROOT / "partsim" / "data" / "summary.schema.json").read_text())
