@@ -34,12 +34,12 @@ def run_cli():
     return run
 
 
-def as_written_cli(run):
-    """``run_cli`` for tests of the graph as written: simulate, verify and render get
-    ``--level disable`` (an ORT_DISABLE_ALL session) unless the test names a level itself."""
+def as_written_cli(run, commands=("simulate", "verify", "render")):
+    """``run_cli`` for tests of the graph as written: ``commands`` get ``--level disable``
+    (an ORT_DISABLE_ALL session) unless the test names a level itself."""
     def run_as_written(cmd, *args, **kw):
         sub = args[1] if cmd == "--progress" and len(args) > 1 else cmd
-        if sub in ("simulate", "verify", "render") and "--level" not in args and "--optimize" not in args \
+        if sub in commands and "--level" not in args and "--optimize" not in args \
                 and "--compat" not in args:
             args = args + ("--level", "disable")
         return run(cmd, *args, **kw)

@@ -10,18 +10,13 @@ from onnx import helper
 
 from modelbuild import const, model, save, vi
 from partsim.render import CPU_COLOR, OKABE_ITO
-from tests.conftest import shared_path
+from tests.conftest import shared_path, as_written_cli
 
 
-# These tests describe the graph as written (an ORT_DISABLE_ALL session); the default level is
-# now ORT's default (all), so they ask for level disable explicitly.
+# These tests describe the graph as written (an ORT_DISABLE_ALL session): level disable unless asked
 @pytest.fixture
 def run_cli(run_cli):
-    def run(cmd, *args, **kw):
-        if cmd in ("simulate", "verify", "render", "blame") and "--level" not in args and "--optimize" not in args:
-            args = args + ("--level", "disable")
-        return run_cli(cmd, *args, **kw)
-    return run
+    return as_written_cli(run_cli, commands=("simulate", "verify", "render", "blame"))
 
 
 node_data_builder = pytest.importorskip(
