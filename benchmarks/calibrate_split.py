@@ -8,12 +8,12 @@ half calibrates the table given with -r (default: the shipped one) and the other
 the calibration has not seen, is predicted before and after.  Results are in README.md.
 """
 
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.common import observations_parser  # noqa: E402
 from partsim.api import load_tables  # noqa: E402
 from partsim.analysis.calibrate import _with, agreement, calibrate, read_cases, split_cases  # noqa: E402
 from partsim.rules.load import layer_table, parse_table  # noqa: E402
@@ -21,10 +21,7 @@ from partsim.rules.providers import canonical_name  # noqa: E402
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("observations", nargs="+")
-    ap.add_argument("-p", "--provider", required=True)
-    ap.add_argument("-r", "--rules", action="append", default=[])
+    ap = observations_parser(__doc__)
     args = ap.parse_args(argv)
     cases = read_cases(args.observations)
     tables = load_tables(args.rules)

@@ -17,3 +17,14 @@ def timed_process(argv, env=None):
     if proc.returncode != 0:
         raise SystemExit(f"failed ({proc.returncode}): {' '.join(map(str, argv))}\n{proc.stderr.strip()[-2000:]}")
     return dt, proc.stdout
+
+
+def observations_parser(doc):
+    """The options of the scripts that score tables on recorded observations: files, ``-p``, ``-r``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("observations", nargs="+")
+    ap.add_argument("-p", "--provider", required=True)
+    ap.add_argument("-r", "--rules", action="append", default=[])
+    return ap

@@ -8,7 +8,6 @@ placement).  A model partsim cannot load counts all its observed nodes as misses
 Results are written down in README.md (Capability tables).
 """
 
-import argparse
 import collections
 import json
 import sys
@@ -16,15 +15,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.common import observations_parser  # noqa: E402
 from partsim.api import load_tables  # noqa: E402
 from partsim.analysis.calibrate import agreement, read_cases  # noqa: E402
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("observations", nargs="+")
-    ap.add_argument("-p", "--provider", required=True)
-    ap.add_argument("-r", "--rules", action="append", default=[])
+    ap = observations_parser(__doc__)
     ap.add_argument("--misses", action="store_true", help="list every disagreeing node")
     ap.add_argument("--json", help="write the full result here")
     args = ap.parse_args(argv)
