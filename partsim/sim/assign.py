@@ -20,6 +20,7 @@ from .match import Matcher, Rejection
 from .node_groups import node_group_members
 from .ov_clusters import openvino_clusters
 from .qdq import find_node_units
+from .plugin_groups import rejected_group
 from .wave import create_supported_groups
 
 __all__ = ["Assignment", "simulate", "POLICIES", "CPU"]
@@ -282,6 +283,18 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
             refused.extend(_claim_ov_clusters(model, table, scope, members, supported, matched, assigned, rules,
                                               partitions, note_reason))
             continue
+        if table.option("plugin_group_check") and not scope:
+            bad = rejected_group(model, members, units, unit_supported)
+            if bad is not None:  # ORT takes no group of this EP (sim/plugin_groups.py)
+                why = ("ORT refused the node groups this plugin EP formed: "
+                       + (f"the group with {model.nodes[bad[0]].name} is not one partition (a path leaves it and "
+                          "comes back; ORT: \"set nodes that cannot be fused together\")" if bad else
+                          "its partition walk did not visit every node")
+                       + ", so every node of the graph goes to the next provider")
+                for i in members:
+                    if i in matched:
+                        note_reason(i, ep, Rejection("group_rejected", why))
+                continue
         groups = create_supported_groups(reps, in_count, down.__getitem__, unit_supported, closed,
                                          unit_members=unit_members)
         if table.option("single_node_cluster_only_last") and len(groups) > 1:
