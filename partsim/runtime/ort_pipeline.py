@@ -197,13 +197,22 @@ def _optimize(model, target, ort_level, disabled=(), child=None):
     from .child import run_child
     from .optimizer import CHILD
 
+    from .optimizer_cache import lookup, remember, request_key
+
     request = {"model": str(model), "target": str(target), "level": ort_level,
                "external": target.stem + ".weights.pb", "disabled": list(disabled), "lean": True}
-    r = child.run(request, timeout=600) if child is not None else run_child(CHILD, request, timeout=600)
-    if r.state != "ok":
-        return f"ONNX Runtime's optimizer did not finish ({r.state}): {r.error}"
-    if r.record.get("state") != "ok":
-        msg = " ".join(str(r.record.get("error", "")).split())[:600]
+    key = request_key(model, request)
+    record = lookup(key, target, request["external"])
+    if record is None:
+        r = child.run(request, timeout=600) if child is not None else run_child(CHILD, request, timeout=600)
+        if r.state != "ok":
+            return f"ONNX Runtime's optimizer did not finish ({r.state}): {r.error}"
+        record = r.record
+        remember(key, record, target, request["external"])
+    elif child is not None:
+        child.close()  # answered from the cache: the early child is not needed
+    if record.get("state") != "ok":
+        msg = " ".join(str(record.get("error", "")).split())[:600]
         # a kernel only the CPU lacks is the partitioner's business (another provider may take the
         # node): the graph ORT saved before it looked for kernels is still the one it partitions
         if not ("Could not find an implementation" in msg and target.is_file()):

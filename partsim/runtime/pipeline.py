@@ -75,29 +75,23 @@ def function_claims(proto, tables):
     return out
 
 
-def _orts_node_order(optimized, original):
-    """List ``optimized``'s main-graph nodes in ORT's node-index order, in place.
+def _orts_index_order(optimized, original):
+    """``optimized``'s main-graph node positions in ORT's node-index order (``None``: as listed).
 
     ORT saves the optimized graph in topological order, but inside the session a node keeps
     the index it was loaded with and nodes a transformer adds come after all of them
     (``graph.cc`` ``AddNode``).  Orders that follow node indices (ORT's default topological
     order, which the OpenVINO EP's clustering walks) need the session's order back: nodes of
     the model as written (same name and op) first, by their position in the file, then the
-    new ones in the order ORT saved them.
+    new ones in the order ORT saved them.  The IR is built in that order from the listed
+    (sorted) proto, so its shapes are inferred once.
     """
     where = {(n.name, n.domain or "", n.op_type): k for k, n in enumerate(original.graph.node) if n.name}
-    nodes = list(optimized.graph.node)
+    nodes = optimized.graph.node
     key = [where.get((n.name, n.domain or "", n.op_type), len(where) + k) for k, n in enumerate(nodes)]
     if key == sorted(key):
-        return
-    ordered = [nodes[k] for k in sorted(range(len(nodes)), key=key.__getitem__)]
-    copies = []
-    for n in ordered:
-        c = type(n)()
-        c.CopyFrom(n)
-        copies.append(c)
-    del optimized.graph.node[:]
-    optimized.graph.node.extend(copies)
+        return None
+    return sorted(range(len(nodes)), key=key.__getitem__)
 
 
 def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None, modify=None):
@@ -203,10 +197,20 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
         kept = [proto.graph.node[k].name for k, (_, eps) in claims.items()
                 if eps and CPU not in eps and proto.graph.node[k].name and proto.graph.node[k].name not in unclaimed]
         whole = set(kept)
+        built = {}
+
+        def build_optimized(optimized):
+            """The IR of ORT's optimized graph in ORT's node order, built once per proto."""
+            if built.get("proto") is not optimized:
+                built["proto"] = optimized
+                built["model"] = model_from_proto(optimized, str(path), sha256, shown_as=shown_as, notes=notes,
+                                                  index_order=_orts_index_order(optimized, proto))
+            return built["model"]
+
         def cpu_nodes_of(optimized):
             from ..sim.assign import simulate
 
-            m = model_from_proto(optimized, str(path), sha256)
+            m = build_optimized(optimized)
             a = simulate(m, resolution)
             names = {n.name for n in m.nodes if a.provider[n.index] == CPU and not n.scope}
             types = {}
@@ -229,9 +233,8 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
             else:
                 prepared.failure = f"ONNX Runtime cannot build the session ({result.ort_level}): {result.failure}"
             return prepared
-        _orts_node_order(result.proto, proto)
         try:
-            model = model_from_proto(result.proto, str(path), sha256, shown_as=shown_as, notes=notes)
+            model = build_optimized(result.proto)
         except ModelError as exc:
             raise ModelError(f"partsim cannot read ORT's optimized graph: {exc}", path) from None
     origins = {}
