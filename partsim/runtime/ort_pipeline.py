@@ -328,6 +328,14 @@ def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of
     spliced.graph.initializer.extend(t for t in done.graph.initializer if t.name not in have)
     have_vi = {v.name for v in spliced.graph.value_info}
     spliced.graph.value_info.extend(v for v in done.graph.value_info if v.name not in have_vi)
+    # the boundary tensors keep the shapes partsim knew before the pass: a contrib op the pass made
+    # (an NHWC QLinearConv) has no ONNX shape inference, and the partitioning that already
+    # happened saw them static
+    have_vi = {v.name for v in spliced.graph.value_info} | {v.name for v in g.input} | {v.name for v in g.output}
+    for v in outs + ins:
+        if v.name not in have_vi and v.type.tensor_type.HasField("shape"):
+            spliced.graph.value_info.append(v)
+            have_vi.add(v.name)
     known = {(o.domain or "") for o in spliced.opset_import}
     for o in done.opset_import:
         if (o.domain or "") not in known:

@@ -112,6 +112,9 @@ def simulate(model, resolution, policy="per-node", pinned=None):
     partitions = []
     first = resolution.tables[0].provider if resolution.tables else CPU
     refused = []  # why ORT would refuse the session after a compiling EP's claims
+    # node-group members without a rule of their own: seen claimed only after the NHWC layout
+    # transformation (q_tiny_resnet.ts.dyn's ConvIntegers keep their layout and name on QNN)
+    late = set()
 
     def note_reason(i, provider, why):
         if provider == first and first_reason[i] is None:
@@ -146,7 +149,9 @@ def simulate(model, resolution, policy="per-node", pinned=None):
             if table.option("node_groups"):  # fusions claimed as a whole (sim/node_groups.py)
                 mains = [i for i in order if not nodes[i].scope and assigned[i] is None]
                 for i in node_group_members(model, table.option("node_groups"), mains, matched):
-                    matched.setdefault(i, OpRule(op=nodes[i].op_type, domain=nodes[i].domain))
+                    if i not in matched:  # a member without a builder of its own (ConvInteger ...)
+                        matched[i] = OpRule(op=nodes[i].op_type, domain=nodes[i].domain)
+                        late.add(i)
             refused.extend(_claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason))
         else:
             tentative = [i for i in order if i in matched]
@@ -180,7 +185,7 @@ def simulate(model, resolution, policy="per-node", pinned=None):
                         caveats.setdefault(i, []).append((CPU, rule.notes))
     if first == CPU:
         first_reason = [None] * n
-    layout, layout_refused = layout_pass(model, resolution.tables, assigned, rules)
+    layout, layout_refused = layout_pass(model, resolution.tables, assigned, rules, late)
     cpu_fallback = [i for i in order if assigned[i] == CPU and first != CPU]
     if policy == "whole-graph" and cpu_fallback and any(t.provider != CPU for t in resolution.tables):
         status = "session_would_fail"
