@@ -33,6 +33,7 @@ import tempfile
 from pathlib import Path
 
 from ..sim.pipeline import ORT_LEVEL, transformers_to_disable
+from .fp16_casts import has_float16, undo_insert_cast
 
 __all__ = ["pipeline_graph", "PipelineResult", "PLACEHOLDER_OP"]
 
@@ -121,6 +122,9 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
             result.missing_kernel = "Could not find an implementation" in failure or "NOT_IMPLEMENTED" in failure
             return result
         out = onnx.load(str(target), load_external_data=False)
+        float16 = any(p != CPU for p, _ in providers) and has_float16(proto)
+        if float16:  # the CPU-only session's float16 casts: not made where an accelerator takes the nodes
+            undo_insert_cast(out, proto)
         for n in _all_nodes(out.graph):
             orig = originals.get(n.name)
             if orig is not None and n.op_type == PLACEHOLDER_OP:
@@ -132,11 +136,12 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
         # transformers; next to a compiling provider's partitions (which Level 2/3 never touch)
         # every transformer of the requested level
         cpu_level = ORT_LEVEL[level] if compiling and level in ("extended", "all") else None
-        if cpu_nodes_of is not None and (cpu_level or (set(kernel_eps) - {CPU} and ort_level != ORT_LEVEL["basic"])):
+        if cpu_nodes_of is not None and (float16 or cpu_level or (set(kernel_eps) - {CPU}
+                                                                  and ort_level != ORT_LEVEL["basic"])):
             names, types = cpu_nodes_of(out)
             order = {n.name: k for k, n in enumerate(proto.graph.node) if n.name}
             out, pinned = _cpu_pass(out, names, tmp, cpu_level or ort_level, types, order,
-                                    any_op=bool(cpu_level))
+                                    any_op=bool(cpu_level), float16=float16)
     result = PipelineResult(out, "", ort_level, disabled, kept)
     result.pinned = pinned
     return result
@@ -222,7 +227,8 @@ def _optimize(model, target, ort_level, disabled=(), child=None):
     return None
 
 
-def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of=None, any_op=False):
+def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of=None, any_op=False,
+              float16=False):
     """The CPU-only Level 2/3 transformers on the nodes partitioning left on the CPU.
 
     ORT runs Level 2/3 after partitioning, each transformer on the nodes of its providers
@@ -237,6 +243,8 @@ def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of
 
     g = graph_model.graph
     cpu = [n for n in g.node if n.name and n.name in cpu_names]
+    if float16 and any((known_types or {}).get(t, ("",))[0] == "float16" for n in cpu for t in n.input):
+        any_op = True  # ORT's InsertCastTransformer casts the float16 nodes left on the CPU
     if not any_op and not any((n.domain or "", n.op_type) in CPU_ONLY_TARGETS or n.domain == "com.microsoft"
                               for n in cpu):
         return graph_model, ()  # shape computations only: no CPU-only transformer has work there

@@ -8,7 +8,7 @@ wave algorithm (:mod:`partsim.sim.wave`), all-or-nothing.  The CPU EP comes last
 and takes the rest.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..ir.order import topological_order
 from ..rules.providers import CPU
@@ -178,6 +178,8 @@ def simulate(model, resolution, policy="per-node", pinned=None):
             if cpu_table is not None:
                 rule, why = cpu_match(model.nodes[i])
                 if rule is None:
+                    rule = _float32_behind_casts(model, cpu_table, model.nodes[i], why)
+                if rule is None:
                     no_kernel.append((i, why))
                 else:
                     rules[i] = rule
@@ -202,6 +204,14 @@ def simulate(model, resolution, policy="per-node", pinned=None):
         i, why = no_kernel[0]
         failure = (f"no provider has a kernel for {len(no_kernel)} node(s), e.g. "
                    f"{model.nodes[i].name} ({model.nodes[i].qualified_op}): {why.detail}")
+        # what ORT says: with a device provider its Memcpy transformer meets the unassigned node first
+        # (transformer_memcpy.cc, seen with CUDA 1.31.1), else the kernel lookup fails (session_state.cc)
+        if any(t.provider != CPU for t in resolution.tables):
+            failure += (f"; ORT: Provider type for {model.nodes[i].op_type} node with name "
+                        f"'{model.nodes[i].name}' is not set.")
+        else:
+            failure += (f"; ORT: Could not find an implementation for {model.nodes[i].op_type}"
+                        f"({model.nodes[i].since_version}) node with name '{model.nodes[i].name}'")
         failure_nodes = tuple(i for i, _ in no_kernel)
     if status == "ok":  # ORT's refusals at load and at kernel creation (sim/refusals.py)
         refusal = load_refusal(model)
@@ -322,6 +332,22 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                                 "its compiled graph has no inputs, which the backend refuses (\"Having zero graph "
                                 "inputs is not supported on this backend\")", tuple(g)))
     return refused
+
+
+def _float32_behind_casts(model, cpu_table, node, why):
+    """The CPU rule a float16 node no provider took runs under: ORT's InsertCastTransformer
+    (``optimizer/insert_cast_transformer.cc``, every level) casts its float16 inputs to float32,
+    assigns it to the CPU and casts its outputs back, so a float32 kernel of the op is enough.  Not
+    for nodes with subgraphs (the transformer leaves them alone).  ``None`` when it does not apply."""
+    if why is None or why.category != "dtype" or node.op_type in ("If", "Loop", "Scan"):
+        return None
+    if not any(model.value(t).dtype == "float16" for t in node.inputs if t):
+        return None
+    for rule in cpu_table.rules_for(node.domain, node.op_type):
+        if not rule.types or any("float" in allowed for allowed in rule.types.values()):
+            return replace(rule, notes=(rule.notes + " " if rule.notes else "") + (
+                "float16 inputs: ORT runs it in float32 between the Casts it inserts (InsertCastTransformer)"))
+    return None
 
 
 def _graph_io_quantization(model):
