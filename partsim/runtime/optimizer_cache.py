@@ -67,9 +67,33 @@ def request_key(model_file, request):
     return h.hexdigest()
 
 
-def lookup(key, target, weights_name):
+_MODEL, _TEMP = "\x00model\x00", "\x00temp\x00"
+
+
+def _paths(model, target):
+    """(text, placeholder) pairs: ORT's messages name the copy it was given and the temp folder,
+    which differ from run to run; the cache keeps placeholders."""
+    model, temp = Path(model), Path(target).parent
+    pairs = []
+    for p in (model.resolve(), model):
+        pairs.append((str(p), _MODEL))
+    for p in (temp.resolve(), temp):
+        pairs.append((str(p), _TEMP))
+    return pairs
+
+
+def _swap(record, pairs, back=False):
+    text = json.dumps(record, sort_keys=True)
+    for real, token in pairs:
+        token = json.dumps(token)[1:-1]
+        text = text.replace(token, real) if back else text.replace(json.dumps(real)[1:-1], token)
+    return json.loads(text)
+
+
+def lookup(key, target, weights_name, model=None):
     """ORT's record for ``key`` when cached, with the optimized graph written to ``target`` and a
-    sparse weights file of the recorded size beside it; else ``None``."""
+    sparse weights file of the recorded size beside it; else ``None``.  Paths in ORT's messages
+    name this run's copy of the model (``model``) again."""
     if key is None:
         return None
     d = entry(KIND, key)
@@ -82,17 +106,21 @@ def lookup(key, target, weights_name):
             target.write_bytes(graph.read_bytes())
             with open(target.parent / weights_name, "wb") as f:
                 os.truncate(f.fileno(), int(meta.get("weights_size", 0)))
-        return meta["record"]
+        record = meta["record"]
+        return _swap(record, _paths(model, target), back=True) if model is not None else record
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def remember(key, record, target, weights_name):
-    """Keep ORT's ``record`` (and the optimized graph at ``target``, if written) under ``key``."""
+def remember(key, record, target, weights_name, model=None):
+    """Keep ORT's ``record`` (and the optimized graph at ``target``, if written) under ``key``;
+    ``model`` (the copy ORT opened) and the temp folder are kept as placeholders in its messages."""
     if key is None:
         return
     files = {}
     weights = target.parent / weights_name
+    if model is not None:
+        record = _swap(record, _paths(model, target))
     meta = {"record": record, "weights_size": weights.stat().st_size if weights.is_file() else 0}
     if target.is_file():
         files["graph.onnx"] = target.read_bytes()

@@ -207,13 +207,13 @@ def _optimize(model, target, ort_level, disabled=(), child=None):
     request = {"model": str(model), "target": str(target), "level": ort_level,
                "external": target.stem + ".weights.pb", "disabled": list(disabled), "lean": True}
     key = request_key(model, request)
-    record = lookup(key, target, request["external"])
+    record = lookup(key, target, request["external"], model)
     if record is None:
         r = child.run(request, timeout=600) if child is not None else run_child(CHILD, request, timeout=600)
         if r.state != "ok":
             return f"ONNX Runtime's optimizer did not finish ({r.state}): {r.error}"
         record = r.record
-        remember(key, record, target, request["external"])
+        remember(key, record, target, request["external"], model)
     elif child is not None:
         child.close()  # answered from the cache: the early child is not needed
     if record.get("state") != "ok":
