@@ -91,3 +91,12 @@ def test_warm_corpus_prediction_is_byte_identical(cache):
     warm, _ = predict(str(path), ["cuda"])
     assert json.dumps(cold, sort_keys=True) == json.dumps(warm, sort_keys=True)
     assert cold["status"] == "ok"
+
+
+def test_cli_no_cache_flag_writes_nothing(tmp_path, cache, run_cli):
+    path = _conv_model(tmp_path)
+    code, out, err = run_cli("--no-cache", "simulate", path, "-p", "cpu", "-f", "json")
+    assert code == 0, err
+    assert not cache.exists()
+    code, out2, _ = run_cli("simulate", path, "-p", "cpu", "-f", "json")
+    assert code == 0 and out2 == out and (cache / "optimized").is_dir()
