@@ -151,7 +151,7 @@ def _match_layout_names(predicted, summary, observation):
             out[name] = ep
     want = {}
     for n in summary.get("insertedNodes", ()):
-        if n.get("origin") == "inserted:layout":
+        if n.get("origin") == "inserted:layout" and n.get("opType", "Transpose") == "Transpose":
             want[n["provider"]] = want.get(n["provider"], 0) + 1
     counts = {}
     for ep in sorted(set(want) | set(inserted)):
