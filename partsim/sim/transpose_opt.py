@@ -997,24 +997,78 @@ def _reshape_groups(x_shape, perm, out_shape):
     return tuple(out_shape[o] for o in order), tuple(order)
 
 
+def _qnn_channel_reshape(ctx, i, perm):
+    """EPAwareHandleReshape's QNN case (ort_transpose_optimization.cc): a "channel" Transpose before a
+    "spatial" Reshape whose output leads to a Transpose is pushed below it; the output perm, or None."""
+    g = ctx.g
+    nd = g.nodes[i]
+    if nd.outputs[0] not in ctx.leading:
+        return None
+    a, b = g.shape(nd.inputs[0]), g.shape(nd.outputs[0])
+    if a is None or b is None or not a or not b:
+        return None
+    batch = a[0] == b[0]
+    cf = len(a) > 1 and len(b) > 1 and a[1] == b[1]
+    cl = a[-1] == b[-1]
+    if perm == (0, 2, 1):
+        if batch and cf:
+            return channel_first_to_last(len(b))
+        if batch and cl:
+            return channel_last_to_first(len(b))
+        return None
+    if perm == (0, 2, 3, 1) and batch and cl:
+        return channel_last_to_first(len(b))
+    if perm == (0, 3, 1, 2) and batch and cf:
+        return channel_first_to_last(len(b))
+    return None
+
+
 def _h_reshape(ctx, t, i, perm, indices):
-    """EPAwareHandleReshape (ort_transpose_optimization.cc) as onnxruntime 1.31.1 behaves for QNN."""
+    """EPAwareHandleReshape (ort_transpose_optimization.cc), for QNN as onnxruntime 1.31.1 behaves:
+    the channel/spatial case of the source, then the measured push of :func:`_reshape_groups`, then
+    HandleReshape."""
     g = ctx.g
     nd = g.nodes[i]
     if nd.ep is not None and "QNN" in str(nd.ep):
-        x = g.shape(g.nodes[t].inputs[0])
         out = g.shape(nd.outputs[0])
-        if _static(x) and _static(out) and len(x) != len(out):
-            got = _reshape_groups(x, perm, out)
-            if got is not None:
-                new_shape, order = got
-                _transpose_input(g, i, 0, invert(perm), perm)
-                old = nd.inputs[1]
-                g.set_input(i, 1, g.add_initializer((len(new_shape),), new_shape))
-                _ = old
-                _transpose_outputs(ctx, i, invert(order))
-                return True
+        new_shape = order = None
+        out_perm = _qnn_channel_reshape(ctx, i, perm) if out is not None else None
+        if out_perm:
+            if len(out_perm) == len(out):
+                order = tuple(out_perm)
+                new_shape = tuple(out[p] for p in order)
+        else:
+            x = g.shape(g.nodes[t].inputs[0])
+            if _static(x) and _static(out):
+                got = _reshape_groups(x, perm, out)
+                if got is not None:
+                    new_shape, order = got
+        if order is not None:
+            _transpose_input(g, i, 0, invert(perm), perm)
+            g.set_input(i, 1, g.add_initializer((len(new_shape),), new_shape))
+            _transpose_outputs(ctx, i, invert(order))
+            return True
     return _h_reshape_default(ctx, t, i, perm)
+
+
+def _h_gather(ctx, t, i, perm, indices):
+    """Gather(Transpose(x, perm), idx, axis) = Transpose(Gather(x, idx, perm[axis])): measured on
+    onnxruntime 1.31.1 (swin_t: scalar indices; the handler is not in the stored sources)."""
+    g = ctx.g
+    nd = g.nodes[i]
+    rank = len(perm)
+    idx = g.shape(nd.inputs[1]) if len(nd.inputs) > 1 else None
+    if idx is None or len(idx) > 1:
+        return False
+    axis = nd.attrs.get("axis", 0)
+    axis = axis + rank if axis < 0 else axis
+    if not 0 <= axis < rank:
+        return False
+    new_axis = perm[axis]
+    nd.attrs["axis"] = new_axis
+    _transpose_input(g, i, 0, invert(perm), perm)
+    _transpose_outputs(ctx, i, _squeeze_perm([new_axis], perm) if len(idx) == 0 else perm)
+    return True
 
 
 def _h_never(ctx, t, i, perm, indices):
@@ -1047,6 +1101,7 @@ HANDLERS.update({
     # OrtExtendedHandlers (ort_transpose_optimization.cc), which take priority
     "MaxPool": (_first_input, _h_never, True), "Resize": (_first_input, _h_never, True),
     "Reshape": (_first_input, _h_reshape, False),
+    "Gather": (_first_input, _h_gather, True),
     "com.microsoft.QuantizeLinear": (_first_input, _h_qdq, True),
     "com.microsoft.DequantizeLinear": (_first_input, _h_qdq, True),
     "com.microsoft.QLinearAdd": (lambda c, i: [0, 3], _h_broadcast, True),
