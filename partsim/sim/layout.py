@@ -145,6 +145,7 @@ def build_graph(model, assigned):
         g.add(n.name, n.op_type, n.domain, n.inputs, n.outputs, n.attrs, assigned[n.index], n.index,
               n.since_version)
     g.next_id = len(model.nodes)
+    g.counter = model.derived("ort_name_counter", lambda: 0)  # set by the pipeline after ORT's own rewrites
     return g
 
 
