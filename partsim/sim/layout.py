@@ -1,34 +1,27 @@
 """ORT's NHWC layout transformation for providers that prefer channels-last (QNN, NNAPI, XNNPACK).
 
 Port of ``TransformLayoutForEP`` (``onnxruntime/core/optimizer/layout_transformation/
-layout_transformation.cc``) and of the part of the transpose optimizer it runs
-(``onnxruntime/core/optimizer/transpose_optimization/onnx_transpose_optimization.cc``,
-names from ``ort_optimizer_api_impl.cc`` and ``graph/graph.cc``), as far as it decides
-which nodes are converted, which Transposes survive and what they are named:
+layout_transformation.cc``), names from ``ort_optimizer_api_impl.cc`` and ``graph/graph.cc``:
 
 1. *Wrap.*  In ORT's default topological order, every node the EP claimed whose op is
    layout sensitive (``GetORTLayoutSensitiveOps`` + the table's ``layout_extra_ops``) and
-   whose first input has a known rank gets a Transpose NCHW->NHWC on input 0 (cancelling
-   a Transpose NHWC->NCHW that produces it, or reusing one of the same perm) and one
-   NHWC->NCHW on output 0 (``TransposeOutput``: the node gets a new output named after
-   itself); then it is recreated in ``com.ms.internal.nhwc`` (``SwapNodeOpTypeAndDomain``:
-   ``CopyNode`` names it ``GenerateNodeName(<orig>)`` = ``<orig>_token_<k>``, and moving
-   each output off the old node spends one more ``GenerateNodeArgName(<orig>)``).
-2. *Push.*  Nodes are visited in the new graph's order; a node fed by a Transpose is pushed
-   through when it has a handler (element-wise unary and broadcasting ops, Clip, per-tensor
-   Q/DQ) and is not assigned to another provider (unassigned nodes count: at that time
-   only this EP has claimed anything).  Its other inputs get the inverse perm (constants are
-   transposed in place, a producing inverse Transpose cancels, a Transpose of the same perm
-   is reused, otherwise a new one is made) and each output a new Transpose.  A Transpose
-   fed by the inverse Transpose cancels with it.  ``PostLayoutTransformCostCheck`` pushes
-   channel-order perms always (Concat is not pushed here).
-3. The surviving Transposes start unassigned; the EP takes them in its second GetCapability
-   when its table has a Transpose rule, else the CPU does.
+   whose first input has a known rank gets a Transpose NCHW->NHWC on input 0 (Resize: also its
+   4-value constant scales/sizes) and one NHWC->NCHW on output 0 (``TransposeOutput``: the node
+   gets a new output named after itself); then it is recreated in ``com.ms.internal.nhwc``
+   (``SwapNodeOpTypeAndDomain``: ``CopyNode`` names it ``GenerateNodeName(<orig>)`` =
+   ``<orig>_token_<k>``, and moving each output off the old node spends one more
+   ``GenerateNodeArgName(<orig>)``).  A node with ``channels_last=1`` only changes domain.
+2. *Optimize.*  ``onnx_transpose_optimization::Optimize`` runs for the EP whether or not step 1
+   converted anything (:mod:`partsim.sim.transpose_opt`): the wrapping Transposes and the model's
+   own ones are pushed through the nodes that are unassigned or on this EP, merged and cancelled;
+   it also adds ``Gather`` nodes after ``Shape``, ``Unsqueeze`` for lower-rank inputs and Q/DQ pairs.
+3. The nodes it added start unassigned: the EP takes one in its second GetCapability when its table
+   has a rule for the op and the node's first input and output have static shapes, else the CPU does.
 
 Names: ``Graph::GenerateNodeName(base)``/``GenerateNodeArgName(base)`` return ``base`` when
-free, else ``base_token_<n>`` with one counter for both (``graph/graph.cc``).
-Not ported: Unsqueeze of lower-rank non-constant inputs, Concat/Split/Reduce/Softmax/
-Slice/Pad/Squeeze handlers, subgraphs (the layout transformer does not recurse into them).
+free, else ``base_token_<n>`` with one counter for both (``graph/graph.cc``); the counter continues
+where ORT's own rewrites before partitioning left it (``ort_name_counter``, set by the pipeline).
+Not ported: subgraphs (the layout transformer does not recurse into them).
 """
 
 from dataclasses import dataclass

@@ -10,26 +10,32 @@ which Transposes of the model and of the NHWC wrapping survive, which nodes the 
 names them.  Tensor data is not kept: constants whose values a handler reads (Reshape shapes,
 axes inputs) come from ``Model.int_consts``; other constants are edited by shape only.
 
-``TransformLayoutForEP`` calls ``Optimize`` for the EP whether or not it converted a node
-(layout_transformation.cc, ORT 1.2x-1.3x), so the model's own Transposes are pushed and cancelled
-too, on the nodes assigned to that EP or still unassigned (``CanModifyNode``).
+``TransformLayoutForEP`` calls ``Optimize`` for the EP whether or not it converted a node (the
+newest stored layout_transformation.cc, microsoft/onnxruntime 02c16ee1; older copies ran it only
+after a conversion), so the model's own Transposes are pushed and cancelled too, on the nodes
+assigned to that EP or still unassigned (``CanModifyNode``).
 
 Names: ``Graph::GenerateNodeName`` / ``GenerateNodeArgName`` (``graph/graph.cc``) return the base
 when free, else ``<base>_token_<n>`` with one counter for both; a new node is named after its op
 type, its outputs ``<name>_out<i>``; ``MoveOutput`` gives the node it takes an output from a new
 output named after that node; every new initializer is ``const_transpose_optimizer[_token_<n>]``.
 
-Two handlers are measured, not read: the stored sources do not have the 1.31 Reshape handler.
-On real QNN sessions (onnxruntime 1.31.1, ``session.debug_layout_transformation``) a Transpose
-feeding a QNN Reshape that only inserts size-1 dimensions is pushed below it: each inserted
-dimension goes with the next dimension of the Transpose's output (the last one when none follows),
-the groups are put in the Transpose's input order for the new Reshape shape, and a Transpose
-restores the output (:func:`_reshape_groups`).  A Reshape that drops dimensions is not pushed.
+Two handlers are measured, not read, because the stored sources predate them: graphs saved with
+``session.debug_layout_transformation=1`` from real onnxruntime 1.31.1 + onnxruntime-qnn 2.7.0 sessions
+show (a) a Gather handler: with scalar indices the axis moves through the perm and the output is
+transposed back by the perm without that axis (1-D indices are handled by the same algebra, not
+seen); (b) a Transpose feeding a QNN Reshape that only inserts size-1 dimensions is pushed below it:
+each inserted dimension goes with the next dimension of the Transpose's output (the last one when
+none follows), the groups are put in the Transpose's input order for the new Reshape shape, and a
+Transpose restores the output (:func:`_reshape_groups`).  A Reshape that drops dimensions is not
+pushed (mobilenet_v2.dynamo's classifier).
 """
 
 from dataclasses import dataclass, field
 
 __all__ = ["OptGraph", "optimize", "invert", "channel_last_to_first", "channel_first_to_last"]
+
+QNN = "QNNExecutionProvider"  # kQnnExecutionProvider: the EP EPAwareHandleReshape special-cases
 
 
 def invert(perm):
@@ -183,7 +189,7 @@ class OptGraph:
         for t in outputs:
             if t:
                 self.producer[t] = i
-        for t in set(inputs):
+        for t in dict.fromkeys(inputs):  # in input order: GetConsumerNodes keeps insertion order
             if t:
                 self.users.setdefault(t, []).append(i)
         return i
@@ -1029,7 +1035,7 @@ def _h_reshape(ctx, t, i, perm, indices):
     HandleReshape."""
     g = ctx.g
     nd = g.nodes[i]
-    if nd.ep is not None and "QNN" in str(nd.ep):
+    if nd.ep == QNN:
         out = g.shape(nd.outputs[0])
         new_shape = order = None
         out_perm = _qnn_channel_reshape(ctx, i, perm) if out is not None else None
