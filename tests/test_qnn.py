@@ -178,6 +178,8 @@ def test_corpus_models_against_real_qnn(name, tmp_path):
     summary, assignment = predict(str(path), ["qnn"])
     v = compare(summary, assignment, obs, 1.0, True)
     assert v["agreement"] >= AGREEMENT_FLOOR.get(name, 1.0), v["disagreements"][:10]
+    layout = {k: c for k, c in v["counts"].items() if k.startswith("layoutTransposes")}
+    assert all(c["predicted"] == c["observed"] for c in layout.values()), layout
 
 
 # measured with benchmarks/qnn_agreement.py --corpus; below 1.0 where the README says why.
