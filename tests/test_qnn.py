@@ -208,6 +208,13 @@ def _model_transpose_cases(tmp_path):
                                  node("Relu", ["r"], ["y"], name="relu")], [x3], ["y"], [_ints("s", [1, 8, 4, 16])]),
         "reshape_inserts_one_021": ([_tr("x", "t", (0, 2, 1), "tr"), node("Reshape", ["t", "s"], ["r"], name="rs"),
                                      node("Relu", ["r"], ["y"], name="relu")], [x3], ["y"], [_ints("s", [1, 4, 16, 8])]),
+        "reshape_inserts_one_between": ([_tr("x", "t", (0, 2, 1), "tr"), node("Reshape", ["t", "s"], ["r"], name="rs"),
+                                         node("Relu", ["r"], ["y"], name="relu")], [x3], ["y"], [_ints("s", [4, 1, 16, 8])]),
+        "reshape_appends_one": ([_tr("x", "t", (0, 2, 1), "tr"), node("Reshape", ["t", "s"], ["r"], name="rs"),
+                                 node("Relu", ["r"], ["y"], name="relu")], [x3], ["y"], [_ints("s", [4, 16, 8, 1])]),
+        "identity_perm": ([_tr("x", "t", (0, 1, 2, 3), "tr"), node("Shape", ["t"], ["sh"], name="shape"),
+                           node("Cast", ["sh"], ["shf"], name="cast", to=1),
+                           node("Relu", ["t"], ["y"], name="relu")], [x4], ["y", "shf"], []),
         # Shape(Transpose(x)) => Gather(Shape(x), perm)
         "shape_of_transpose": ([_tr("x", "t", (0, 2, 1, 3), "tr"), node("Shape", ["t"], ["sh"], name="shape"),
                                 node("Cast", ["sh"], ["shf"], name="cast", to=1),

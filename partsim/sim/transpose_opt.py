@@ -25,10 +25,10 @@ Two handlers are measured, not read, because the stored sources predate them: gr
 show (a) a Gather handler: with scalar indices the axis moves through the perm and the output is
 transposed back by the perm without that axis (1-D indices are handled by the same algebra, not
 seen); (b) a Transpose feeding a QNN Reshape that only inserts size-1 dimensions is pushed below it:
-each inserted dimension goes with the next dimension of the Transpose's output (the last one when
-none follows), the groups are put in the Transpose's input order for the new Reshape shape, and a
-Transpose restores the output (:func:`_reshape_groups`).  A Reshape that drops dimensions is not
-pushed (mobilenet_v2.dynamo's classifier).
+each inserted dimension goes with the next dimension of the Transpose's output, the groups are put
+in the Transpose's input order for the new Reshape shape, and a Transpose restores the output
+(:func:`_reshape_groups`).  A Reshape that drops dimensions (mobilenet_v2.dynamo's classifier) or
+appends a size-1 dimension after the last one is not pushed.
 """
 
 from dataclasses import dataclass, field
@@ -975,8 +975,8 @@ def _h_reshape_default(ctx, t, i, perm):
 
 def _reshape_groups(x_shape, perm, out_shape):
     """The measured 1.31 QNN Reshape push (module docstring): ``(new reshape shape, output perm)``
-    for a Reshape of ``Transpose(x, perm)`` that only inserts size-1 dims, else None (a Reshape that
-    drops dims, as before a classifier, is not pushed)."""
+    for a Reshape of ``Transpose(x, perm)`` that only inserts size-1 dims before or between its dims,
+    else None (a Reshape that drops dims, as before a classifier, or appends a trailing 1 is not pushed)."""
     t_shape = tuple(x_shape[p] for p in perm)
     if len(out_shape) <= len(t_shape):
         return None
@@ -992,10 +992,8 @@ def _reshape_groups(x_shape, perm, out_shape):
             pending.append(o)
         else:
             return None
-    if k != len(t_shape):
+    if k != len(t_shape) or pending:  # a size-1 dim after the last one: not pushed (seen on 1.31.1)
         return None
-    if pending:
-        groups[-1].extend(pending)
     inv = invert(perm)
     order = []
     for xd in range(len(x_shape)):
