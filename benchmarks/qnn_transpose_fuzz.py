@@ -1,13 +1,13 @@
 """The layout transformation's transpose optimizer on random graphs, against real QNN sessions.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/qnn_transpose_fuzz.py [--seeds 0:200]
+    PYTHONPATH=. .venv/bin/python benchmarks/qnn_transpose_fuzz.py [--seeds 0:200] [--level disable|all]
 
 Each seed builds a small float graph on ``x`` (2x3x4x5) of Transposes (random perms), Relu/Sigmoid,
 Mul by a scalar, Add of a constant or of an earlier value, Reshapes that insert a size-1 dim,
 Shape -> Cast, ReduceSum with an axes input and Softmax; graphs ORT will not load are skipped.  It
 prints the seeds where partsim's nodes after the layout transformation (names of converted, kept,
 removed and inserted nodes, and their providers) differ from a real QNN session (onnxruntime-qnn,
-soc_model 60, ORT_DISABLE_ALL).  Measured against real sessions, never against partsim itself.
+soc_model 60, ORT_DISABLE_ALL or the ``--level`` given).  Measured against real sessions, never against partsim itself.
 """
 
 import argparse
@@ -99,6 +99,7 @@ def main(argv=None):
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", default="0:200")
+    ap.add_argument("--level", default="disable", choices=["disable", "basic", "extended", "all"])
     args = ap.parse_args(argv)
     lo, hi = (int(x) for x in args.seeds.split(":"))
     tmp = Path(tempfile.mkdtemp(prefix="partsim-transpose-fuzz-"))
@@ -106,19 +107,19 @@ def main(argv=None):
     for seed in range(lo, hi):
         path = tmp / f"g{seed}.onnx"
         onnx.save(random_graph(seed), path)
-        rec = run_session(str(path), ["QNNExecutionProvider"], "disable", run=False, ep_options={"soc_model": "60"})
+        rec = run_session(str(path), ["QNNExecutionProvider"], args.level, run=False, ep_options={"soc_model": "60"})
         if rec.get("state") != "ok":
             continue  # not a valid model for ORT (the generator does not type-check)
         ran += 1
-        obs = observation_from_run(rec, "disable")
-        summary, _ = predict(str(path), ["qnn"], level="disable")
+        obs = observation_from_run(rec, args.level)
+        summary, _ = predict(str(path), ["qnn"], level=args.level)
         got = after_layout(summary)
         if got == obs["nodes"]:
             agree += 1
             continue
         print(f"seed {seed}: only predicted {sorted(set(got.items()) - set(obs['nodes'].items()))}, "
               f"only real {sorted(set(obs['nodes'].items()) - set(got.items()))}")
-    print(f"{agree} of {ran} graphs agree node for node (seeds {lo}:{hi})")
+    print(f"{agree} of {ran} graphs agree node for node (seeds {lo}:{hi}, level {args.level})")
     return 0
 
 
