@@ -281,6 +281,25 @@ def test_transpose_optimizer_on_model_transposes_matches_real_sessions(tmp_path,
 
 
 @needs_qnn
+def test_transpose_read_by_a_subgraph_is_not_pushed(tmp_path):
+    """A value an If branch reads is not comprehensively consumed (GetValueConsumers), so the Transpose
+    making it is not expected to go away and nothing is pushed through the Relu, as in a real session."""
+    node = h.make_node
+    then_g = h.make_graph([node("Identity", ["t"], ["o1"], name="id_then")], "then", [], [vi("o1", None)])
+    else_g = h.make_graph([node("Identity", ["x"], ["o2"], name="id_else")], "else", [], [vi("o2", None)])
+    nodes = [_tr("x", "t", (0, 2, 1, 3), "t1"), node("Relu", ["t"], ["r"], name="relu"), _tr("r", "y", (0, 2, 1, 3), "t2"),
+             node("If", ["c"], ["z"], name="if", then_branch=then_g, else_branch=else_g)]
+    path = save(model(nodes, [vi("x", [1, 4, 4, 8]), vi("c", [], T.BOOL)], [vi("y", None), vi("z", None)]),
+                tmp_path / "if.onnx")
+    rec, obs = _observe(path)
+    assert rec["state"] == "ok", rec.get("error")
+    summary, _ = predict(str(path), ["qnn"])
+    kept = {n["name"] for n in summary["nodes"] if n["opType"] == "Transpose" and not n.get("ortRemoved")}
+    kept |= {n["name"] for n in summary["insertedNodes"]}
+    assert kept == {k for k, op in obs["opTypes"].items() if op == "Transpose"} == {"t1", "t2"}
+
+
+@needs_qnn
 @pytest.mark.parametrize("name,level", [
     ("full/tiny_transformer.ts", "disable"), ("full/tiny_transformer.dynamo", "disable"),
     ("graph_only/bert_tiny.dynamo", "disable"), ("graph_only/bert_tiny.ts", "disable"),

@@ -127,6 +127,7 @@ def build_graph(model, assigned):
             g.consts.add(name)
     g.data.update(model.int_consts)
     g.graph_outputs = set(model.graph_outputs)
+    g.implicit = {t for n in model.nodes if not n.scope for t in n.implicit_inputs}
     g.taken_nodes = {n.name for n in model.nodes}
     g.taken_args = set(model.values)
     for n in model.nodes:

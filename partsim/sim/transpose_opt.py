@@ -159,6 +159,7 @@ class OptGraph:
     consts: set = field(default_factory=set)  # constant initializers (GetLocalConstant)
     data: dict = field(default_factory=dict)  # constant -> int values, where known
     graph_outputs: set = field(default_factory=set)
+    implicit: set = field(default_factory=set)  # values a subgraph reads (GetValueConsumers: not comprehensive)
     producer: dict = field(default_factory=dict)
     users: dict = field(default_factory=dict)  # value -> [node id] (one entry per consuming node)
     taken_nodes: set = field(default_factory=set)
@@ -196,10 +197,11 @@ class OptGraph:
 
     def consumers(self, t):
         """(consumer node ids, comprehensive): not comprehensive for a graph output."""
-        return [c for c in self.users.get(t, ()) if self.nodes[c].alive], t not in self.graph_outputs
+        return ([c for c in self.users.get(t, ()) if self.nodes[c].alive],
+                t not in self.graph_outputs and t not in self.implicit)
 
     def has_consumers(self, t):
-        return bool(self.consumers(t)[0]) or t in self.graph_outputs
+        return bool(self.consumers(t)[0]) or t in self.graph_outputs or t in self.implicit
 
     def prod(self, t):
         p = self.producer.get(t) if t else None
