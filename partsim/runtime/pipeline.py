@@ -234,6 +234,9 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
             m = build_optimized(optimized)
             a = simulate(m, resolution)
             names = {n.name for n in m.nodes if a.provider[n.index] == CPU and not n.scope}
+            # ORT's layout transformation runs before Level 2: the CPU nodes its transpose optimizer
+            # rewired or removed are not the ones Level 2 sees, so they stay out of the CPU pass
+            names -= {m.nodes[i].name for r in a.layout for i in r.removed + r.touched}
             types = {}
             for t, v in m.values.items():
                 if v.dtype:

@@ -109,6 +109,7 @@ class LayoutResult:
     refused: tuple
     inserted: tuple = ()
     removed: tuple = ()
+    touched: tuple = ()  # model node indices whose inputs or outputs the optimizer rewired
 
 
 def _static(shape):
@@ -214,4 +215,7 @@ def nhwc_layout(model, provider, table, assigned, rank_of, order_of):
             others.append((nd.name, nd.op, takes(nd.op, i), nd.inputs[0] if nd.inputs else ""))
     alive_orig = {nd.orig for nd in g.nodes.values() if nd.alive and nd.orig is not None}
     removed = tuple(i for i in main if i not in alive_orig and i not in converted)
-    return LayoutResult(provider, converted, tuple(kept), (), tuple(others), removed)
+    touched = tuple(i for i in main if i not in converted and g.nodes[i].alive
+                    and (tuple(g.nodes[i].inputs) != tuple(model.nodes[i].inputs)
+                         or tuple(g.nodes[i].outputs) != tuple(model.nodes[i].outputs)))
+    return LayoutResult(provider, converted, tuple(kept), (), tuple(others), removed, touched)
