@@ -361,21 +361,29 @@ def _make_qdq_unit(g, dq_id):
     return True
 
 
-def _transpose_input(g, i, k, perm, perm_inv):
-    """TransposeInputImpl: Transpose input ``k`` of node ``i`` by ``perm``."""
-    nd = g.nodes[i]
-    t = nd.inputs[k]
+def _detach_input(g, i, k):
+    """Input ``k`` of node ``i`` taken off the node (and off its DequantizeLinear when the input is a
+    constant behind a DQ the node alone reads), so the consumer count of the constant leaves them
+    out: ``(input, is constant, the DQ or None, the tensor to edit)``, as both input rewrites of
+    ``onnx_transpose_optimization.cc`` (TransposeInputImpl, UnsqueezeInput) begin."""
+    t = g.nodes[i].inputs[k]
     const = g.is_const(t)
     dq = None
-    const_t = t
+    target = t
     if not const:
         dq = _dq_with_const_single_consumer(g, t)
         if dq is not None:
-            const_t = g.nodes[dq].inputs[0]
+            target = g.nodes[dq].inputs[0]
             const = True
     g.set_input(i, k, "")
     if dq is not None:
         g.set_input(dq, 0, "")
+    return t, const, dq, target
+
+
+def _transpose_input(g, i, k, perm, perm_inv):
+    """TransposeInputImpl: Transpose input ``k`` of node ``i`` by ``perm``."""
+    t, const, dq, const_t = _detach_input(g, i, k)
     users, comp = g.consumers(const_t)
     if const and comp:  # Case 1: a constant, edited in place
         try:
@@ -500,17 +508,7 @@ def _squeeze_or_unsqueeze(ctx, op, t, axes):
 def _unsqueeze_input(ctx, i, k, axes):
     """UnsqueezeInput: give input ``k`` leading size-1 dims (NormalizeInputRanks)."""
     g = ctx.g
-    t = g.nodes[i].inputs[k]
-    const = g.is_const(t)
-    dq = None
-    target = t
-    if not const:
-        dq = _dq_with_const_single_consumer(g, t)
-        if dq is not None:
-            target = g.nodes[dq].inputs[0]
-            const = True
-            g.set_input(dq, 0, "")
-    g.set_input(i, k, "")
+    t, const, dq, target = _detach_input(g, i, k)
     users, comp = g.consumers(target)
     if const and comp:  # Case 1
         if users:
@@ -804,16 +802,24 @@ def _h_qdq(ctx, t, i, perm, indices):
     return True
 
 
-def _h_argminmax(ctx, t, i, perm, indices):
-    nd = ctx.g.nodes[i]
+def _axis_through(nd, perm):
+    """The node's ``axis`` attribute on the input before the Transpose (``perm[axis]``), set on
+    the node; ``None`` (nothing changed) when the axis is out of range."""
     rank = len(perm)
-    keep = nd.attrs.get("keepdims", 1)
     axis = nd.attrs.get("axis", 0)
     axis = axis + rank if axis < 0 else axis
     if not 0 <= axis < rank:
+        return None
+    nd.attrs["axis"] = perm[axis]
+    return perm[axis]
+
+
+def _h_argminmax(ctx, t, i, perm, indices):
+    nd = ctx.g.nodes[i]
+    keep = nd.attrs.get("keepdims", 1)
+    new_axis = _axis_through(nd, perm)
+    if new_axis is None:
         return False
-    new_axis = perm[axis]
-    nd.attrs["axis"] = new_axis
     _transpose_inputs(ctx, i, invert(perm), indices)
     _transpose_outputs(ctx, i, perm if keep else _squeeze_perm([new_axis], perm))
     return True
@@ -1062,16 +1068,12 @@ def _h_gather(ctx, t, i, perm, indices):
     onnxruntime 1.31.1 (swin_t: scalar indices; the handler is not in the stored sources)."""
     g = ctx.g
     nd = g.nodes[i]
-    rank = len(perm)
     idx = g.shape(nd.inputs[1]) if len(nd.inputs) > 1 else None
     if idx is None or len(idx) > 1:
         return False
-    axis = nd.attrs.get("axis", 0)
-    axis = axis + rank if axis < 0 else axis
-    if not 0 <= axis < rank:
+    new_axis = _axis_through(nd, perm)
+    if new_axis is None:
         return False
-    new_axis = perm[axis]
-    nd.attrs["axis"] = new_axis
     _transpose_input(g, i, 0, invert(perm), perm)
     _transpose_outputs(ctx, i, _squeeze_perm([new_axis], perm) if len(idx) == 0 else perm)
     return True
