@@ -168,7 +168,8 @@ def test_single_op_probes_agree(tmp_path):
 @needs_qnn
 @pytest.mark.parametrize("name", ["tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "q_tiny_resnet.ts.dyn",
                                   "tiny_transformer.ts", "tiny_transformer.dynamo", "q_tiny_resnet.ts.qdq",
-                                  "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts"])
+                                  "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts",
+                                  "graph_only/vit_tiny.ts", "graph_only/convnext_tiny.ts"])
 def test_corpus_models_against_real_qnn(name, tmp_path):
     from partsim.io.materialize import materialize_weights
 
@@ -355,7 +356,8 @@ def test_layout_conversions_ort_inserts_are_not_missing(tmp_path):
 @needs_qnn
 @pytest.mark.parametrize("name", ["tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "tiny_transformer.ts",
                                   "q_tiny_resnet.ts.dyn", "q_tiny_resnet.ts.qop",
-                                  "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts"])
+                                  "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts",
+                                  "graph_only/vit_tiny.ts", "graph_only/convnext_tiny.ts"])
 def test_corpus_models_at_enable_all(name):
     """ORT_ENABLE_ALL: Level 1 runs before partitioning (predicted on ORT's own BASIC rewrite), Level 2/3
     never touch QNN's fused partitions, the NHWC conversion happens inside partitioning.  q_tiny_resnet.ts.dyn:

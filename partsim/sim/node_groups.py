@@ -26,6 +26,10 @@ int8/uint8 initializer of the input's rank, ``W_scale`` scalar or ``[M]``, bias 
 2.7.0 sessions: q_tiny_resnet.ts.dyn at ORT_ENABLE_ALL puts every DynamicQuantizeLinear and
 ConvInteger on QNN, and at ORT_DISABLE_ALL (bias still a Reshape output, not constant) none.
 
+``gelu`` (``qnn_node_group/gelu_fusion.cc``): the erf form of Gelu (Div, Erf, Add and two Muls)
+becomes one QNN Gelu, so the Erf, which has no builder, runs on QNN inside it (vit_tiny,
+convnext_tiny).
+
 Pure: reads the model, returns indices.
 """
 
@@ -146,7 +150,73 @@ def _vector_of(shape, n, scalar_ok, channel_rank=0):
     return shape == (n,) or shape == (1, n)
 
 
-NODE_GROUPS = {"dq_matmul_integer": _dq_matmul_integer, "dq_conv_integer": _dq_conv_integer}
+def _gelu(model, members):
+    """``[group indices]`` of every GeluFusion among ``members`` (``qnn_node_group/gelu_fusion.cc``
+    ``GeluFusion::TryFusion``): ``Div(x, .) -> Erf -> Add -> Mul`` with the other Mul input
+    ``Mul(x, .)`` (pattern 1, group Div, Erf, Add, Mul(x), Mul), or that Mul reading ``x`` itself
+    and followed by one more Mul (pattern 2).  Each link is the only consumer of the one before and
+    no member but the last writes a graph output (``utils.cc`` GetParentOfInput /
+    GetOnlyChildOfOutput); QNN then validates one Gelu from ``x`` to the last output, which needs
+    static float shapes here."""
+    nodes = model.nodes
+    member_set = set(members)
+    producer, consumers = {}, {}
+    for i in members:
+        for t in nodes[i].outputs:
+            if t:
+                producer[t] = i
+        for t in nodes[i].inputs:
+            if t:
+                consumers.setdefault(t, []).append(i)
+    outputs = set(model.graph_outputs)
+
+    def writes_output(i):
+        return any(t in outputs for t in nodes[i].outputs)
+
+    def only_child(i, op):
+        if writes_output(i) or not nodes[i].outputs:
+            return None
+        cs = consumers.get(nodes[i].outputs[0], [])
+        return cs[0] if len(cs) == 1 and nodes[cs[0]].op_type == op and not nodes[cs[0]].domain else None
+
+    groups, taken = [], set()
+    for i in sorted(member_set):
+        erf = nodes[i]
+        if erf.op_type != "Erf" or erf.domain or not erf.inputs or i in taken:
+            continue
+        div = producer.get(erf.inputs[0])
+        if div is None or nodes[div].op_type != "Div" or len(nodes[div].inputs) < 2 or writes_output(div):
+            continue
+        add = only_child(i, "Add")
+        mul = only_child(add, "Mul") if add is not None else None
+        if mul is None or len(nodes[mul].inputs) < 2:
+            continue
+        root = nodes[div].inputs[0]
+        mul2 = next((p for p in (producer.get(t) for t in nodes[mul].inputs[:2])
+                     if p is not None and nodes[p].op_type == "Mul" and p not in taken
+                     and root in nodes[p].inputs[:2]), None)
+        if mul2 is not None:
+            group, last = [div, i, add, mul2, mul], mul
+        elif root in nodes[mul].inputs[:2]:
+            last = only_child(mul, "Mul")
+            if last is None:
+                continue
+            group = [div, i, add, mul, last]
+        else:
+            continue
+        v_in, v_out = model.value(root), model.value(nodes[last].outputs[0])
+        if not (v_in.dtype in ("float", "float16") and v_in.is_static and v_out.is_static):
+            continue
+        if taken & set(group):
+            continue
+        taken.update(group)
+        groups.append(group)
+    return groups
+
+
+NODE_GROUPS = {"dq_matmul_integer": _dq_matmul_integer, "dq_conv_integer": _dq_conv_integer, "gelu": _gelu}
+# members a group claims although the provider has no builder for them alone
+_BUILDERLESS = frozenset(("DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "Erf"))
 
 
 def node_group_members(model, names, members, matched):
@@ -156,8 +226,7 @@ def node_group_members(model, names, members, matched):
     out = {}
     for name in names:
         for group in NODE_GROUPS[name](model, members):
-            own = [i for i in group
-                   if model.nodes[i].op_type not in ("DynamicQuantizeLinear", "MatMulInteger", "ConvInteger")]
+            own = [] if name == "gelu" else [i for i in group if model.nodes[i].op_type not in _BUILDERLESS]
             if all(i in matched for i in own):
                 for i in group:
                     out.setdefault(i, tuple(group))
