@@ -357,7 +357,8 @@ def test_layout_conversions_ort_inserts_are_not_missing(tmp_path):
 @pytest.mark.parametrize("name", ["tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "tiny_transformer.ts",
                                   "q_tiny_resnet.ts.dyn", "q_tiny_resnet.ts.qop",
                                   "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts",
-                                  "graph_only/vit_tiny.ts", "graph_only/convnext_tiny.ts"])
+                                  "graph_only/vit_tiny.ts", "graph_only/convnext_tiny.ts",
+                                  "graph_only/swin_t.ts"])
 def test_corpus_models_at_enable_all(name):
     """ORT_ENABLE_ALL: Level 1 runs before partitioning (predicted on ORT's own BASIC rewrite), Level 2/3
     never touch QNN's fused partitions, the NHWC conversion happens inside partitioning.  q_tiny_resnet.ts.dyn:

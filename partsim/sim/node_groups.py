@@ -214,7 +214,59 @@ def _gelu(model, members):
     return groups
 
 
-NODE_GROUPS = {"dq_matmul_integer": _dq_matmul_integer, "dq_conv_integer": _dq_conv_integer, "gelu": _gelu}
+def _reshape_transpose_rank6(model, members):
+    """``[group indices]`` of every Rank6ToRank5Fusion among ``members``
+    (``qnn_node_group/reshape_transpose_rank5.cc``): ``Reshape -> Transpose -> Reshape`` through rank 6
+    (window partitioning, as in Swin), both Reshape shapes constant, each link the only consumer of
+    the one before and not a graph output, and a dimension that is 1 in both rank-6 tensors and that
+    the permutation keeps in place: QNN drops it and runs the three on rank 5, which it supports,
+    where each alone is refused for its rank."""
+    nodes = model.nodes
+    member_set = set(members)
+    outputs = set(model.graph_outputs)
+
+    def only_child(i, op):
+        t = nodes[i].outputs[0] if len(nodes[i].outputs) == 1 else ""
+        if not t or t in outputs:
+            return None
+        cs = [c for c in model.consumers.get(t, []) if c in member_set]
+        if len(cs) != 1 or len(model.consumers.get(t, [])) != 1:
+            return None
+        c = cs[0]
+        return c if nodes[c].op_type == op and not nodes[c].domain else None
+
+    groups = []
+    for i in sorted(member_set):
+        r1 = nodes[i]
+        if r1.op_type != "Reshape" or r1.domain or len(r1.inputs) < 2:
+            continue
+        tr = only_child(i, "Transpose")
+        r2 = only_child(tr, "Reshape") if tr is not None else None
+        if r2 is None or len(nodes[r2].inputs) < 2:
+            continue
+        if not (model.value(r1.inputs[1]).is_constant and model.value(nodes[r2].inputs[1]).is_constant):
+            continue
+        shapes = [model.value(t).shape for t in (r1.inputs[0], r1.outputs[0], nodes[tr].outputs[0],
+                                                 nodes[r2].outputs[0])]
+        if any(sh is None or not all(isinstance(d, int) for d in sh) for sh in shapes):
+            continue
+        t1, t2 = shapes[1], shapes[2]
+        if len(t1) != 6 or len(t2) != 6:
+            continue
+        unit = next((k for k in range(6) if t1[k] == 1 and t2[k] == 1), None)
+        perm = nodes[tr].attrs.get("perm")
+        if unit is None or perm is None or len(perm) != 6 or perm[unit] != unit:
+            continue
+        if model.value(r1.inputs[0]).dtype not in ("float", "float16", "int32", "uint32", "bool"):
+            continue
+        groups.append([i, tr, r2])
+    return groups
+
+
+NODE_GROUPS = {"dq_matmul_integer": _dq_matmul_integer, "dq_conv_integer": _dq_conv_integer, "gelu": _gelu,
+               "reshape_transpose_rank6": _reshape_transpose_rank6}
+# groups QNN validates as a whole: their members need no rule of their own
+_WHOLE = frozenset(("gelu", "reshape_transpose_rank6"))
 # members a group claims although the provider has no builder for them alone
 _BUILDERLESS = frozenset(("DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "Erf"))
 
@@ -226,7 +278,7 @@ def node_group_members(model, names, members, matched):
     out = {}
     for name in names:
         for group in NODE_GROUPS[name](model, members):
-            own = [] if name == "gelu" else [i for i in group if model.nodes[i].op_type not in _BUILDERLESS]
+            own = [] if name in _WHOLE else [i for i in group if model.nodes[i].op_type not in _BUILDERLESS]
             if all(i in matched for i in own):
                 for i in group:
                     out.setdefault(i, tuple(group))
