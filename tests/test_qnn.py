@@ -168,6 +168,7 @@ def test_single_op_probes_agree(tmp_path):
 @needs_qnn
 @pytest.mark.parametrize("name", ["tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "q_tiny_resnet.ts.dyn",
                                   "tiny_transformer.ts", "tiny_transformer.dynamo", "q_tiny_resnet.ts.qdq",
+                                  "q_tiny_transformer.dynamo.dyn",
                                   "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts",
                                   "graph_only/vit_tiny.ts", "graph_only/convnext_tiny.ts"])
 def test_corpus_models_against_real_qnn(name, tmp_path):
@@ -355,7 +356,7 @@ def test_layout_conversions_ort_inserts_are_not_missing(tmp_path):
 
 @needs_qnn
 @pytest.mark.parametrize("name", ["tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "tiny_transformer.ts",
-                                  "q_tiny_resnet.ts.dyn", "q_tiny_resnet.ts.qop",
+                                  "q_tiny_resnet.ts.dyn", "q_tiny_resnet.ts.qop", "q_tiny_transformer.dynamo.dyn",
                                   "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts",
                                   "graph_only/vit_tiny.ts", "graph_only/convnext_tiny.ts",
                                   "graph_only/swin_t.ts"])

@@ -622,6 +622,9 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     # onnxruntime-qnn 2.x is a plugin EP: its own copy of the partition wave forms the groups, ORT re-partitions
     # each and drops them all when one splits (ep_plugin_provider_interfaces.cc; seen on fasterrcnn, all CPU)
     table["partitioning"]["plugin_group_check"] = True
+    # seen on q_tiny_transformer.dynamo.{dyn,qop}: a lone DQ after a Gather/Squeeze of quantized data fails the
+    # backend's validation (its input tensor is registered unquantized); after a Q or a graph input it passes
+    table["partitioning"]["lone_dq_needs_quantized_input"] = True
     # QnnEp::GetCapabilityImpl returns at once for a graph with a parent node: nothing inside If/Loop/Scan
     table["partitioning"]["subgraphs"] = "unsupported"
     # qnn_node_group/dq_matmul_integer_fusion.cc: DynamicQuantizeLinear + MatMulInteger (+ Cast, Muls, Add) as

@@ -265,6 +265,18 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                     note_reason(i, ep, Rejection("group_rejected", f"{ep} does not take nodes inside subgraphs"))
             continue
         units = find_node_units(model, members) if use_units else {}
+        if table.option("lone_dq_needs_quantized_input") and not scope:
+            in_unit = {m for u in units.values() for m in u}
+            for i in members:
+                n = model.nodes[i]
+                if i in matched and i not in in_unit and n.op_type == "DequantizeLinear" and not n.domain:
+                    p = model.producer.get(n.inputs[0]) if n.inputs else None
+                    if p is not None and model.nodes[p].op_type != "QuantizeLinear":
+                        excluded.add(i)
+                        note_reason(i, ep, Rejection(
+                            "group_rejected", f"a DequantizeLinear alone whose input comes from "
+                            f"{model.nodes[p].op_type} (not a QuantizeLinear): the HTP backend refuses it "
+                            "(seen on real QNN 2.7.0 sessions)"))
         if units:
             reps, in_count, down, unit_of = _unit_wave_inputs(model, members, units)
 
