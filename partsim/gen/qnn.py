@@ -33,7 +33,7 @@ __all__ = ["PROBE_OPS", "DTYPES", "RANKS", "probe_specs", "build_probe", "probe_
            "qnn_table"]
 
 DTYPES = ("float", "float16", "double", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "bool")
-RANKS = (0, 1, 2, 4, 5, 6)
+RANKS = (0, 1, 2, 3, 4, 5, 6)
 OPSET = 21
 _SHAPE = (2, 3, 4, 5, 3, 2)
 
@@ -48,9 +48,10 @@ OTHER = ("Transpose", "Cast", "CastLike", "Gather", "Where", "DynamicQuantizeLin
          "Unsqueeze", "Reshape", "Concat", "Split", "Slice", "Pad")
 SIDE_INPUT_OPS = ("CumSum", "Expand", "Tile", "Squeeze", "Unsqueeze", "Reshape", "Slice", "Pad", "Gather",
                   "LayerNormalization", "MatMul", "Resize", "PRelu", "BatchNormalization", "InstanceNormalization",
+                  "GroupNormalization",
                   "Conv", "ConvTranspose") + tuple(REDUCE)
-POOLS = ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool")
-NORMS = ("BatchNormalization", "InstanceNormalization", "Conv", "ConvTranspose", "LRN", "DepthToSpace", "SpaceToDepth")
+POOLS = ("MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool")
+NORMS = ("BatchNormalization", "InstanceNormalization", "GroupNormalization", "Conv", "ConvTranspose", "LRN", "DepthToSpace", "SpaceToDepth")
 PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER) + list(POOLS) + ["Resize"] + list(NORMS))
 #: the error ORT raises when an EP does not take a node it had converted to NHWC (layout_transformation.cc)
 LAYOUT_REFUSAL = "was inserted using the NHWC format"
@@ -184,6 +185,11 @@ def build_probe(op, dtype, rank, variant=()):
         out_dtype = like
     elif op == "Gather":
         const("indices", np.array([0], dtype=np.int64))
+    elif op == "GroupNormalization":  # opset 21: scale and bias per channel
+        c = shape[1]
+        const("scale", np.ones((c,), dtype=_np(dtype)))
+        const("bias", np.zeros((c,), dtype=_np(dtype)))
+        attrs["num_groups"] = 1
     elif op in ("BatchNormalization", "InstanceNormalization"):
         c = shape[1]
         const("scale", np.ones((c,), dtype=_np(dtype)))
@@ -202,7 +208,7 @@ def build_probe(op, dtype, rank, variant=()):
     elif op == "Resize":
         inputs.append("")
         const("scales", np.array([1.0, 1.0] + [2.0] * (rank - 2), dtype=np.float32))
-    elif op in ("MaxPool", "AveragePool"):
+    elif op in ("MaxPool", "AveragePool", "LpPool"):
         attrs["kernel_shape"] = [2] * (rank - 2)
     elif op == "Cast":
         attrs["to"] = TensorProto.FLOAT if dtype != "float" else TensorProto.FLOAT16
@@ -499,8 +505,15 @@ def _covers(rule, dtype, rank):
 def _attr_conditions(rules, cases, defaults=None):
     """``not_in`` conditions for attribute values seen only on nodes QNN refused although their dtype
     and rank are covered by ``rules`` (and never on a node it claimed; an attribute a claimed node
-    leaves out counts with its schema default, ``defaults``)."""
-    seen_yes, seen_no = {}, {}
+    leaves out counts with its schema default, ``defaults``).
+
+    A refused node may carry several such values while one of them is the reason: the values are
+    chosen greedily, the one explaining most refused nodes not yet explained first, and a value
+    that explains no further node is not vetoed (the ArgMax node tests refused for
+    ``select_last_index=1`` also use ``axis=-1``, which QNN takes).  Float values explain a refusal
+    but are never written (a float is not a ``not_in`` value).
+    """
+    seen_yes, refused = {}, []
     defaults = defaults or {}
     for dtype, rank, claimed, attrs in cases:
         if not claimed and not any(_covers(r, dtype, rank) for r in rules):
@@ -509,14 +522,32 @@ def _attr_conditions(rules, cases, defaults=None):
             for name, value in defaults.items():
                 if name not in attrs:
                     seen_yes.setdefault(name, set()).add(value)
+        norm = {name: (round(v, 6) if isinstance(v, float) else v) for name, v in attrs.items()}
+        if claimed:
+            for name, value in norm.items():
+                seen_yes.setdefault(name, set()).add(value)
+        else:
+            refused.append(norm)
+    candidates = {}  # (name, value) -> indices of the refused nodes it could explain
+    for k, attrs in enumerate(refused):
         for name, value in attrs.items():
-            if isinstance(value, float):
-                value = round(value, 6)
-            (seen_yes if claimed else seen_no).setdefault(name, set()).add(value)
+            if value not in seen_yes.get(name, set()):
+                candidates.setdefault((name, value), set()).add(k)
+    explained, chosen = set(), []
+    while True:
+        best = max(sorted(candidates, key=lambda nv: (nv[0], str(nv[1]))),
+                   key=lambda nv: len(candidates[nv] - explained), default=None)
+        if best is None or not candidates[best] - explained:
+            break
+        explained |= candidates.pop(best)
+        chosen.append(best)
+    bad_by_name = {}
+    for name, value in chosen:
+        bad_by_name.setdefault(name, []).append(value)
     conds = []
-    for name in sorted(seen_no):
-        bad = sorted(v for v in seen_no[name] if v not in seen_yes.get(name, set()))
-        if bad and isinstance(bad[0], (int, str)) and all(type(v) is type(bad[0]) for v in bad):
+    for name in sorted(bad_by_name):
+        bad = sorted(v for v in bad_by_name[name] if isinstance(v, (int, str)))
+        if bad and all(type(v) is type(bad[0]) for v in bad):
             conds.append({"name": name, "not_in": bad})
     return conds
 
@@ -622,6 +653,9 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     # qnn_node_group/dq_matmul_integer_fusion.cc: DynamicQuantizeLinear + MatMulInteger (+ Cast, Muls, Add) as
     # one float MatMul; neither has a builder alone (seen on q_tiny_resnet.ts.dyn's classifier)
     table["partitioning"]["node_groups"] = ["dq_matmul_integer"]
+    # qnn_ep.cc QnnEp::GetCapabilityImpl returns at once for a graph with a parent node: nothing inside an
+    # If/Loop/Scan body is claimed (seen: test_loop11, test_scan9_sum bodies on the CPU)
+    table["partitioning"]["subgraphs"] = "unsupported"
     # probes whose side inputs come at run time (output shape unknown) were all refused, while a Reshape
     # whose shape input is computed from static shapes is claimed: the outputs must be static too
     table["defaults"] = {**table["defaults"], "static_outputs": True}
