@@ -59,7 +59,7 @@ def nodes_agreement(path=None, rules=(), part=None):
     base = NODES
     path = path or RECORDS
     agree = total = 0
-    refusals = {"observed": 0, "predicted": 0}
+    refusals = {"observed": 0, "predicted": 0, "false": 0}  # false: created, yet predicted to fail
     wrong = {}
     for line in path.read_text().splitlines():
         rec = json.loads(line)
@@ -80,6 +80,7 @@ def nodes_agreement(path=None, rules=(), part=None):
             refusals["observed"] += 1
             refusals["predicted"] += summary["status"] == "session_would_fail"
             continue
+        refusals["false"] += summary["status"] == "session_would_fail"
         obs = {"nodes": {m[0]: ep for ep, ms in rec["assignment"] for m in ms},
                "opTypes": {m[0]: m[1] for ep, ms in rec["assignment"] for m in ms}, "memcpy": {}, "state": "ok"}
         v = compare(summary, assignment, obs, 1.0, False)
@@ -122,25 +123,26 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.holdout:
         with tempfile.TemporaryDirectory(prefix="partsim-qnn-holdout-") as tmp:
-            sums = [0, 0, 0, 0]
+            sums = [0, 0, 0, 0, 0]
             for learnt in (0, 1):
                 table = holdout_table(learnt, Path(tmp) / f"qnn-half{learnt}.yaml", tmp)
                 for judged, label in ((1 - learnt, "held out"), (learnt, "seen")):
                     agree, total, refusals, wrong = nodes_agreement(rules=[str(table)], part=judged)
                     print(f"table from probes + half {learnt}, judged on half {judged} ({label}): {agree}/{total} "
                           f"nodes agree = {agree / max(total, 1):.4f}; refusals predicted "
-                          f"{refusals['predicted']}/{refusals['observed']}")
+                          f"{refusals['predicted']}/{refusals['observed']}; created sessions predicted to fail "
+                          f"{refusals['false']}")
                     if label == "held out":
                         sums = [sums[0] + agree, sums[1] + total, sums[2] + refusals["predicted"],
-                                sums[3] + refusals["observed"]]
+                                sums[3] + refusals["observed"], sums[4] + refusals["false"]]
                         for (op, ep), tests in sorted(wrong.items(), key=lambda kv: -len(kv[1]))[:12]:
                             print(f"  {len(tests):4d} {op} observed on {ep}, e.g. {tests[0]}")
             print(f"held out, both halves: {sums[0]}/{sums[1]} nodes agree = {sums[0] / max(sums[1], 1):.4f}; "
-                  f"refusals predicted {sums[2]}/{sums[3]}")
+                  f"refusals predicted {sums[2]}/{sums[3]}; created sessions predicted to fail {sums[4]}")
     elif args.nodes or not args.corpus:
         agree, total, refusals, wrong = nodes_agreement()
         print(f"node tests: {agree}/{total} nodes agree = {agree / max(total, 1):.4f}; refusals predicted "
-              f"{refusals['predicted']}/{refusals['observed']}")
+              f"{refusals['predicted']}/{refusals['observed']}; created sessions predicted to fail {refusals['false']}")
         for (op, ep), tests in sorted(wrong.items(), key=lambda kv: -len(kv[1]))[:25]:
             print(f"  {len(tests):4d} {op} observed on {ep}, e.g. {tests[0]}")
     if args.corpus:
