@@ -66,17 +66,21 @@ def _tp(dtype):
             "int64": TensorProto.INT64, "bool": TensorProto.BOOL}[dtype]
 
 
-def _allowed(op):
-    """dtypes of :data:`DTYPES` the ONNX schema (at :data:`OPSET`) allows for input 0."""
+def _allowed(op, k=0):
+    """dtypes of :data:`DTYPES` the ONNX schema (newest version up to :data:`OPSET`, else the newest)
+    allows for input ``k``."""
     import onnx
 
     try:
         schema = onnx.defs.get_schema(op, OPSET)
     except Exception:
+        try:
+            schema = onnx.defs.get_schema(op)
+        except Exception:
+            return ()
+    if len(schema.inputs) <= k:
         return ()
-    if not schema.inputs:
-        return ()
-    tc = schema.inputs[0].type_str
+    tc = schema.inputs[k].type_str
     allowed = None
     for c in schema.type_constraints:
         if c.type_param_str == tc:
@@ -102,6 +106,8 @@ VARIANTS.update({"ArgMax": ({"keepdims": 0}, {"select_last_index": 1}),
 DYNAMIC_SIDE = "__dynamic_side_inputs__"
 #: a ``--models`` case: the positions of its side inputs fed at run time (e.g. ``"2,3"``)
 DYNAMIC_POSITIONS = "__dynamic_side_positions__"
+#: prefix of a ``--models`` case's pseudo attribute naming the dtype of side input k (``__dtype_i3``)
+SIDE_DTYPE = "__dtype_i"
 #: the fate of a refusal that only speaks about attributes (see :func:`usable_evidence`)
 ATTR_ONLY = "refused:attributes"
 
@@ -368,6 +374,11 @@ def _features(path):
             v = v.decode(errors="replace")
         if isinstance(v, (int, float, str)):
             attrs[a.name] = v
+    for k, t in enumerate(n.input):
+        if k and t and types.get(t, (0,))[0]:  # the dtype of each side input (see _attr_conditions)
+            name = names.get(types[t][0], "")
+            attrs[f"{SIDE_DTYPE}{k}"] = {"FLOAT": "float", "FLOAT16": "float16", "DOUBLE": "double",
+                                         "BOOL": "bool"}.get(name, name.lower())
     if dyn_side:
         attrs[DYNAMIC_SIDE] = "models"
         attrs[DYNAMIC_POSITIONS] = ",".join(str(k) for k, t in enumerate(n.input) if k and t and t not in inits)
@@ -417,15 +428,23 @@ def derive_rules(evidence):
                 if hi is not None:
                     rule["max_rank"] = hi
             rules.append(rule)
+        conds, dtype_vetoes = _attr_conditions(rules, cases.get(key, ()), _attr_defaults(key[1], key[0]))
+        if conds:
+            for rule in rules:
+                rule["attrs"] = conds
+        for k, bad in sorted(dtype_vetoes.items()):
+            if key[0]:
+                continue  # no ONNX schema to list the other dtypes of
+            # no dtype left (the only one the schema allows was refused): the input must be absent
+            # (Attention's nonpad_kv_seqlen)
+            allowed = [d for d in _allowed(key[1], k) if d not in bad]
+            for rule in rules:
+                rule["types"][f"i{k}"] = allowed
         if key == ("", "Pow"):
             # the probes feed the exponent the base's dtype; QNN's ElementWisePower was never seen taking
             # another one (the pow_types_float32_int32/int64 node tests are left to the CPU)
             for rule in rules:
                 rule["types"]["i1"] = list(rule["types"]["i0"])
-        conds = _attr_conditions(rules, cases.get(key, ()), _attr_defaults(key[1], key[0]))
-        if conds:
-            for rule in rules:
-                rule["attrs"] = conds
         out[key] = rules
     for key in sorted(refusals):
         # dtypes for which some node was claimed before the layout transformation and refused after it;
@@ -516,7 +535,9 @@ def _attr_conditions(rules, cases, defaults=None):
     chosen greedily, the one explaining most refused nodes not yet explained first, and a value
     that explains no further node is not vetoed (the ArgMax node tests refused for
     ``select_last_index=1`` also use ``axis=-1``, which QNN takes).  Float values explain a refusal
-    but are never written (a float is not a ``not_in`` value).
+    but are never written (a float is not a ``not_in`` value).  The dtypes of side inputs
+    (:data:`SIDE_DTYPE` pseudo attributes of ``--models`` cases) compete the same way; returns
+    ``(conditions, {input index: vetoed dtypes})`` (Attention with a bool ``attn_mask``).
     """
     seen_yes, refused = {}, []
     defaults = defaults or {}
@@ -546,15 +567,18 @@ def _attr_conditions(rules, cases, defaults=None):
             break
         explained |= candidates.pop(best)
         chosen.append(best)
-    bad_by_name = {}
+    bad_by_name, dtype_vetoes = {}, {}
     for name, value in chosen:
-        bad_by_name.setdefault(name, []).append(value)
+        if name.startswith(SIDE_DTYPE):
+            dtype_vetoes.setdefault(int(name[len(SIDE_DTYPE):]), set()).add(value)
+        else:
+            bad_by_name.setdefault(name, []).append(value)
     conds = []
     for name in sorted(bad_by_name):
         bad = sorted(v for v in bad_by_name[name] if isinstance(v, (int, str)))
         if bad and all(type(v) is type(bad[0]) for v in bad):
             conds.append({"name": name, "not_in": bad})
-    return conds
+    return conds, dtype_vetoes
 
 
 def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS, work=None, evidence_out=None):

@@ -61,7 +61,10 @@ def _check_types(rule, node, model):
                     return None  # unknown schema: dtypes cannot be bound to constraints
             ports = list(schema.ports_of(key, len(node.inputs), len(node.outputs)))
         for kind, k in ports:
-            name = (node.inputs if kind == "i" else node.outputs)[k]
+            seq = node.inputs if kind == "i" else node.outputs
+            if k >= len(seq):  # an optional port the node leaves out
+                continue
+            name = seq[k]
             dt = _dtype_of(model, name)
             if dt is not None and dt not in allowed:
                 port = f"input {k}" if kind == "i" else f"output {k}"
