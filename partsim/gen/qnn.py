@@ -53,6 +53,8 @@ SIDE_INPUT_OPS = ("CumSum", "Expand", "Tile", "Squeeze", "Unsqueeze", "Reshape",
 POOLS = ("MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool")
 NORMS = ("BatchNormalization", "InstanceNormalization", "GroupNormalization", "Conv", "ConvTranspose", "LRN", "DepthToSpace", "SpaceToDepth")
 PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER) + list(POOLS) + ["Resize"] + list(NORMS))
+#: ORT's error when no provider takes a node (session_state.cc): QNN refused it and the CPU has no kernel
+NO_KERNEL = "Could not find an implementation for"
 #: the error ORT raises when an EP does not take a node it had converted to NHWC (layout_transformation.cc)
 LAYOUT_REFUSAL = "was inserted using the NHWC format"
 
@@ -466,7 +468,10 @@ def usable_evidence(evidence):
     left out, unless QNN claimed a ``--models`` node of the same op whose run-time side inputs include
     all of these positions (the ONNX node tests feed every input at run time: QNN took
     ``test_resize_downsample_scales_linear`` with its scales so, hence its refusal of the antialiased
-    variant is the attribute's doing).  Claims (also ones refused after the NHWC conversion) always count.
+    variant is the attribute's doing).  Claims (also ones refused after the NHWC conversion) always count;
+    a model without a session that does not load (fate ``None``) says nothing (the local-window
+    Attention node tests, invalid graphs, had vetoed ``is_causal=1`` so); one QNN left to a CPU
+    without a kernel for it (:data:`NO_KERNEL`) is a refusal (``qnn_table``).
     """
     claimed_dyn = {}
     for op, domain, dtype, rank, fate, attrs in evidence:
@@ -474,7 +479,7 @@ def usable_evidence(evidence):
             claimed_dyn.setdefault((domain, op), []).append(_positions(attrs))
     out = []
     for op, domain, dtype, rank, fate, attrs in evidence:
-        if DYNAMIC_SIDE in attrs and fate not in (True, "layout_refusal"):
+        if DYNAMIC_SIDE in attrs and fate not in (True, "layout_refusal", None):  # None: no session, no fact
             if attrs[DYNAMIC_SIDE] != "models" or not any(
                     _positions(attrs) <= seen for seen in claimed_dyn.get((domain, op), ())):
                 continue
@@ -590,12 +595,13 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
 
     with tempfile.TemporaryDirectory(prefix="partsim-qnn-probes-") as tmp:
         base_dir = Path(work or tmp)
-        paths, expect = [], {}
+        paths, expect, probes = [], {}, set()
         for op, dtype, rank, variant in probe_specs(ops, ranks):
             tag = "".join(f".{k}={v}" for k, v in variant)
             p = base_dir / f"{op}.{dtype}.r{rank}{tag}.onnx"
             onnx.save(build_probe(op, dtype, rank, variant), str(p))
             paths.append(str(p))
+            probes.add(str(p))
             expect[str(p)] = (op, "", dtype, rank, f"n0_{op}", dict(variant))
         for d in models:
             for p in sorted(Path(d).glob("*.onnx")):
@@ -608,7 +614,13 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     for p in paths:
         op, domain, dtype, rank, name, attrs = expect[p]
         rec = recs[p]
-        fate = _claimed(rec, name) if "assignment" in rec or LAYOUT_REFUSAL in rec.get("create_error", "") else None
+        err = rec.get("create_error", "")
+        fate = _claimed(rec, name) if "assignment" in rec or LAYOUT_REFUSAL in err else None
+        if fate is None and NO_KERNEL in err and f"node with name '{name}'" in err and p not in probes:
+            # a --models node QNN left to a CPU without a kernel for it: a refusal all the same (not
+            # read from the probes: Where's are keyed by input 0, the bool condition, while the CPU
+            # lacks the bool values they feed)
+            fate = False
         evidence.append((op, domain, dtype, rank, fate, attrs))
     if evidence_out:  # the raw evidence, one JSON object per model (for review; not read back)
         with open(evidence_out, "w") as f:

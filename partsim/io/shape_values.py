@@ -25,6 +25,13 @@ __all__ = ["propagate_shape_values", "MAX_VALUES"]
 MAX_VALUES = 64
 
 _INT_TYPES = (6, 7)  # TensorProto INT32, INT64
+#: ONNX ops whose shape inference reads the data of an input (``getInputData``): a Constant (or a
+#: propagated value) feeding another op tells its inference nothing (onnx/defs/*/defs.cc)
+_READS_DATA = {"Reshape", "Expand", "ConstantOfShape", "Range", "Tile", "Pad", "Slice", "Squeeze", "Unsqueeze",
+               "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+               "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "Resize", "Upsample", "TopK", "OneHot", "Split",
+               "CenterCropPad", "Col2Im", "STFT", "DFT", "BlackmanWindow", "HannWindow", "HammingWindow",
+               "AffineGrid", "MaxUnpool"}
 _VALUE_OPS = {"Cast", "Shape", "Size", "Concat", "Slice", "Gather", "Squeeze", "Unsqueeze",
               "Add", "Sub", "Mul", "Div"}
 
@@ -71,7 +78,7 @@ def _value_of(op, node, ins, types, const, opset):
         return ins[k][1] if k < len(ins) and ins[k] is not None and ins[k][0] == want else None
 
     def side(k):
-        return const[k].tolist() if k < len(const) and const[k] is not None else None
+        return const[k] if k < len(const) else None
 
     if op == "Shape":  # ONNX's Shape propagator (symbolic dimensions kept as unknown elements)
         t = types.get(node.input[0])
@@ -156,16 +163,46 @@ def _value_of(op, node, ins, types, const, opset):
     return None
 
 
+def _type_key(tp):
+    """A TypeProto for the memo key.  A symbolic dimension may reappear, by name, in an output type
+    (Reshape copies a 0 of its target), so types with one are keyed by their bytes, names included."""
+    if not tp.HasField("tensor_type") or any(d.HasField("dim_param") for d in tp.tensor_type.shape.dim):
+        return tp.SerializeToString()
+    tt = tp.tensor_type
+    if not tt.HasField("shape"):
+        return (tt.elem_type,)
+    return (tt.elem_type, tuple(d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim))
+
+
+def _data_key(t):
+    """What of a TensorProto the inference can read, for the memo key: a small tensor by content (not
+    its name), a big one by name."""
+    n = 1
+    for d in t.dims:
+        n *= d
+    if n > MAX_VALUES or t.data_location:
+        return ("named", t.name)
+    c = type(t)()
+    c.CopyFrom(t)
+    c.name = ""
+    return c.SerializeToString()
+
+
+def _copy_type(tp):
+    import onnx
+
+    out = onnx.TypeProto()
+    out.CopyFrom(tp)
+    return out
+
+
 def _constant_tensor(node):
     """The TensorProto a Constant node makes (``value`` or the scalar/list attributes), or None."""
     import onnx
 
     for a in node.attribute:
         if a.name == "value":
-            t = onnx.TensorProto()
-            t.CopyFrom(a.t)
-            t.name = node.output[0]
-            return t
+            return a.t  # read only; its own name does not matter to the inference
         if a.name in ("value_int", "value_ints", "value_float", "value_floats"):
             v = onnx.helper.get_attribute_value(a)
             dtype = onnx.TensorProto.INT64 if "int" in a.name else onnx.TensorProto.FLOAT
@@ -174,20 +211,36 @@ def _constant_tensor(node):
     return None
 
 
-def _constant_value(node):
-    import numpy as np
-    from onnx import numpy_helper
+def _small_ints(t):
+    """The values of an int32/int64 TensorProto of rank <= 1 and at most :data:`MAX_VALUES` elements
+    (an int for rank 0, a list for rank 1), or None; read straight from the proto (no numpy:
+    exported graphs hold thousands of such constants)."""
+    import struct
 
+    if t.data_type not in _INT_TYPES or len(t.dims) > 1 or (t.dims and t.dims[0] > MAX_VALUES) or t.data_location:
+        return None
+    if t.raw_data:
+        raw = t.raw_data
+        fmt = "q" if t.data_type == 7 else "i"
+        if len(raw) % struct.calcsize(fmt):
+            return None
+        vals = list(struct.unpack(f"<{len(raw) // struct.calcsize(fmt)}{fmt}", raw))
+    else:
+        vals = list(t.int64_data if t.data_type == 7 else t.int32_data)
+    n = t.dims[0] if t.dims else 1
+    if len(vals) != n:
+        return None
+    return vals if t.dims else vals[0]
+
+
+def _constant_value(node):
     for a in node.attribute:
-        if a.name == "value" and a.t.data_type in _INT_TYPES:
-            v = numpy_helper.to_array(a.t)
-        elif a.name == "value_int":
-            v = np.array(a.i)
-        elif a.name == "value_ints":
-            v = np.array(list(a.ints))
-        else:
-            continue
-        return v.astype(np.int64) if v.ndim <= 1 and v.size <= MAX_VALUES else None
+        if a.name == "value":
+            return _small_ints(a.t)
+        if a.name == "value_int":
+            return a.i
+        if a.name == "value_ints":
+            return list(a.ints) if len(a.ints) <= MAX_VALUES else None
     return None
 
 
@@ -206,80 +259,110 @@ def propagate_shape_values(proto):
     types = {}
     for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
         types.setdefault(vi.name, vi.type)
-    values, consts, data = {}, {}, {}  # propagated (channel, values); initializer values; TensorProtos
+    values, consts, data = {}, {}, {}  # propagated (channel, values); small int constants; TensorProtos
     for t in graph.initializer:
-        if t.data_type in _INT_TYPES and len(t.dims) <= 1 and (not t.dims or t.dims[0] <= MAX_VALUES):
-            v = numpy_helper.to_array(t).astype(np.int64)
+        v = _small_ints(t)
+        if v is not None:
             consts[t.name] = v
         data[t.name] = t
-        if t.name not in types:
-            types[t.name] = onnx.helper.make_tensor_type_proto(t.data_type, list(t.dims))
-    value_infos = {vi.name: vi for vi in graph.value_info}
-    outputs = {vi.name: vi for vi in graph.output}
-    changed_types, tightened, from_constant = set(), 0, set()
+    value_infos, outputs = None, None  # name -> ValueInfoProto, made at the first tightening
+    # tensors a node's inference may learn from: propagated values, Constant outputs (ORT makes them
+    # initializers; ONNX's inference without data propagation does not read them), changed types
+    watched, changed_types, tightened, from_constant = set(), set(), 0, set()
+    memo = {}
     for node in graph.node:
         if node.domain not in ("", "ai.onnx"):
             continue
         op = node.op_type
         if op == "Constant":  # ORT makes it an initializer, which every later inference can read
-            v = _constant_value(node)
-            if v is not None and node.output:
-                consts[node.output[0]] = v
-            t = _constant_tensor(node)
-            if t is not None and node.output:
-                data[node.output[0]] = t
-                from_constant.add(node.output[0])
+            if node.output:
+                v = _constant_value(node)
+                if v is not None:
+                    consts[node.output[0]] = v
+                t = _constant_tensor(node)
+                if t is not None:
+                    data[node.output[0]] = t
+                    from_constant.add(node.output[0])
+                    watched.add(node.output[0])
             continue
-        ins = [values.get(i) if i else None for i in node.input]
+        inputs = node.input
         if op in _VALUE_OPS and node.output and node.output[0] not in values:
+            ins = [values.get(i) if i else None for i in inputs]
             try:
-                v = _value_of(op, node, ins, types, [consts.get(i) for i in node.input], opset)
+                v = _value_of(op, node, ins, types, [consts.get(i) for i in inputs], opset)
             except (ValueError, TypeError, IndexError, OverflowError):
                 v = None
             if v is not None and (v[0] == "scalar" or len(v[1]) <= MAX_VALUES):
                 values[node.output[0]] = v
-        fed = [i for i, v in zip(node.input, ins) if v is not None and i and i not in data and
-               (v[0] == "scalar" or all(x is not None for x in v[1]))]
-        if not fed and not any(i in changed_types or i in from_constant for i in node.input):
+                watched.add(node.output[0])
+        if not any(i in watched for i in inputs):
             continue
-        if any(_static_dims(types[o]) is not None for o in node.output if o in types) and \
-                not any(i in changed_types for i in node.input):
+        if op not in _READS_DATA and not (changed_types and any(i in changed_types for i in inputs)):
+            continue  # only a changed input type can tell its inference something new
+        changed_in = any(i in changed_types for i in inputs) if changed_types else False
+        if not changed_in and all(o in types and _static_dims(types[o]) is not None for o in node.output if o):
             continue  # its outputs are known already
-        if any(i and i not in types for i in node.input):
+        fed = [i for i in inputs if i in values and i not in data and
+               (values[i][0] == "scalar" or all(x is not None for x in values[i][1]))]
+        if not fed and not changed_in and not any(i in from_constant for i in inputs):
             continue
-        try:
-            schema = onnx.defs.get_schema(op, opset, "")
-        except Exception:  # an op ONNX does not know: nothing to re-infer
-            continue
-        input_data = dict(data)
-        for i in fed:
-            ch, v = values[i]
-            v = np.array(v, dtype=np.int64).reshape(() if ch == "scalar" else (-1,))
-            elem = types[i].tensor_type.elem_type if types[i].HasField("tensor_type") else 7
-            input_data[i] = numpy_helper.from_array(v.astype(np.int32 if elem == 6 else np.int64), i)
-        try:
-            inferred = onnx.shape_inference.infer_node_outputs(
-                schema, node, {i: types[i] for i in node.input if i},
-                {i: input_data[i] for i in node.input if i in input_data},
-                opset_imports=list(proto.opset_import), ir_version=proto.ir_version or 8)
-        except Exception:  # ONNX's inference refused the node: ORT would keep what it had
-            continue
-        for name, tp in inferred.items():
-            old = types.get(name)
-            if old is not None and _known(tp) <= _known(old):
+        in_types = {}
+        for i in inputs:
+            if not i:
                 continue
-            if old is not None and old.HasField("tensor_type") and old.tensor_type.HasField("shape") and \
-                    tp.tensor_type.HasField("shape") and len(old.tensor_type.shape.dim) == len(tp.tensor_type.shape.dim):
-                for d_old, d_new in zip(old.tensor_type.shape.dim, tp.tensor_type.shape.dim):
-                    if d_old.HasField("dim_value") and not d_new.HasField("dim_value"):
-                        d_new.dim_value = d_old.dim_value
-            vi = value_infos.get(name) or outputs.get(name)
-            if vi is None:
-                vi = graph.value_info.add()
-                vi.name = name
-                value_infos[name] = vi
-            vi.type.CopyFrom(tp)
-            types[name] = vi.type
-            changed_types.add(name)
-            tightened += 1
+            if i in types:
+                in_types[i] = types[i]
+            elif i in data:
+                in_types[i] = onnx.helper.make_tensor_type_proto(data[i].data_type, list(data[i].dims))
+            else:
+                break
+        else:
+            try:
+                schema = onnx.defs.get_schema(op, opset, "")
+            except Exception:  # an op ONNX does not know: nothing to re-infer
+                continue
+            input_data = {i: data[i] for i in inputs if i in data}
+            for i in fed:
+                ch, v = values[i]
+                v = np.array(v, dtype=np.int64).reshape(() if ch == "scalar" else (-1,))
+                elem = in_types[i].tensor_type.elem_type if in_types[i].HasField("tensor_type") else 7
+                input_data[i] = numpy_helper.from_array(v.astype(np.int32 if elem == 6 else np.int64), i)
+            # exported graphs repeat the same node with the same input types and data (one per block):
+            # ONNX's inference runs once per distinct (op, attributes, input types, input data)
+            key = (op, tuple(a.SerializeToString() for a in node.attribute),
+                   tuple((_type_key(in_types[i]), _data_key(input_data[i]) if i in input_data
+                          else None) if i else None for i in inputs), len(node.output))
+            if key not in memo:
+                try:
+                    got = onnx.shape_inference.infer_node_outputs(
+                        schema, node, in_types, input_data, opset_imports=list(proto.opset_import),
+                        ir_version=proto.ir_version or 8)
+                except Exception:  # ONNX's inference refused the node: ORT would keep what it had
+                    got = {}
+                memo[key] = [got.get(o) for o in node.output]
+            inferred = {o: tp for o, tp in zip(node.output, memo[key]) if o and tp is not None}
+            for name, tp in inferred.items():
+                tp = _copy_type(tp)
+                old = types.get(name)
+                if old is not None and _known(tp) <= _known(old):
+                    continue
+                if old is not None and old.HasField("tensor_type") and old.tensor_type.HasField("shape") and \
+                        tp.tensor_type.HasField("shape") and \
+                        len(old.tensor_type.shape.dim) == len(tp.tensor_type.shape.dim):
+                    for d_old, d_new in zip(old.tensor_type.shape.dim, tp.tensor_type.shape.dim):
+                        if d_old.HasField("dim_value") and not d_new.HasField("dim_value"):
+                            d_new.dim_value = d_old.dim_value
+                if value_infos is None:
+                    value_infos = {vi.name: vi for vi in graph.value_info}
+                    outputs = {vi.name: vi for vi in graph.output}
+                vi = value_infos.get(name) or outputs.get(name)
+                if vi is None:
+                    vi = graph.value_info.add()
+                    vi.name = name
+                    value_infos[name] = vi
+                vi.type.CopyFrom(tp)
+                types[name] = vi.type
+                changed_types.add(name)
+                watched.add(name)
+                tightened += 1
     return tightened
