@@ -4,13 +4,17 @@
 process, side by side with a real ORT CPU session at ORT_ENABLE_ALL on the same model with its
 weights materialized (done once, before timing): the session's creation alone, and the whole
 process a user would run for it (``python -c "import onnxruntime; InferenceSession(...)"``).
-Runs alternate; medians of ``--runs``.  Target: partsim <= 1.5x the session.
+partsim runs twice per round: cold (``PARTSIM_NO_CACHE=1``: ORT's optimizer runs in its child) and
+warm (a cache folder of this run, filled by one run before timing: the model checked again
+unchanged, as on every commit).  Runs alternate; medians of ``--runs``.  Target: partsim <= 1.5x
+the session.
 
     python benchmarks/bench_pipeline.py [--runs 7] [--model PATH]
 """
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -39,36 +43,50 @@ def main():
     args = ap.parse_args()
     from partsim.io.materialize import materialize_weights
 
-    partsim_s, process_s, create_s = [], [], []
+    partsim_s, warm_s, process_s, create_s = [], [], [], []
     with tempfile.TemporaryDirectory(prefix="bench-pipeline-") as tmp:
         runnable = materialize_weights(args.model, Path(tmp) / "m")
         out = Path(tmp) / "summary.json"
+        cmd = CLI + ["simulate", args.model, "-p", "cuda", "-f", "json", "-o", str(out)]
+        cold_env = {**os.environ, "PARTSIM_NO_CACHE": "1"}
+        warm_env = {k: v for k, v in os.environ.items() if k != "PARTSIM_NO_CACHE"}
+        warm_env["PARTSIM_CACHE_DIR"] = str(Path(tmp) / "cache")
+        timed_process(cmd, env=warm_env)  # fills the cache
+        cold_summary = None
         for _ in range(args.runs):
-            dt, _ = timed_process(CLI + ["simulate", args.model, "-p", "cuda", "-f", "json", "-o", str(out)])
+            dt, _ = timed_process(cmd, env=cold_env)
             partsim_s.append(dt)
+            cold_summary = out.read_bytes()
+            dt, _ = timed_process(cmd, env=warm_env)
+            warm_s.append(dt)
+            if out.read_bytes() != cold_summary:
+                raise SystemExit("the warm (cached) run's summary differs from the cold run's")
             dt, stdout = timed_process([sys.executable, "-c", SESSION, str(runnable)])
             process_s.append(dt)
             create_s.append(float(stdout.strip().splitlines()[-1]))
         summary = json.loads(out.read_text())
-    med = {k: statistics.median(v) for k, v in (("partsim", partsim_s), ("session_process", process_s),
-                                                ("session_create", create_s))}
+    med = {k: statistics.median(v) for k, v in (("partsim", partsim_s), ("partsim_warm", warm_s),
+                                                ("session_process", process_s), ("session_create", create_s))}
     result = {
         "model": Path(args.model).name, "runs": args.runs, "nodes_predicted": summary["model"]["nodeCount"],
         "level": summary["level"], "median_s": {k: round(v, 3) for k, v in med.items()},
         "ratio_vs_session_create": round(med["partsim"] / med["session_create"], 2),
         "ratio_vs_session_process": round(med["partsim"] / med["session_process"], 2),
-        "all_s": {"partsim": [round(x, 3) for x in partsim_s], "session_process": [round(x, 3) for x in process_s],
+        "warm_ratio_vs_session_create": round(med["partsim_warm"] / med["session_create"], 2),
+        "warm_ratio_vs_session_process": round(med["partsim_warm"] / med["session_process"], 2),
+        "all_s": {"partsim": [round(x, 3) for x in partsim_s], "partsim_warm": [round(x, 3) for x in warm_s],
+                  "session_process": [round(x, 3) for x in process_s],
                   "session_create": [round(x, 3) for x in create_s]},
     }
     Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     print(f"{result['model']} ({result['nodes_predicted']} nodes predicted, level {result['level']}), "
           f"medians of {args.runs}:")
-    print(f"  partsim simulate -p cuda (whole CLI process)   {med['partsim']:.3f} s")
-    print(f"  ORT CPU session, ENABLE_ALL: creation alone     {med['session_create']:.3f} s"
-          f"   -> partsim {result['ratio_vs_session_create']}x")
-    print(f"  ORT CPU session, ENABLE_ALL: whole process      {med['session_process']:.3f} s"
-          f"   -> partsim {result['ratio_vs_session_process']}x")
-
+    print(f"  partsim simulate -p cuda, cold (whole CLI process)   {med['partsim']:.3f} s"
+          f"   -> {result['ratio_vs_session_create']}x creation, {result['ratio_vs_session_process']}x process")
+    print(f"  partsim simulate -p cuda, warm cache (same)          {med['partsim_warm']:.3f} s"
+          f"   -> {result['warm_ratio_vs_session_create']}x creation, {result['warm_ratio_vs_session_process']}x process")
+    print(f"  ORT CPU session, ENABLE_ALL: creation alone           {med['session_create']:.3f} s")
+    print(f"  ORT CPU session, ENABLE_ALL: whole process            {med['session_process']:.3f} s")
 
 if __name__ == "__main__":
     main()

@@ -68,3 +68,14 @@ from hypothesis import settings  # noqa: E402
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("explore", deadline=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# partsim's caches (parsed tables, ORT optimizer results) go to a folder of this test run, never
+# the developer's ~/.cache: every run starts cold, CLI subprocesses inherit the variable.
+import atexit  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+
+_TEST_CACHE = tempfile.mkdtemp(prefix="partsim-test-cache-")
+os.environ["PARTSIM_CACHE_DIR"] = _TEST_CACHE
+os.environ.pop("PARTSIM_NO_CACHE", None)
+atexit.register(shutil.rmtree, _TEST_CACHE, True)

@@ -167,11 +167,12 @@ def test_single_op_probes_agree(tmp_path):
 
 @needs_qnn
 @pytest.mark.parametrize("name", ["tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "q_tiny_resnet.ts.dyn",
-                                  "tiny_transformer.ts", "tiny_transformer.dynamo", "q_tiny_resnet.ts.qdq"])
+                                  "tiny_transformer.ts", "tiny_transformer.dynamo", "q_tiny_resnet.ts.qdq",
+                                  "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts"])
 def test_corpus_models_against_real_qnn(name, tmp_path):
     from partsim.io.materialize import materialize_weights
 
-    path = shared_path(f"corpus/full/{name}.onnx")
+    path = shared_path(f"corpus/{name if '/' in name else 'full/' + name}.onnx")
     runnable = materialize_weights(str(path), tmp_path)
     rec, obs = _observe(runnable)
     summary, assignment = predict(str(path), ["qnn"])
@@ -207,11 +208,17 @@ def test_layout_conversions_ort_inserts_are_not_missing(tmp_path):
 
 
 @needs_qnn
-@pytest.mark.parametrize("name", ["tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "tiny_transformer.ts"])
+@pytest.mark.parametrize("name", ["tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "tiny_transformer.ts",
+                                  "q_tiny_resnet.ts.dyn", "q_tiny_resnet.ts.qop",
+                                  "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts"])
 def test_corpus_models_at_enable_all(name):
     """ORT_ENABLE_ALL: Level 1 runs before partitioning (predicted on ORT's own BASIC rewrite), Level 2/3
-    never touch QNN's fused partitions, the NHWC conversion happens inside partitioning."""
-    r = _cli("verify", shared_path(f"corpus/full/{name}.onnx"), "-p", "qnn", "--observe", "--level", "all",
+    never touch QNN's fused partitions, the NHWC conversion happens inside partitioning.  q_tiny_resnet.ts.dyn:
+    folded biases let QNN claim every DynamicQuantizeLinear + ConvInteger group (not converted to NHWC);
+    q_tiny_resnet.ts.qop: the refused NHWC MaxPool fails the session here too; fasterrcnn: ORT drops QNN's
+    groups (sim/plugin_groups.py), every node on the CPU."""
+    rel = name if "/" in name else f"full/{name}"
+    r = _cli("verify", shared_path(f"corpus/{rel}.onnx"), "-p", "qnn", "--observe", "--level", "all",
              "--format", "json")
     v = json.loads(r.stdout)["verify"]
     assert r.returncode == 0 and v["agreement"] == 1.0, v["disagreements"][:5]
@@ -269,3 +276,59 @@ def test_recorded_node_tests_of_measured_attribute_refusals():
         if v["disagreements"]:
             wrong.append((test, [(d["opType"], d["observed"]) for d in v["disagreements"]]))
     assert checked >= 40 and not wrong, wrong[:10]
+
+
+def _if_model(first_op, tmp_path):
+    """``first_op(x)`` read only from inside an If's branches, the If's condition computed by QNN nodes
+    from x (ReduceMax, Greater, Not), and an Add after the If.  With an op QNN refuses first (Sinh), the
+    EP's own partition walk (which counts an If's explicit inputs only but is told of its implicit
+    reads) makes the If ready before its condition: one group holds Not and the Add on both sides of
+    the If."""
+    then_g = h.make_graph([h.make_node("Identity", ["s"], ["o_then"], name="then_id")], "then", [],
+                          [vi("o_then", [4])])
+    else_g = h.make_graph([h.make_node("Sinh", ["s"], ["o_else"], name="else_sinh")], "else", [],
+                          [vi("o_else", [4])])
+    nodes = [h.make_node(first_op, ["x"], ["s"], name="first"),
+             h.make_node("ReduceMax", ["x"], ["m"], name="rmax", keepdims=0),
+             h.make_node("Greater", ["m", "zero"], ["g"], name="gt"),
+             h.make_node("Not", ["g"], ["cond"], name="not"),
+             h.make_node("If", ["cond"], ["o"], name="branch", then_branch=then_g, else_branch=else_g),
+             h.make_node("Add", ["o", "x"], ["y"], name="add")]
+    return save(model(nodes, [vi("x", [4])], [vi("y", [4])], [const("zero", [], 0.0)], opset=17),
+                tmp_path / f"if_{first_op}.onnx")
+
+
+@needs_qnn
+@pytest.mark.parametrize("first_op", ["Sinh", "Relu"])
+def test_plugin_group_check_against_real_sessions(tmp_path, first_op):
+    """ORT drops every QNN group when one of the groups the plugin EP formed is not one partition
+    (ep_plugin_provider_interfaces.cc); with Relu first the If is on the group border and the groups hold."""
+    path = _if_model(first_op, tmp_path)
+    _, obs = _observe(path)
+    summary, assignment = predict(str(path), ["qnn"])
+    main = {k: v for k, v in obs["nodes"].items() if k in ("first", "rmax", "gt", "not", "branch", "add")}
+    if first_op == "Sinh":
+        assert set(main.values()) == {"CPUExecutionProvider"}  # the real EP got nothing
+    else:
+        assert main["add"] == QNN and main["gt"] == QNN
+    v = compare(summary, assignment, obs)
+    assert v["agreement"] == 1.0, v["disagreements"]
+    reasons = {n["name"]: n.get("reasonDetail", "") for n in summary["nodes"]}
+    if first_op == "Sinh":
+        assert "not one partition" in reasons["not"]
+
+
+@needs_qnn
+def test_untaken_function_node_is_inlined_and_partitioned_again(tmp_path):
+    """HardSwish with a symbolic dimension: QNN's table has HardSwish but QNN refuses the dynamic
+    shape, the CPU has no HardSwish kernel, so ORT inlines it (HardSigmoid + Mul) in its next
+    partitioning round and the session runs (graph_partitioner.cc InlineNodes)."""
+    nodes = [h.make_node("HardSwish", ["x"], ["y"], name="hs")]
+    path = save(model(nodes, [vi("x", ["n", 8])], [vi("y", ["n", 8])], opset=17), tmp_path / "hs.onnx")
+    rec, obs = _observe(path)
+    assert rec.get("state") == "ok"
+    summary, _ = predict(str(path), ["qnn"])
+    assert summary["status"] == "ok", summary.get("failure")
+    ops = sorted(n["opType"] for n in summary["nodes"])
+    assert ops == sorted(obs["opTypes"].values()) == ["HardSigmoid", "Mul"]
+    assert {n["provider"] for n in summary["nodes"]} == set(obs["nodes"].values())

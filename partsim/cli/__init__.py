@@ -45,6 +45,9 @@ def build_parser(command=None):
     parser.add_argument("--version", action="version", version=f"partsim {__version__}")
     parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                         help="stage lines with timings on stderr for long runs (auto: when stderr is a terminal)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write partsim's cache (parsed tables, ORT optimizer results; "
+                             "~/.cache/partsim, moved by PARTSIM_CACHE_DIR; same as PARTSIM_NO_CACHE=1)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     names = COMMANDS
@@ -68,6 +71,9 @@ def _command_of(argv):
         a = argv[k]
         if a == "--progress":
             k += 2
+            continue
+        if a == "--no-cache":
+            k += 1
             continue
         if a.startswith("-"):
             return None  # --help, --version, --progress=…: the full parser answers
@@ -115,6 +121,29 @@ def _refuse_overwriting_inputs(args):
         return  # the command itself reports unreadable paths
 
 
+def _without_cache(args):
+    """Run the command with ``PARTSIM_NO_CACHE=1`` (read by :mod:`partsim.io.cache`, inherited by
+    child processes), restored afterwards for in-process callers."""
+    saved = os.environ.get("PARTSIM_NO_CACHE")
+    os.environ["PARTSIM_NO_CACHE"] = "1"
+    try:
+        return _run_command(args)
+    finally:
+        if saved is None:
+            os.environ.pop("PARTSIM_NO_CACHE", None)
+        else:
+            os.environ["PARTSIM_NO_CACHE"] = saved
+
+
+def _run_command(args):
+    code = args.run(args)
+    if args.command != "lint" and getattr(args, "rules", None):
+        from .user_tables import warn_about_user_tables
+
+        warn_about_user_tables(args.rules)  # after the run: a failed run prints its one error line only
+    return code
+
+
 def main(argv=None):
     """Run the CLI; returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -133,12 +162,9 @@ def main(argv=None):
         # A command builds large object graphs (a node, value and edge objects per tensor) and
         # frees them at exit: the cyclic GC only rescans them, ~25 % of the time on big models.
         gc.disable()
-        code = args.run(args)
-        if args.command != "lint" and getattr(args, "rules", None):
-            from .user_tables import warn_about_user_tables
-
-            warn_about_user_tables(args.rules)  # after the run: a failed run prints its one error line only
-        return code
+        if args.no_cache:
+            return _without_cache(args)
+        return _run_command(args)
     except PartsimError as exc:
         print(f"partsim: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

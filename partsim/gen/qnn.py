@@ -691,12 +691,14 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     # seen on real sessions: tiny_resnet with a symbolic batch (only its weight Identities are claimed) and the
     # attention *_expanded node tests fail with "Having zero graph inputs is not supported on this backend"
     table["partitioning"]["refuse_all_constant_input_groups"] = True
+    # onnxruntime-qnn 2.x is a plugin EP: its own copy of the partition wave forms the groups, ORT re-partitions
+    # each and drops them all when one splits (ep_plugin_provider_interfaces.cc; seen on fasterrcnn, all CPU)
+    table["partitioning"]["plugin_group_check"] = True
+    # QnnEp::GetCapabilityImpl returns at once for a graph with a parent node: nothing inside If/Loop/Scan
+    table["partitioning"]["subgraphs"] = "unsupported"
     # qnn_node_group/dq_matmul_integer_fusion.cc: DynamicQuantizeLinear + MatMulInteger (+ Cast, Muls, Add) as
     # one float MatMul; neither has a builder alone (seen on q_tiny_resnet.ts.dyn's classifier)
-    table["partitioning"]["node_groups"] = ["dq_matmul_integer"]
-    # qnn_ep.cc QnnEp::GetCapabilityImpl returns at once for a graph with a parent node: nothing inside an
-    # If/Loop/Scan body is claimed (seen: test_loop11, test_scan9_sum bodies on the CPU)
-    table["partitioning"]["subgraphs"] = "unsupported"
+    table["partitioning"]["node_groups"] = ["dq_matmul_integer", "dq_conv_integer"]
     # probes whose side inputs come at run time (output shape unknown) were all refused, while a Reshape
     # whose shape input is computed from static shapes is claimed: the outputs must be static too
     table["defaults"] = {**table["defaults"], "static_outputs": True}

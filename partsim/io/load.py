@@ -53,13 +53,39 @@ def load_model(path, infer_shapes=True, shown_as=None, notes=()):
     return _build_from_box(box, str(path), sha256, infer_shapes, shown_as, notes)
 
 
-def model_from_proto(proto, path="<memory>", sha256="", infer_shapes=True, shown_as=None, notes=()):
+def model_from_proto(proto, path="<memory>", sha256="", infer_shapes=True, shown_as=None, notes=(),
+                     index_order=None):
     """Build the IR from an in-memory ``onnx.ModelProto`` (the proto is not modified).
 
     External-data locations are checked against ``path``'s folder unless ``path`` is
-    ``"<memory>"``.
+    ``"<memory>"``.  ``index_order`` (main-graph node positions of a proto listed in topological
+    order) gives the IR's node order instead of the listing; shapes are inferred on the listing.
     """
+    if index_order is not None and infer_shapes and _listed_in_order(proto.graph):
+        _check_declared_dims(proto, path)
+        warnings = []
+        inferred = _infer_shapes_as_listed(proto, warnings)
+        return _try_build(inferred, path, sha256, warnings, list(index_order), False, shown_as, notes)[0]
+    if index_order is not None:
+        import onnx
+
+        reordered = onnx.ModelProto()
+        reordered.CopyFrom(proto)
+        del reordered.graph.node[:]
+        reordered.graph.node.extend(proto.graph.node[k] for k in index_order)
+        proto = reordered
     return _build_from_box([proto], path, sha256, infer_shapes, shown_as, notes)
+
+
+def _listed_in_order(graph):
+    """Whether every main-graph node comes after the producers of its inputs."""
+    later = {o for n in graph.node for o in n.output if o}
+    for n in graph.node:
+        for t in n.input:
+            if t in later:
+                return False
+        later.difference_update(n.output)
+    return True
 
 
 def _build_from_box(box, path, sha256, infer_shapes, shown_as=None, notes=()):

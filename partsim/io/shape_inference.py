@@ -1,4 +1,4 @@
-"""ONNX shape inference (with data propagation, then ORT's shape values) on a model, bounded in memory.
+"""ONNX shape inference (without its data propagation, then ORT's shape values) on a model, bounded in memory.
 """
 
 import os
@@ -77,12 +77,92 @@ def _infer_shapes_as_listed(proto, warnings):
     except Exception as exc:  # onnx raises many types; a failed inference is not fatal
         warnings.append(f"shape inference failed: {' '.join(str(exc).split())[:200]}")
         return proto
+    if any(n.domain == "com.microsoft" for n in proto.graph.node):
+        inferred = _through_contrib_ops(proto, inferred, False)
     try:
         with _memory_cap(SHAPE_INFERENCE_MEMORY + 4 * inferred.ByteSize()):
             propagate_shape_values(inferred)
     except MemoryError:
         warnings.append("shape values not propagated (out of memory)")
     return inferred
+
+
+def _through_contrib_ops(proto, inferred, data_prop, rounds=64):
+    """Shapes past ORT's contrib ops (:mod:`partsim.io.contrib_shapes`): their outputs' value infos,
+    then the ONNX ops between them node by node (``infer_node_outputs``, constants as data), then
+    ONNX's whole inference again with all of that declared, until a round adds nothing."""
+    import onnx
+
+    from .contrib_shapes import contrib_value_infos, known_types
+
+    added = {}
+    consts = {t.name: t for t in proto.graph.initializer}
+    opsets = list(proto.opset_import)
+    onnx_version = next((o.version for o in opsets if (o.domain or "") in ("", "ai.onnx")), None)
+    for _ in range(rounds):
+        known = known_types(inferred.graph)
+        new = []
+        fresh = set()  # tensors typed in this round: only the ONNX nodes reading them are retried
+        for node in inferred.graph.node:
+            if node.domain == "com.microsoft":
+                made = contrib_value_infos([node], known)
+            elif (node.domain or "") in ("", "ai.onnx") and onnx_version is not None and any(
+                    t in fresh for t in node.input) and any(
+                    o and (o not in known or known[o][1] is None) for o in node.output):
+                made = _node_outputs(node, known, consts, opsets, onnx_version)
+            else:
+                continue
+            new.extend(made)
+            fresh.update(v.name for v in made)
+        new = [v for v in new if v.name not in added]
+        if not new:
+            break
+        for v in new:
+            added[v.name] = v
+        base = onnx.ModelProto()
+        base.CopyFrom(proto)
+        declared = {v.name for v in base.graph.value_info}
+        base.graph.value_info.extend(v for v in added.values() if v.name not in declared)
+        try:
+            with _memory_cap(SHAPE_INFERENCE_MEMORY + 4 * base.ByteSize()):
+                inferred = onnx.shape_inference.infer_shapes(base, check_type=False, strict_mode=False,
+                                                             data_prop=data_prop)
+        except Exception:  # MemoryError or an onnx error: keep what the last round had
+            break
+    return inferred
+
+
+def _node_outputs(node, known, consts, opsets, onnx_version):
+    """ONNX's inference for one node from the types known so far (``[]`` when it cannot run)."""
+    import onnx
+    from onnx import helper
+
+    try:
+        schema = onnx.defs.get_schema(node.op_type, onnx_version, "")
+    except Exception:  # SchemaError: not an ONNX op
+        return []
+    types = {}
+    for t in node.input:
+        if not t:
+            continue
+        k = known.get(t)
+        if k is None or k[1] is None:
+            return []
+        types[t] = helper.make_tensor_type_proto(k[0], k[1])
+    data = {t: consts[t] for t in node.input if t in consts}
+    try:
+        outs = onnx.shape_inference.infer_node_outputs(schema, node, types, data, opset_imports=opsets)
+    except Exception:  # InferenceError and friends: leave the node to ONNX's whole-graph pass
+        return []
+    result = []
+    for name, tp in outs.items():
+        tt = tp.tensor_type
+        if not tt.elem_type or not tt.HasField("shape"):
+            continue
+        dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim]
+        known[name] = (tt.elem_type, dims)
+        result.append(helper.make_tensor_value_info(name, tt.elem_type, dims))
+    return result
 
 
 class _memory_cap:

@@ -160,14 +160,15 @@ def parse_table(text, path="<rules>"):
 
 
 def _cache_file(text):
-    if os.environ.get("PARTSIM_NO_CACHE"):
+    from ..io.cache import cache_root
+
+    base = cache_root()
+    if base is None:
         return None
     import hashlib
 
     from .. import __version__
 
-    base = os.environ.get("PARTSIM_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "partsim")
     h = hashlib.sha256()
     for part in (__version__, json.dumps(table_schema(), sort_keys=True), text):
         h.update(part.encode("utf-8"))

@@ -33,6 +33,7 @@ import tempfile
 from pathlib import Path
 
 from ..sim.pipeline import ORT_LEVEL, transformers_to_disable
+from .fp16_casts import has_float16, undo_insert_cast
 
 __all__ = ["pipeline_graph", "PipelineResult", "PLACEHOLDER_OP"]
 
@@ -121,6 +122,9 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
             result.missing_kernel = "Could not find an implementation" in failure or "NOT_IMPLEMENTED" in failure
             return result
         out = onnx.load(str(target), load_external_data=False)
+        float16 = any(p != CPU for p, _ in providers) and has_float16(proto)
+        if float16:  # the CPU-only session's float16 casts: not made where an accelerator takes the nodes
+            undo_insert_cast(out, proto)
         for n in _all_nodes(out.graph):
             orig = originals.get(n.name)
             if orig is not None and n.op_type == PLACEHOLDER_OP:
@@ -132,11 +136,12 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
         # transformers; next to a compiling provider's partitions (which Level 2/3 never touch)
         # every transformer of the requested level
         cpu_level = ORT_LEVEL[level] if compiling and level in ("extended", "all") else None
-        if cpu_nodes_of is not None and (cpu_level or (set(kernel_eps) - {CPU} and ort_level != ORT_LEVEL["basic"])):
+        if cpu_nodes_of is not None and (float16 or cpu_level or (set(kernel_eps) - {CPU}
+                                                                  and ort_level != ORT_LEVEL["basic"])):
             names, types = cpu_nodes_of(out)
             order = {n.name: k for k, n in enumerate(proto.graph.node) if n.name}
             out, pinned = _cpu_pass(out, names, tmp, cpu_level or ort_level, types, order,
-                                    any_op=bool(cpu_level))
+                                    any_op=bool(cpu_level), float16=float16)
     result = PipelineResult(out, "", ort_level, disabled, kept)
     result.pinned = pinned
     return result
@@ -197,13 +202,22 @@ def _optimize(model, target, ort_level, disabled=(), child=None):
     from .child import run_child
     from .optimizer import CHILD
 
+    from .optimizer_cache import lookup, remember, request_key
+
     request = {"model": str(model), "target": str(target), "level": ort_level,
                "external": target.stem + ".weights.pb", "disabled": list(disabled), "lean": True}
-    r = child.run(request, timeout=600) if child is not None else run_child(CHILD, request, timeout=600)
-    if r.state != "ok":
-        return f"ONNX Runtime's optimizer did not finish ({r.state}): {r.error}"
-    if r.record.get("state") != "ok":
-        msg = " ".join(str(r.record.get("error", "")).split())[:600]
+    key = request_key(model, request)
+    record = lookup(key, target, request["external"], model)
+    if record is None:
+        r = child.run(request, timeout=600) if child is not None else run_child(CHILD, request, timeout=600)
+        if r.state != "ok":
+            return f"ONNX Runtime's optimizer did not finish ({r.state}): {r.error}"
+        record = r.record
+        remember(key, record, target, request["external"], model)
+    elif child is not None:
+        child.close()  # answered from the cache: the early child is not needed
+    if record.get("state") != "ok":
+        msg = " ".join(str(record.get("error", "")).split())[:600]
         # a kernel only the CPU lacks is the partitioner's business (another provider may take the
         # node): the graph ORT saved before it looked for kernels is still the one it partitions
         if not ("Could not find an implementation" in msg and target.is_file()):
@@ -213,7 +227,8 @@ def _optimize(model, target, ort_level, disabled=(), child=None):
     return None
 
 
-def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of=None, any_op=False):
+def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of=None, any_op=False,
+              float16=False):
     """The CPU-only Level 2/3 transformers on the nodes partitioning left on the CPU.
 
     ORT runs Level 2/3 after partitioning, each transformer on the nodes of its providers
@@ -228,6 +243,8 @@ def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of
 
     g = graph_model.graph
     cpu = [n for n in g.node if n.name and n.name in cpu_names]
+    if float16 and any((known_types or {}).get(t, ("",))[0] == "float16" for n in cpu for t in n.input):
+        any_op = True  # ORT's InsertCastTransformer casts the float16 nodes left on the CPU
     if not any_op and not any((n.domain or "", n.op_type) in CPU_ONLY_TARGETS or n.domain == "com.microsoft"
                               for n in cpu):
         return graph_model, ()  # shape computations only: no CPU-only transformer has work there
@@ -319,6 +336,14 @@ def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of
     spliced.graph.initializer.extend(t for t in done.graph.initializer if t.name not in have)
     have_vi = {v.name for v in spliced.graph.value_info}
     spliced.graph.value_info.extend(v for v in done.graph.value_info if v.name not in have_vi)
+    # the boundary tensors keep the shapes partsim knew before the pass: a contrib op the pass made
+    # (an NHWC QLinearConv) has no ONNX shape inference, and the partitioning that already
+    # happened saw them static
+    have_vi = {v.name for v in spliced.graph.value_info} | {v.name for v in g.input} | {v.name for v in g.output}
+    for v in outs + ins:
+        if v.name not in have_vi and v.type.tensor_type.HasField("shape"):
+            spliced.graph.value_info.append(v)
+            have_vi.add(v.name)
     known = {(o.domain or "") for o in spliced.opset_import}
     for o in done.opset_import:
         if (o.domain or "") not in known:

@@ -20,6 +20,7 @@ class Prepared:
     when ORT itself cannot build the session), ``notes`` (warnings for the summary)."""
 
     def __init__(self, model, origins, level, failure="", notes=(), pinned=None):
+        self.whole_functions = frozenset()  # function nodes kept whole (a provider's table claims them)
         self.pinned = pinned or {}
         self.model = model
         self.origins = origins
@@ -74,29 +75,23 @@ def function_claims(proto, tables):
     return out
 
 
-def _orts_node_order(optimized, original):
-    """List ``optimized``'s main-graph nodes in ORT's node-index order, in place.
+def _orts_index_order(optimized, original):
+    """``optimized``'s main-graph node positions in ORT's node-index order (``None``: as listed).
 
     ORT saves the optimized graph in topological order, but inside the session a node keeps
     the index it was loaded with and nodes a transformer adds come after all of them
     (``graph.cc`` ``AddNode``).  Orders that follow node indices (ORT's default topological
     order, which the OpenVINO EP's clustering walks) need the session's order back: nodes of
     the model as written (same name and op) first, by their position in the file, then the
-    new ones in the order ORT saved them.
+    new ones in the order ORT saved them.  The IR is built in that order from the listed
+    (sorted) proto, so its shapes are inferred once.
     """
     where = {(n.name, n.domain or "", n.op_type): k for k, n in enumerate(original.graph.node) if n.name}
-    nodes = list(optimized.graph.node)
+    nodes = optimized.graph.node
     key = [where.get((n.name, n.domain or "", n.op_type), len(where) + k) for k, n in enumerate(nodes)]
     if key == sorted(key):
-        return
-    ordered = [nodes[k] for k in sorted(range(len(nodes)), key=key.__getitem__)]
-    copies = []
-    for n in ordered:
-        c = type(n)()
-        c.CopyFrom(n)
-        copies.append(c)
-    del optimized.graph.node[:]
-    optimized.graph.node.extend(copies)
+        return None
+    return sorted(range(len(nodes)), key=key.__getitem__)
 
 
 def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None, modify=None):
@@ -120,13 +115,42 @@ def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None
 
         child = start_child()  # imports onnxruntime while partsim reads and checks the model
     try:
-        return _prepare(path, level, resolution, seed, shown_as, notes, child, modify)
+        prepared = _prepare(path, level, resolution, seed, shown_as, notes, child, modify)
     finally:
         if child is not None:
             child.close()
+    # ORT partitions, then inlines the function nodes no provider took and partitions again, until
+    # none is left (graph_partitioner.cc PartitionOnnxFormatModel, InlineNodes): a function node a
+    # provider's table claims but that provider refuses (a dynamic shape, a rejected group) is
+    # inlined in the next round.  The rounds' assignments are predicted in one pass.
+    unclaimed = set()
+    for _ in range(4):
+        left = _untaken_functions(prepared, resolution) - unclaimed
+        if not left:
+            break
+        unclaimed |= left
+        prepared = _prepare(path, level, resolution, seed, shown_as, notes, None, modify, frozenset(unclaimed))
+    return prepared
 
 
-def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None):
+def _untaken_functions(prepared, resolution):
+    """Names of the function nodes kept whole that no provider would take (CPU fallback without a
+    CPU kernel)."""
+    if not prepared.whole_functions or prepared.failure:
+        return set()
+    from ..sim.assign import simulate
+
+    m = prepared.model
+    a = simulate(m, resolution, pinned=prepared.pinned)
+    cpu = next((t for t in resolution.tables if t.provider == CPU), None)
+    # a node the CPU has a kernel for in other types (fp16 Softsign) is not inlined: ORT's
+    # InsertCastTransformer runs it on the CPU in float (insert_cast_transformer.cc), seen on real
+    # CPU sessions at every level
+    return {n.name for n in m.nodes if n.name in prepared.whole_functions and a.provider[n.index] == CPU
+            and n.index not in a.rules and not (cpu is not None and cpu.rules_for(n.domain, n.op_type))}
+
+
+def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None, unclaimed=frozenset()):
     from ..io.load import model_from_proto
     from ..io.read import read_model_proto
     from ..sim.inline import _tensor_names, inline_functions
@@ -150,15 +174,19 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None)
     claims = function_claims(proto, resolution.tables)
     summary_notes = []  # for the summary's warnings (the model's own notes come from ``notes``)
     failure = ""
+    whole = set()
     if level == "disable":
-        if any(not eps for _, eps in claims.values()):
+        if unclaimed or any(not eps for _, eps in claims.values()):
             names = NameGenerator(_tensor_names(proto.graph))
             opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
             cache = {}
-            inline_functions(proto, lambda n: bool(_claimers(proto, n, resolution.tables, opset, cache)), names)
+            inline_functions(proto, lambda n: n.name not in unclaimed and bool(
+                _claimers(proto, n, resolution.tables, opset, cache)), names)
             ensure_unique_dq(proto, names)
         else:
             ensure_unique_dq(proto)
+        whole = {proto.graph.node[k].name for k, (_, eps) in claims.items()
+                 if eps and proto.graph.node[k].name not in unclaimed}
         model = model_from_proto(proto, str(path), sha256, shown_as=shown_as, notes=notes)
     else:
         from .ort_pipeline import pipeline_graph
@@ -167,11 +195,22 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None)
         model_from_proto(proto, str(path), sha256, infer_shapes=False)
         effective = [(t.provider, t.is_compiling) for t in resolution.tables]
         kept = [proto.graph.node[k].name for k, (_, eps) in claims.items()
-                if eps and CPU not in eps and proto.graph.node[k].name]
+                if eps and CPU not in eps and proto.graph.node[k].name and proto.graph.node[k].name not in unclaimed]
+        whole = set(kept)
+        built = {}
+
+        def build_optimized(optimized):
+            """The IR of ORT's optimized graph in ORT's node order, built once per proto."""
+            if built.get("proto") is not optimized:
+                built["proto"] = optimized
+                built["model"] = model_from_proto(optimized, str(path), sha256, shown_as=shown_as, notes=notes,
+                                                  index_order=_orts_index_order(optimized, proto))
+            return built["model"]
+
         def cpu_nodes_of(optimized):
             from ..sim.assign import simulate
 
-            m = model_from_proto(optimized, str(path), sha256)
+            m = build_optimized(optimized)
             a = simulate(m, resolution)
             names = {n.name for n in m.nodes if a.provider[n.index] == CPU and not n.scope}
             types = {}
@@ -194,9 +233,8 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None)
             else:
                 prepared.failure = f"ONNX Runtime cannot build the session ({result.ort_level}): {result.failure}"
             return prepared
-        _orts_node_order(result.proto, proto)
         try:
-            model = model_from_proto(result.proto, str(path), sha256, shown_as=shown_as, notes=notes)
+            model = build_optimized(result.proto)
         except ModelError as exc:
             raise ModelError(f"partsim cannot read ORT's optimized graph: {exc}", path) from None
     origins = {}
@@ -212,4 +250,6 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None)
     pinned = {}
     if level != "disable" and result.pinned:
         pinned = dict.fromkeys(result.pinned, CPU)
-    return Prepared(model, origins, level, failure, summary_notes, pinned)
+    prepared = Prepared(model, origins, level, failure, summary_notes, pinned)
+    prepared.whole_functions = frozenset(whole)
+    return prepared

@@ -8,7 +8,7 @@ wave algorithm (:mod:`partsim.sim.wave`), all-or-nothing.  The CPU EP comes last
 and takes the rest.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..ir.order import topological_order
 from ..rules.providers import CPU
@@ -20,6 +20,7 @@ from .match import Matcher, Rejection
 from .node_groups import node_group_members
 from .ov_clusters import openvino_clusters
 from .qdq import find_node_units
+from .plugin_groups import rejected_group
 from .wave import create_supported_groups
 
 __all__ = ["Assignment", "simulate", "POLICIES", "CPU"]
@@ -111,6 +112,9 @@ def simulate(model, resolution, policy="per-node", pinned=None):
     partitions = []
     first = resolution.tables[0].provider if resolution.tables else CPU
     refused = []  # why ORT would refuse the session after a compiling EP's claims
+    # node-group members without a rule of their own: seen claimed only after the NHWC layout
+    # transformation (q_tiny_resnet.ts.dyn's ConvIntegers keep their layout and name on QNN)
+    late = set()
 
     def note_reason(i, provider, why):
         if provider == first and first_reason[i] is None:
@@ -145,7 +149,9 @@ def simulate(model, resolution, policy="per-node", pinned=None):
             if table.option("node_groups"):  # fusions claimed as a whole (sim/node_groups.py)
                 mains = [i for i in order if not nodes[i].scope and assigned[i] is None]
                 for i in node_group_members(model, table.option("node_groups"), mains, matched):
-                    matched.setdefault(i, OpRule(op=nodes[i].op_type, domain=nodes[i].domain))
+                    if i not in matched:  # a member without a builder of its own (ConvInteger ...)
+                        matched[i] = OpRule(op=nodes[i].op_type, domain=nodes[i].domain)
+                        late.add(i)
             refused.extend(_claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason))
         else:
             tentative = [i for i in order if i in matched]
@@ -172,6 +178,8 @@ def simulate(model, resolution, policy="per-node", pinned=None):
             if cpu_table is not None:
                 rule, why = cpu_match(model.nodes[i])
                 if rule is None:
+                    rule = _float32_behind_casts(model, cpu_table, model.nodes[i], why)
+                if rule is None:
                     no_kernel.append((i, why))
                 else:
                     rules[i] = rule
@@ -179,7 +187,7 @@ def simulate(model, resolution, policy="per-node", pinned=None):
                         caveats.setdefault(i, []).append((CPU, rule.notes))
     if first == CPU:
         first_reason = [None] * n
-    layout, layout_refused = layout_pass(model, resolution.tables, assigned, rules)
+    layout, layout_refused = layout_pass(model, resolution.tables, assigned, rules, late)
     cpu_fallback = [i for i in order if assigned[i] == CPU and first != CPU]
     if policy == "whole-graph" and cpu_fallback and any(t.provider != CPU for t in resolution.tables):
         status = "session_would_fail"
@@ -196,6 +204,14 @@ def simulate(model, resolution, policy="per-node", pinned=None):
         i, why = no_kernel[0]
         failure = (f"no provider has a kernel for {len(no_kernel)} node(s), e.g. "
                    f"{model.nodes[i].name} ({model.nodes[i].qualified_op}): {why.detail}")
+        # what ORT says: with a device provider its Memcpy transformer meets the unassigned node first
+        # (transformer_memcpy.cc, seen with CUDA 1.31.1), else the kernel lookup fails (session_state.cc)
+        if any(t.provider != CPU for t in resolution.tables):
+            failure += (f"; ORT: Provider type for {model.nodes[i].op_type} node with name "
+                        f"'{model.nodes[i].name}' is not set.")
+        else:
+            failure += (f"; ORT: Could not find an implementation for {model.nodes[i].op_type}"
+                        f"({model.nodes[i].since_version}) node with name '{model.nodes[i].name}'")
         failure_nodes = tuple(i for i, _ in no_kernel)
     if status == "ok":  # ORT's refusals at load and at kernel creation (sim/refusals.py)
         refusal = load_refusal(model)
@@ -282,6 +298,18 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
             refused.extend(_claim_ov_clusters(model, table, scope, members, supported, matched, assigned, rules,
                                               partitions, note_reason))
             continue
+        if table.option("plugin_group_check") and not scope:
+            bad = rejected_group(model, members, units, unit_supported)
+            if bad is not None:  # ORT takes no group of this EP (sim/plugin_groups.py)
+                why = ("ORT refused the node groups this plugin EP formed: "
+                       + (f"the group with {model.nodes[bad[0]].name} is not one partition (a path leaves it and "
+                          "comes back; ORT: \"set nodes that cannot be fused together\")" if bad else
+                          "its partition walk did not visit every node")
+                       + ", so every node of the graph goes to the next provider")
+                for i in members:
+                    if i in matched:
+                        note_reason(i, ep, Rejection("group_rejected", why))
+                continue
         groups = create_supported_groups(reps, in_count, down.__getitem__, unit_supported, closed,
                                          unit_members=unit_members)
         if table.option("single_node_cluster_only_last") and len(groups) > 1:
@@ -304,6 +332,22 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                                 "its compiled graph has no inputs, which the backend refuses (\"Having zero graph "
                                 "inputs is not supported on this backend\")", tuple(g)))
     return refused
+
+
+def _float32_behind_casts(model, cpu_table, node, why):
+    """The CPU rule a float16 node no provider took runs under: ORT's InsertCastTransformer
+    (``optimizer/insert_cast_transformer.cc``, every level) casts its float16 inputs to float32,
+    assigns it to the CPU and casts its outputs back, so a float32 kernel of the op is enough.  Not
+    for nodes with subgraphs (the transformer leaves them alone).  ``None`` when it does not apply."""
+    if why is None or why.category != "dtype" or node.op_type in ("If", "Loop", "Scan"):
+        return None
+    if not any(model.value(t).dtype == "float16" for t in node.inputs if t):
+        return None
+    for rule in cpu_table.rules_for(node.domain, node.op_type):
+        if not rule.types or any("float" in allowed for allowed in rule.types.values()):
+            return replace(rule, notes=(rule.notes + " " if rule.notes else "") + (
+                "float16 inputs: ORT runs it in float32 between the Casts it inserts (InsertCastTransformer)"))
+    return None
 
 
 def _graph_io_quantization(model):

@@ -53,12 +53,13 @@ def handles_layout(table):
     return table.provider in NHWC_PROVIDERS and table.layout == "NHWC"
 
 
-def layout_pass(model, tables, assigned, rules):
+def layout_pass(model, tables, assigned, rules, late=()):
     """Run :func:`nhwc_layout` for every NHWC provider of the session, in priority order.
 
     Returns ``(results, refusals)``: a LayoutResult per provider that converted a node, and
     ``(failure sentence, node indices)`` for converted nodes the provider's rule marks as refused
-    in NHWC form (``layout_refusal``), which ORT turns into a failed session.
+    in NHWC form (``layout_refusal``), which ORT turns into a failed session.  Nodes in ``late``
+    are claimed only in the provider's second GetCapability: the conversion does not see them.
     """
     opset = model.opsets.get("", 0)
     if not MIN_OPSET <= opset <= MAX_OPSET:
@@ -71,7 +72,7 @@ def layout_pass(model, tables, assigned, rules):
         done.append(t.provider)
         if not handles_layout(t):
             continue
-        state = [p if p in done else None for p in assigned]
+        state = [p if p in done and k not in late else None for k, p in enumerate(assigned)]
         r = nhwc_layout(model, t.provider, t, state, lambda name: model.value(name).rank, ort_default_order)
         if not r.converted:
             continue

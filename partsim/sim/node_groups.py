@@ -20,6 +20,12 @@ the one before, ``B_scale`` a constant float (scalar, [1], [N] or [1, N]), a con
 ([N] or [1, N]), and the DynamicQuantizeLinear's outputs read only by MatMulIntegers (a_q, a_zp) and
 Muls (a_scale).  Not checked: QNN's own validation of the fused MatMul.
 
+``dq_conv_integer``: the same chain around ``ConvInteger`` (weights ``[M, C/group, k...]`` a constant
+int8/uint8 initializer of the input's rank, ``W_scale`` scalar or ``[M]``, bias ``[M]`` or
+``[1, M, 1, ...]``).  Not in the stored QNN sources (older than 2.7.0); seen on real onnxruntime-qnn
+2.7.0 sessions: q_tiny_resnet.ts.dyn at ORT_ENABLE_ALL puts every DynamicQuantizeLinear and
+ConvInteger on QNN, and at ORT_DISABLE_ALL (bias still a Reshape output, not constant) none.
+
 Pure: reads the model, returns indices.
 """
 
@@ -39,6 +45,16 @@ def _const(model, name):
 
 def _dq_matmul_integer(model, members):
     """``[group indices]`` of every DQMatMulIntegerFusion among ``members`` (main-graph node indices)."""
+    return _dq_integer(model, members, "MatMulInteger")
+
+
+def _dq_conv_integer(model, members):
+    """``[group indices]`` of every dynamically quantized Conv among ``members`` (the ConvInteger
+    analogue of DQMatMulIntegerFusion, seen on real onnxruntime-qnn 2.7.0 sessions)."""
+    return _dq_integer(model, members, "ConvInteger")
+
+
+def _dq_integer(model, members, op):
     nodes = model.nodes
     member_set = set(members)
     producer, consumers = {}, {}
@@ -52,18 +68,24 @@ def _dq_matmul_integer(model, members):
     groups = []
     for i in sorted(member_set):
         mm = nodes[i]
-        if mm.op_type != "MatMulInteger" or mm.domain != "" or not 3 <= len(mm.inputs) <= 4 or len(
+        if mm.op_type != op or mm.domain != "" or not 3 <= len(mm.inputs) <= 4 or len(
                 [o for o in mm.outputs if o]) != 1:
             continue
         a, b, a_zp = mm.inputs[0], mm.inputs[1], mm.inputs[2]
         b_zp = mm.inputs[3] if len(mm.inputs) > 3 else ""
         va, vb = model.value(a), model.value(b)
-        if not a_zp or va.rank is None or va.rank < 2 or vb.shape is None or len(vb.shape) != 2:
+        if not a_zp or va.rank is None or va.rank < 2 or vb.shape is None:
             continue
         if not _const(model, b) or vb.dtype not in ("int8", "uint8") or (b_zp and not _const(model, b_zp)):
             continue
-        if va.shape is not None and va.shape[-1] != vb.shape[0]:
-            continue
+        if op == "MatMulInteger":
+            if len(vb.shape) != 2 or (va.shape is not None and va.shape[-1] != vb.shape[0]):
+                continue
+            n_out = vb.shape[1]
+        else:  # ConvInteger: weights [M, C/group, k...], output channels on axis 1
+            if len(vb.shape) != va.rank:
+                continue
+            n_out = vb.shape[0]
         d = producer.get(a)
         if d is None or nodes[d].op_type != "DynamicQuantizeLinear" or len(nodes[d].outputs) != 3:
             continue
@@ -86,7 +108,6 @@ def _dq_matmul_integer(model, members):
         if len(pi) != 2 or (pi[0] == dq.outputs[1]) == (pi[1] == dq.outputs[1]):
             continue
         b_scale = pi[1] if pi[0] == dq.outputs[1] else pi[0]
-        n_out = vb.shape[1]
         if not _const(model, b_scale) or model.value(b_scale).dtype != "float" or not _vector_of(
                 model.value(b_scale).shape, n_out, scalar_ok=True):
             continue
@@ -96,11 +117,13 @@ def _dq_matmul_integer(model, members):
             ai = nodes[add].inputs
             bias = ai[1] if ai and ai[0] == nodes[rm].outputs[0] else (ai[0] if ai else "")
             if len(ai) != 2 or nodes[rm].outputs[0] not in ai or not _const(model, bias) or model.value(
-                    bias).dtype != "float" or not _vector_of(model.value(bias).shape, n_out, scalar_ok=False):
+                    bias).dtype != "float" or not _vector_of(model.value(bias).shape, n_out, scalar_ok=False,
+                                                             channel_rank=va.rank if op == "ConvInteger" else 0):
                 continue  # TryFusion rejects the whole pattern
             group.append(add)
         outs = dq.outputs
-        if not all(nodes[c].op_type == "MatMulInteger" for c in consumers.get(outs[0], []) + consumers.get(outs[2], [])):
+        if not all(nodes[c].op_type in ("MatMulInteger", "ConvInteger")
+                   for c in consumers.get(outs[0], []) + consumers.get(outs[2], [])):
             continue
         if not all(nodes[c].op_type == "Mul" for c in consumers.get(outs[1], [])):
             continue
@@ -110,16 +133,20 @@ def _dq_matmul_integer(model, members):
     return groups
 
 
-def _vector_of(shape, n, scalar_ok):
+def _vector_of(shape, n, scalar_ok, channel_rank=0):
+    """``[n]`` or ``[1, n]`` (or a scalar); with ``channel_rank``, also ``[1, n, 1, ...]`` of that
+    rank (a Conv's per-channel bias as it is broadcast)."""
     if shape is None:
         return False
     shape = tuple(shape)
     if scalar_ok and (shape == () or shape == (1,)):
         return True
+    if channel_rank and shape == (1, n) + (1,) * (channel_rank - 2):
+        return True
     return shape == (n,) or shape == (1, n)
 
 
-NODE_GROUPS = {"dq_matmul_integer": _dq_matmul_integer}
+NODE_GROUPS = {"dq_matmul_integer": _dq_matmul_integer, "dq_conv_integer": _dq_conv_integer}
 
 
 def node_group_members(model, names, members, matched):
@@ -129,7 +156,8 @@ def node_group_members(model, names, members, matched):
     out = {}
     for name in names:
         for group in NODE_GROUPS[name](model, members):
-            own = [i for i in group if model.nodes[i].op_type not in ("DynamicQuantizeLinear", "MatMulInteger")]
+            own = [i for i in group
+                   if model.nodes[i].op_type not in ("DynamicQuantizeLinear", "MatMulInteger", "ConvInteger")]
             if all(i in matched for i in own):
                 for i in group:
                     out.setdefault(i, tuple(group))

@@ -222,6 +222,16 @@ def origin_of(name, domain, op_type, original):
         return "fused:NchwcTransformer"
     if op_type == "Transpose" and (name == "Transpose" or name.startswith("Transpose_token_")):
         return "fused:TransposeOptimizer"
+    # nhwc_transformer.cc (CPU, Level 3): quantized layout-sensitive ops recreated in NHWC form as
+    # com.microsoft ops under GenerateNodeName(<orig>) = <orig>_token_<k>
+    if domain == "com.microsoft" and "_token_" in name and op_type in (
+            "QLinearConv", "NhwcMaxPool", "QLinearAveragePool", "QLinearGlobalAveragePool", "NhwcConv",
+            "NhwcFusedConv"):
+        return "fused:NhwcTransformer"
+    # onnx_transpose_optimization.cc HandleShape: a Shape read past a moved Transpose becomes
+    # Shape + Gather(perm), the Gather named by GenerateNodeName("Gather")
+    if op_type == "Gather" and not domain and (name == "Gather" or name.startswith("Gather_token_")):
+        return "fused:TransposeOptimizer"
     if op_type == "Reshape" and name.startswith(("gemm_input_reshape", "gemm_output_reshape")):
         return "fused:MatMulAddFusion"  # matmul_add_fusion.cc: a 3-D MatMul+Add as Reshape, Gemm, Reshape
     if op_type == "Squeeze" and (name == "Squeeze" or name.startswith("Squeeze_token_")):

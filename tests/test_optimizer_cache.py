@@ -1,0 +1,102 @@
+"""ORT's optimizer results kept by what ORT was given (partsim/runtime/optimizer_cache.py).
+
+A warm prediction equals the cold one byte for byte and starts no ORT process; any change to what
+ORT would be given (model bytes, level, providers' disabled transformers) is another entry.
+"""
+
+import json
+
+import pytest
+
+from tests.conftest import shared_path
+from tests.modelbuild import const, model, save, vi
+from onnx import helper as h
+
+from partsim.api import predict
+from partsim.report.output import to_json
+
+
+def _conv_model(tmp_path, doc=""):
+    nodes = [h.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             h.make_node("Identity", ["c"], ["i"], name="ident"),
+             h.make_node("Relu", ["i"], ["y"], name="relu")]
+    m = model(nodes, [vi("x", [1, 4, 8, 8])], [vi("y", None)], [const("W", [4, 4, 3, 3])], opset=17)
+    m.doc_string = doc
+    return save(m, tmp_path / f"m{len(doc)}.onnx")
+
+
+class _Counter:
+    def __init__(self, monkeypatch):
+        from partsim.runtime import child as child_mod
+
+        self.calls = 0
+        real_run, real_early = child_mod.run_child, child_mod.EarlyChild.run
+
+        def run_child(*a, **k):
+            self.calls += 1
+            return real_run(*a, **k)
+
+        def early_run(me, *a, **k):
+            self.calls += 1
+            return real_early(me, *a, **k)
+
+        monkeypatch.setattr(child_mod, "run_child", run_child)
+        monkeypatch.setattr(child_mod.EarlyChild, "run", early_run)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    d = tmp_path / "cache"
+    monkeypatch.setenv("PARTSIM_CACHE_DIR", str(d))
+    monkeypatch.delenv("PARTSIM_NO_CACHE", raising=False)
+    return d
+
+
+def test_warm_prediction_equals_cold_and_runs_no_ort(tmp_path, cache, monkeypatch):
+    path = _conv_model(tmp_path)
+    counter = _Counter(monkeypatch)
+    cold, _ = predict(str(path), ["cpu"])
+    assert counter.calls == 1
+    names = [n["name"] for n in cold["nodes"]]
+    assert "ident" not in names and "relu" not in names  # ORT's rewrite: Identity gone, Relu fused
+    warm, _ = predict(str(path), ["cpu"])
+    assert counter.calls == 1  # answered from the cache
+    assert to_json(warm) == to_json(cold)
+    assert len(list((cache / "optimized").iterdir())) == 1
+
+
+def test_a_changed_request_is_another_entry(tmp_path, cache, monkeypatch):
+    path = _conv_model(tmp_path)
+    counter = _Counter(monkeypatch)
+    predict(str(path), ["cpu"])
+    predict(str(_conv_model(tmp_path, doc="changed")), ["cpu"])  # other bytes
+    predict(str(path), ["cpu"], level="basic")  # other level
+    assert counter.calls == 3
+    assert len(list((cache / "optimized").iterdir())) == 3
+
+
+def test_no_cache_switch(tmp_path, cache, monkeypatch):
+    monkeypatch.setenv("PARTSIM_NO_CACHE", "1")
+    path = _conv_model(tmp_path)
+    counter = _Counter(monkeypatch)
+    predict(str(path), ["cpu"])
+    predict(str(path), ["cpu"])
+    assert counter.calls == 2
+    assert not (cache / "optimized").exists()
+
+
+def test_warm_corpus_prediction_is_byte_identical(cache):
+    path = shared_path("corpus", "graph_only", "mobilenet_v3_small.ts.onnx")
+    cold, _ = predict(str(path), ["cuda"])
+    warm, _ = predict(str(path), ["cuda"])
+    assert json.dumps(cold, sort_keys=True) == json.dumps(warm, sort_keys=True)
+    assert cold["status"] == "ok"
+
+
+def test_cli_no_cache_flag_writes_nothing(tmp_path, cache, run_cli):
+    path = _conv_model(tmp_path)
+    code, out, err = run_cli("--no-cache", "simulate", path, "-p", "cpu", "-f", "json")
+    assert code == 0, err
+    assert not cache.exists()
+    code, out2, _ = run_cli("simulate", path, "-p", "cpu", "-f", "json")
+    assert code == 0 and out2 == out and (cache / "optimized").is_dir()
