@@ -168,7 +168,8 @@ def test_single_op_probes_agree(tmp_path):
 @needs_qnn
 @pytest.mark.parametrize("name", ["tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "q_tiny_resnet.ts.dyn",
                                   "tiny_transformer.ts", "tiny_transformer.dynamo", "q_tiny_resnet.ts.qdq",
-                                  "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts"])
+                                  "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts",
+                                  "graph_only/vit_tiny.ts", "graph_only/convnext_tiny.ts"])
 def test_corpus_models_against_real_qnn(name, tmp_path):
     from partsim.io.materialize import materialize_weights
 
@@ -178,12 +179,157 @@ def test_corpus_models_against_real_qnn(name, tmp_path):
     summary, assignment = predict(str(path), ["qnn"])
     v = compare(summary, assignment, obs, 1.0, True)
     assert v["agreement"] >= AGREEMENT_FLOOR.get(name, 1.0), v["disagreements"][:10]
+    layout = {k: c for k, c in v["counts"].items() if k.startswith("layoutTransposes")}
+    assert all(c["predicted"] == c["observed"] for c in layout.values()), layout
 
 
 # measured with benchmarks/qnn_agreement.py --corpus; below 1.0 where the README says why.
 # q_tiny_resnet.ts.dyn is exact since the dq_matmul_integer node group (sim/node_groups.py): QNN claims its
 # classifier's DynamicQuantizeLinear + MatMulInteger only together with the Cast/Mul/Mul/Add after them
 AGREEMENT_FLOOR = {}
+
+
+def _ints(name, values):
+    return h.make_tensor(name, T.INT64, [len(values)], values)
+
+
+def _tr(i, o, perm, name):
+    return h.make_node("Transpose", [i], [o], name=name, perm=list(perm))
+
+
+def _model_transpose_cases(tmp_path):
+    """Graphs whose own Transposes the layout transformation's transpose optimizer rewrites for QNN
+    (no layout-sensitive op in them): each exercises one handler of partsim/sim/transpose_opt.py."""
+    x3, x4, x5 = vi("x", [4, 8, 16]), vi("x", [1, 4, 8, 16]), vi("x", [3, 4, 2, 8, 16])
+    w = lambda n, k: h.make_tensor(n, T.FLOAT, [k, k], [0.1] * (k * k))  # noqa: E731
+    node = h.make_node
+    cases = {
+        # the Reshape push measured on onnxruntime 1.31.1 (size-1 dims inserted)
+        "reshape_inserts_one": ([_tr("x", "t", (1, 0, 2), "tr"), node("Reshape", ["t", "s"], ["r"], name="rs"),
+                                 node("Relu", ["r"], ["y"], name="relu")], [x3], ["y"], [_ints("s", [1, 8, 4, 16])]),
+        "reshape_inserts_one_021": ([_tr("x", "t", (0, 2, 1), "tr"), node("Reshape", ["t", "s"], ["r"], name="rs"),
+                                     node("Relu", ["r"], ["y"], name="relu")], [x3], ["y"], [_ints("s", [1, 4, 16, 8])]),
+        "reshape_inserts_one_between": ([_tr("x", "t", (0, 2, 1), "tr"), node("Reshape", ["t", "s"], ["r"], name="rs"),
+                                         node("Relu", ["r"], ["y"], name="relu")], [x3], ["y"], [_ints("s", [4, 1, 16, 8])]),
+        "reshape_appends_one": ([_tr("x", "t", (0, 2, 1), "tr"), node("Reshape", ["t", "s"], ["r"], name="rs"),
+                                 node("Relu", ["r"], ["y"], name="relu")], [x3], ["y"], [_ints("s", [4, 16, 8, 1])]),
+        "identity_perm": ([_tr("x", "t", (0, 1, 2, 3), "tr"), node("Shape", ["t"], ["sh"], name="shape"),
+                           node("Cast", ["sh"], ["shf"], name="cast", to=1),
+                           node("Relu", ["t"], ["y"], name="relu")], [x4], ["y", "shf"], []),
+        # Shape(Transpose(x)) => Gather(Shape(x), perm)
+        "shape_of_transpose": ([_tr("x", "t", (0, 2, 1, 3), "tr"), node("Shape", ["t"], ["sh"], name="shape"),
+                                node("Cast", ["sh"], ["shf"], name="cast", to=1),
+                                node("Relu", ["t"], ["y"], name="relu")], [x4], ["y", "shf"], []),
+        "gather_scalar": ([_tr("x", "t", (2, 0, 3, 1, 4), "tr"), node("Gather", ["t", "i0"], ["g0"], name="g0", axis=0),
+                           node("Gather", ["t", "i1"], ["g1"], name="g1", axis=0), _tr("g1", "g1t", (0, 1, 3, 2), "tr2"),
+                           node("MatMul", ["g0", "g1t"], ["y"], name="mm")], [x5], ["y"],
+                          [h.make_tensor("i0", T.INT64, [], [0]), h.make_tensor("i1", T.INT64, [], [1])]),
+        # pushed only when the output's one consumer goes on to a Transpose (cost check, measured on 1.31.1)
+        "push_one_consumer": ([_tr("x", "t", (3, 1, 2, 0), "tr"), node("Sigmoid", ["t"], ["s"], name="sig"),
+                               _tr("s", "y", (0, 1, 3, 2), "tr2")], [x4], ["y"], []),
+        "no_push_two_transposes": ([_tr("x", "t", (3, 1, 2, 0), "tr"), node("Relu", ["t"], ["s"], name="relu"),
+                                    _tr("s", "y", (0, 1, 3, 2), "tr2"), _tr("s", "z", (2, 0, 3, 1), "tr3")],
+                                   [x4], ["y", "z"], []),
+        "no_push_dead_consumer": ([_tr("x", "t", (3, 1, 2, 0), "tr"), node("Sigmoid", ["t"], ["s"], name="sig"),
+                                   _tr("s", "y", (0, 1, 3, 2), "tr2"), node("Relu", ["s"], ["unused"], name="relu")],
+                                  [x4], ["y"], []),
+        "transpose_merge": ([_tr("x", "t", (0, 2, 1, 3), "tr"), _tr("t", "u", (0, 1, 3, 2), "tr2"),
+                             node("Relu", ["u"], ["y"], name="relu")], [x4], ["y"], []),
+        "transpose_cancel": ([_tr("x", "t", (0, 2, 1, 3), "tr"), node("Relu", ["t"], ["r"], name="relu"),
+                              _tr("r", "y", (0, 2, 1, 3), "tr2")], [x4], ["y"], []),
+        "squeeze_unsqueeze": ([_tr("x", "t", (0, 2, 1, 3), "tr"), node("Squeeze", ["t", "a0"], ["s"], name="sq"),
+                               node("Unsqueeze", ["s", "a1"], ["u"], name="unsq"), node("Relu", ["u"], ["y"], name="relu")],
+                              [x4], ["y"], [_ints("a0", [0]), _ints("a1", [0])]),
+        # NormalizeInputRanks: the lower-rank run-time input gets an Unsqueeze
+        "add_lower_rank_input": ([_tr("x", "t", (0, 2, 1, 3), "tr"), node("Relu", ["b"], ["br"], name="relub"),
+                                  node("Add", ["t", "br"], ["a"], name="add"), node("Relu", ["a"], ["y"], name="relu")],
+                                 [x4, vi("b", [4, 16])], ["y"], []),
+        "softmax_axis": ([_tr("x", "t", (0, 2, 1, 3), "tr"), node("Softmax", ["t"], ["s"], name="sm", axis=-1),
+                          node("MatMul", ["s", "w"], ["y"], name="mm")], [x4], ["y"], [w("w", 16)]),
+        "reduce_axes_input": ([_tr("x", "t", (0, 2, 3, 1), "tr"), node("ReduceSum", ["t", "ax"], ["s"], name="rs"),
+                               node("MatMul", ["s", "w"], ["y"], name="mm")], [x4], ["y"], [_ints("ax", [1]), w("w", 4)]),
+        "concat_two_transposed": ([_tr("x", "t", (0, 2, 1, 3), "tr"), _tr("x", "t2", (0, 2, 1, 3), "tr2"),
+                                   node("Concat", ["t", "t2"], ["c"], name="cat", axis=1),
+                                   node("MatMul", ["c", "w"], ["y"], name="mm")], [x4], ["y"], [w("w", 16)]),
+        "slice_axes": ([_tr("x", "t", (0, 2, 1, 3), "tr"), node("Slice", ["t", "st", "en", "ax"], ["s"], name="sl"),
+                        node("MatMul", ["s", "w"], ["y"], name="mm")], [x4], ["y"],
+                       [_ints("st", [0]), _ints("en", [2]), _ints("ax", [3]), w("w", 2)]),
+    }
+    out = {}
+    for name, (nodes, ins, outs, inits) in cases.items():
+        out[name] = save(model(nodes, ins, [vi(o, None) for o in outs], inits), tmp_path / f"{name}.onnx")
+    return out
+
+
+def _layout_nodes(summary):
+    """Every node of the graph QNN is handed after the layout transformation, by ORT's name."""
+    got = {n.get("ortName", n["name"]): n["provider"] for n in summary["nodes"] if not n.get("ortRemoved")}
+    got.update({n["name"]: n["provider"] for n in summary["insertedNodes"] if n["origin"] == "inserted:layout"})
+    return got
+
+
+@needs_qnn
+@pytest.mark.parametrize("level", ["disable", "all"])
+def test_transpose_optimizer_on_model_transposes_matches_real_sessions(tmp_path, level):
+    """The transpose optimizer runs for QNN even where nothing is converted to NHWC: the nodes it removes,
+    adds (Transpose_token_<k>, Gather, Unsqueeze) and renames are those of the real session."""
+    for name, path in _model_transpose_cases(tmp_path).items():
+        rec = run_session(path, [QNN], level, run=False, ep_options={"soc_model": "60"})
+        obs = observation_from_run(rec, level)
+        assert rec["state"] == "ok", (name, rec.get("error"))
+        summary, _ = _predict_all(str(path), ["qnn"], level=level)
+        assert _layout_nodes(summary) == obs["nodes"], name
+
+
+@needs_qnn
+def test_transpose_read_by_a_subgraph_is_not_pushed(tmp_path):
+    """A value an If branch reads is not comprehensively consumed (GetValueConsumers), so the Transpose
+    making it is not expected to go away and nothing is pushed through the Relu, as in a real session."""
+    node = h.make_node
+    then_g = h.make_graph([node("Identity", ["t"], ["o1"], name="id_then")], "then", [], [vi("o1", None)])
+    else_g = h.make_graph([node("Identity", ["x"], ["o2"], name="id_else")], "else", [], [vi("o2", None)])
+    nodes = [_tr("x", "t", (0, 2, 1, 3), "t1"), node("Relu", ["t"], ["r"], name="relu"), _tr("r", "y", (0, 2, 1, 3), "t2"),
+             node("If", ["c"], ["z"], name="if", then_branch=then_g, else_branch=else_g)]
+    path = save(model(nodes, [vi("x", [1, 4, 4, 8]), vi("c", [], T.BOOL)], [vi("y", None), vi("z", None)]),
+                tmp_path / "if.onnx")
+    rec, obs = _observe(path)
+    assert rec["state"] == "ok", rec.get("error")
+    summary, _ = predict(str(path), ["qnn"])
+    kept = {n["name"] for n in summary["nodes"] if n["opType"] == "Transpose" and not n.get("ortRemoved")}
+    kept |= {n["name"] for n in summary["insertedNodes"]}
+    assert kept == {k for k, op in obs["opTypes"].items() if op == "Transpose"} == {"t1", "t2"}
+
+
+@needs_qnn
+@pytest.mark.parametrize("name,level", [
+    ("full/tiny_transformer.ts", "disable"), ("full/tiny_transformer.dynamo", "disable"),
+    ("graph_only/bert_tiny.dynamo", "disable"), ("graph_only/bert_tiny.ts", "disable"),
+    ("graph_only/gpt2_tiny.dynamo", "disable"), ("graph_only/gpt2_tiny.ts", "disable"),
+    ("graph_only/minilm_l6.dynamo", "disable"), ("graph_only/minilm_l6.ts", "disable"),
+    ("graph_only/mobilenet_v2.dynamo", "disable"), ("graph_only/vit_tiny.ts", "disable"),
+    ("graph_only/swin_t.ts", "disable"), ("graph_only/convnext_tiny.ts", "disable"),
+    ("full/tiny_transformer.dynamo", "all"), ("graph_only/bert_tiny.dynamo", "all"),
+    ("graph_only/gpt2_tiny.dynamo", "all"), ("graph_only/minilm_l6.dynamo", "all"),
+    # the layout transformation before Level 2: the CPU Mul it rewired is not fused into FusedMatMul
+    ("graph_only/bert_tiny.ts", "all"), ("graph_only/gpt2_tiny.ts", "all"), ("graph_only/minilm_l6.ts", "all")])
+def test_layout_transposes_of_transformers_against_real_qnn(name, level, tmp_path):
+    """Transformer corpus models: the Transposes and Gathers the layout transformation leaves (the model's
+    own Transposes pushed, merged and cancelled) are those of a real session, by name and provider."""
+    from partsim.io.materialize import materialize_weights
+
+    path = shared_path(f"corpus/{name}.onnx")
+    rec = run_session(materialize_weights(str(path), tmp_path), [QNN], level, run=False,
+                      ep_options={"soc_model": "60"})
+    obs = observation_from_run(rec, level)
+    summary, assignment = _predict_all(str(path), ["qnn"], level=level)
+    v = compare(summary, assignment, obs, 0.0, True)
+    layout = {k: c for k, c in v["counts"].items() if k.startswith("layoutTransposes")}
+    assert all(c["predicted"] == c["observed"] for c in layout.values()), layout
+    predicted_new = {n["name"]: n["provider"] for n in summary["insertedNodes"] if n["origin"] == "inserted:layout"}
+    known = {n["name"] for n in summary["nodes"]} | {n["ortName"] for n in summary["nodes"] if n.get("ortName")}
+    observed_new = {k: ep for k, ep in obs["nodes"].items() if k not in known}
+    assert {k: ep for k, ep in observed_new.items() if k.startswith(("Transpose", "Gather"))} == {
+        k: ep for k, ep in predicted_new.items() if k.startswith(("Transpose", "Gather"))}
 
 
 def test_shipped_qnn_table_is_lint_clean():
@@ -210,7 +356,9 @@ def test_layout_conversions_ort_inserts_are_not_missing(tmp_path):
 @needs_qnn
 @pytest.mark.parametrize("name", ["tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "tiny_transformer.ts",
                                   "q_tiny_resnet.ts.dyn", "q_tiny_resnet.ts.qop",
-                                  "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts"])
+                                  "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts",
+                                  "graph_only/vit_tiny.ts", "graph_only/convnext_tiny.ts",
+                                  "graph_only/swin_t.ts"])
 def test_corpus_models_at_enable_all(name):
     """ORT_ENABLE_ALL: Level 1 runs before partitioning (predicted on ORT's own BASIC rewrite), Level 2/3
     never touch QNN's fused partitions, the NHWC conversion happens inside partitioning.  q_tiny_resnet.ts.dyn:

@@ -130,6 +130,8 @@ def _match_layout_names(predicted, summary, observation):
     """
     ops = observation.get("opTypes") or {}
     renamed = {n["ortName"]: n["name"] for n in predicted.values() if n.get("ortName")}
+    # nodes the layout transformation's transpose optimizer took out: an observed <name>_token_<k> is new
+    removed = {n["name"] for n in predicted.values() if n.get("ortRemoved")}
     out, inserted = {}, {}
     repeats = repeated_names(observation["nodes"], predicted)
     for name, ep in observation["nodes"].items():
@@ -143,7 +145,7 @@ def _match_layout_names(predicted, summary, observation):
             out[renamed[name]] = ep
             continue
         m = _TOKEN.match(name)
-        if m and m.group(1) in predicted and m.group(1) not in observation["nodes"]:
+        if m and m.group(1) in predicted and m.group(1) not in observation["nodes"] and m.group(1) not in removed:
             out[m.group(1)] = ep
         elif _INSERTED_TRANSPOSE.match(name) and ops.get(name, "Transpose") == "Transpose":
             inserted[ep] = inserted.get(ep, 0) + 1
@@ -151,7 +153,7 @@ def _match_layout_names(predicted, summary, observation):
             out[name] = ep
     want = {}
     for n in summary.get("insertedNodes", ()):
-        if n.get("origin") == "inserted:layout":
+        if n.get("origin") == "inserted:layout" and n.get("opType", "Transpose") == "Transpose":
             want[n["provider"]] = want.get(n["provider"], 0) + 1
     counts = {}
     for ep in sorted(set(want) | set(inserted)):

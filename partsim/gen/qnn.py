@@ -698,7 +698,8 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     table["partitioning"]["subgraphs"] = "unsupported"
     # qnn_node_group/dq_matmul_integer_fusion.cc: DynamicQuantizeLinear + MatMulInteger (+ Cast, Muls, Add) as
     # one float MatMul; neither has a builder alone (seen on q_tiny_resnet.ts.dyn's classifier)
-    table["partitioning"]["node_groups"] = ["dq_matmul_integer", "dq_conv_integer"]
+    table["partitioning"]["node_groups"] = ["dq_matmul_integer", "dq_conv_integer", "gelu",
+                                           "reshape_transpose_rank6"]
     # probes whose side inputs come at run time (output shape unknown) were all refused, while a Reshape
     # whose shape input is computed from static shapes is claimed: the outputs must be static too
     table["defaults"] = {**table["defaults"], "static_outputs": True}

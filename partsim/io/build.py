@@ -124,6 +124,7 @@ class _Builder:
         self.opsets = opsets
         self.shown_as = shown_as  # (path, sha256) the model reports, when it is a rewrite of another file
         self.notes = list(notes)
+        self.int_consts = {}  # main-graph small int constants: name -> tuple
         self.warnings = warnings
         self.values = {}
         self.producer = {}
@@ -169,10 +170,25 @@ class _Builder:
         model = Model(path, sha256, self.opsets, nodes, self.values, self.producer,
                       self.consumers, [self._main_inputs[i] for i in range(len(self._main_inputs))],
                       self._main_outputs, self.scope_outputs, self.warnings + self.notes, op_schemas=self.op_schemas,
-                      ir_version=ir_version, _derived=known)
+                      ir_version=ir_version, int_consts=self.int_consts, _derived=known)
         if not self.in_order:
             self._check_acyclic(model)
         return model
+
+    def _keep_ints(self, name, t):
+        """Keep the values of a small int32/int64 tensor (Reshape shapes, axes inputs)."""
+        import onnx
+
+        if t.data_type not in (onnx.TensorProto.INT64, onnx.TensorProto.INT32) or len(t.dims) > 1:
+            return
+        if t.data_location == onnx.TensorProto.EXTERNAL or (t.dims and t.dims[0] > 64):
+            return
+        from onnx import numpy_helper
+
+        try:
+            self.int_consts[name] = tuple(int(x) for x in numpy_helper.to_array(t).reshape(-1))
+        except (ValueError, TypeError):
+            return
 
     def define(self, name, scope, visible, kind, typ=None):
         """Add tensor ``name`` (``typ`` = ``(dtype, shape, bad, static)`` or None); returns its unique name."""
@@ -224,7 +240,9 @@ class _Builder:
             if init.data_location == EXTERNAL:
                 self.external(init, lambda: f"initializer {init.name!r}")
             typ = (_dtype_name(init.data_type).lower() if init.data_type else None,) + _dims_of(init.dims)
-            self.define(init.name, scope, visible, "initializer", typ)
+            unique = self.define(init.name, scope, visible, "initializer", typ)
+            if parent is None:
+                self._keep_ints(unique, init)
         for sinit in g.sparse_initializer:
             self.text(sinit.values.name, "a sparse initializer name")
             for t, what in ((sinit.values, ""), (sinit.indices, " indices")):
@@ -270,6 +288,8 @@ class _Builder:
                             self.external(a.t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
                         if a.name == "value":
                             value_attr = a.t
+                    elif parent is None and a.name in ("value_ints", "value_int") and n.output:
+                        self.int_consts[n.output[0]] = tuple(a.ints) if a.name == "value_ints" else (a.i,)
                     elif atype == SPARSE_TENSOR:
                         for t in (a.sparse_tensor.values, a.sparse_tensor.indices):
                             if t.data_location == EXTERNAL:
@@ -293,6 +313,8 @@ class _Builder:
                     values[o] = (Value(o, None, None, kind, False) if typ is None
                                  else Value(o, typ[0], typ[1], kind, typ[3]))
                     visible[o] = o
+            if value_attr is not None and parent is None and outputs and outputs[0]:
+                self._keep_ints(outputs[0], value_attr)
             if not constant:
                 # ORT turns Constant nodes into initializers when it loads a graph, so they are
                 # never assigned to a provider; their outputs were defined above as constants.

@@ -192,6 +192,8 @@ class Model:
     scope_outputs : dict of str -> set of str
         Per scope, the tensors that leave it (graph outputs / subgraph outputs).
     warnings : list of str
+    int_consts : dict
+        Name -> tuple of ints, for small integer constants of the main graph.
     op_schemas : dict
         ``(domain, op_type) -> OpSchemaInfo`` (or ``None``) of every op in the model, under
         its opsets: resolved once when the IR is built, so the matcher reads no schema library.
@@ -210,6 +212,9 @@ class Model:
     warnings: list = field(default_factory=list)
     op_schemas: dict = field(default_factory=dict, repr=False, compare=False)
     ir_version: int = 0  # the file's IR version (ORT refuses newer ones than it knows)
+    #: main-graph int32/int64 constants of at most 64 elements (initializers and Constant nodes):
+    #: name -> tuple of ints (the shapes and axes ORT's transpose optimizer reads)
+    int_consts: dict = field(default_factory=dict, repr=False, compare=False)
     _in_edges: list = field(default=None, repr=False)
     _out_edges: list = field(default=None, repr=False)
     _derived: dict = field(default_factory=dict, repr=False, compare=False)

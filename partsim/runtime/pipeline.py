@@ -15,6 +15,27 @@ __all__ = ["prepare", "Prepared", "function_claims"]
 CPU = "CPUExecutionProvider"
 
 
+def _name_counter(model, original, proto):
+    """Where ``Graph``'s name counter stands when partitioning starts: ORT's rewrites before it (inlining,
+    Level 1) named nodes and values ``<base>_token_<k>`` from one counter (``Graph::GenerateNodeName`` /
+    ``GenerateNodeArgName``, graph/graph.cc), which the layout transformation continues; names the model
+    as written has do not count."""
+    import re
+
+    written = set(original)
+    for n in proto.graph.node:
+        written.update(n.input)
+        written.update(n.output)
+    written.update(t.name for t in proto.graph.initializer)
+    token = re.compile(r"_token_(\d+)$")
+    top = -1
+    for name in [n.name for n in model.nodes] + list(model.values):
+        m = token.search(name)
+        if m and name not in written:
+            top = max(top, int(m.group(1)))
+    return top + 1
+
+
 class Prepared:
     """``model`` (IR), ``origins`` (node name -> origin), ``level``, ``failure`` (ORT's message
     when ORT itself cannot build the session), ``notes`` (warnings for the summary)."""
@@ -213,6 +234,9 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
             m = build_optimized(optimized)
             a = simulate(m, resolution)
             names = {n.name for n in m.nodes if a.provider[n.index] == CPU and not n.scope}
+            # ORT's layout transformation runs before Level 2: the CPU nodes its transpose optimizer
+            # rewired or removed are not the ones Level 2 sees, so they stay out of the CPU pass
+            names -= {m.nodes[i].name for r in a.layout for i in r.removed + r.touched}
             types = {}
             for t, v in m.values.items():
                 if v.dtype:
@@ -237,6 +261,7 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
             model = build_optimized(result.proto)
         except ModelError as exc:
             raise ModelError(f"partsim cannot read ORT's optimized graph: {exc}", path) from None
+    model.derived("ort_name_counter", lambda: _name_counter(model, original, proto))
     origins = {}
     for n in model.nodes:
         tensors = n.inputs + n.outputs

@@ -149,9 +149,10 @@ def simulate(model, resolution, policy="per-node", pinned=None):
             if table.option("node_groups"):  # fusions claimed as a whole (sim/node_groups.py)
                 mains = [i for i in order if not nodes[i].scope and assigned[i] is None]
                 for i in node_group_members(model, table.option("node_groups"), mains, matched):
-                    if i not in matched:  # a member without a builder of its own (ConvInteger ...)
+                    if i not in matched:  # a member without a builder of its own (ConvInteger, Erf ...)
                         matched[i] = OpRule(op=nodes[i].op_type, domain=nodes[i].domain)
-                        late.add(i)
+                        if nodes[i].op_type == "ConvInteger":
+                            late.add(i)
             refused.extend(_claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason))
         else:
             tentative = [i for i in order if i in matched]

@@ -26,6 +26,10 @@ int8/uint8 initializer of the input's rank, ``W_scale`` scalar or ``[M]``, bias 
 2.7.0 sessions: q_tiny_resnet.ts.dyn at ORT_ENABLE_ALL puts every DynamicQuantizeLinear and
 ConvInteger on QNN, and at ORT_DISABLE_ALL (bias still a Reshape output, not constant) none.
 
+``gelu`` (``qnn_node_group/gelu_fusion.cc``): the erf form of Gelu (Div, Erf, Add and two Muls)
+becomes one QNN Gelu, so the Erf, which has no builder, runs on QNN inside it (vit_tiny,
+convnext_tiny).
+
 Pure: reads the model, returns indices.
 """
 
@@ -146,7 +150,125 @@ def _vector_of(shape, n, scalar_ok, channel_rank=0):
     return shape == (n,) or shape == (1, n)
 
 
-NODE_GROUPS = {"dq_matmul_integer": _dq_matmul_integer, "dq_conv_integer": _dq_conv_integer}
+def _gelu(model, members):
+    """``[group indices]`` of every GeluFusion among ``members`` (``qnn_node_group/gelu_fusion.cc``
+    ``GeluFusion::TryFusion``): ``Div(x, .) -> Erf -> Add -> Mul`` with the other Mul input
+    ``Mul(x, .)`` (pattern 1, group Div, Erf, Add, Mul(x), Mul), or that Mul reading ``x`` itself
+    and followed by one more Mul (pattern 2).  Each link is the only consumer of the one before and
+    no member but the last writes a graph output (``utils.cc`` GetParentOfInput /
+    GetOnlyChildOfOutput); QNN then validates one Gelu from ``x`` to the last output, which needs
+    static float shapes here."""
+    nodes = model.nodes
+    member_set = set(members)
+    producer, consumers = {}, {}
+    for i in members:
+        for t in nodes[i].outputs:
+            if t:
+                producer[t] = i
+        for t in nodes[i].inputs:
+            if t:
+                consumers.setdefault(t, []).append(i)
+    outputs = set(model.graph_outputs)
+
+    def writes_output(i):
+        return any(t in outputs for t in nodes[i].outputs)
+
+    def only_child(i, op):
+        if writes_output(i) or not nodes[i].outputs:
+            return None
+        cs = consumers.get(nodes[i].outputs[0], [])
+        return cs[0] if len(cs) == 1 and nodes[cs[0]].op_type == op and not nodes[cs[0]].domain else None
+
+    groups, taken = [], set()
+    for i in sorted(member_set):
+        erf = nodes[i]
+        if erf.op_type != "Erf" or erf.domain or not erf.inputs or i in taken:
+            continue
+        div = producer.get(erf.inputs[0])
+        if div is None or nodes[div].op_type != "Div" or len(nodes[div].inputs) < 2 or writes_output(div):
+            continue
+        add = only_child(i, "Add")
+        mul = only_child(add, "Mul") if add is not None else None
+        if mul is None or len(nodes[mul].inputs) < 2:
+            continue
+        root = nodes[div].inputs[0]
+        mul2 = next((p for p in (producer.get(t) for t in nodes[mul].inputs[:2])
+                     if p is not None and nodes[p].op_type == "Mul" and p not in taken
+                     and root in nodes[p].inputs[:2]), None)
+        if mul2 is not None:
+            group, last = [div, i, add, mul2, mul], mul
+        elif root in nodes[mul].inputs[:2]:
+            last = only_child(mul, "Mul")
+            if last is None:
+                continue
+            group = [div, i, add, mul, last]
+        else:
+            continue
+        v_in, v_out = model.value(root), model.value(nodes[last].outputs[0])
+        if not (v_in.dtype in ("float", "float16") and v_in.is_static and v_out.is_static):
+            continue
+        if taken & set(group):
+            continue
+        taken.update(group)
+        groups.append(group)
+    return groups
+
+
+def _reshape_transpose_rank6(model, members):
+    """``[group indices]`` of every Rank6ToRank5Fusion among ``members``
+    (``qnn_node_group/reshape_transpose_rank5.cc``): ``Reshape -> Transpose -> Reshape`` through rank 6
+    (window partitioning, as in Swin), both Reshape shapes constant, each link the only consumer of
+    the one before and not a graph output, and a dimension that is 1 in both rank-6 tensors and that
+    the permutation keeps in place: QNN drops it and runs the three on rank 5, which it supports,
+    where each alone is refused for its rank."""
+    nodes = model.nodes
+    member_set = set(members)
+    outputs = set(model.graph_outputs)
+
+    def only_child(i, op):
+        t = nodes[i].outputs[0] if len(nodes[i].outputs) == 1 else ""
+        if not t or t in outputs:
+            return None
+        cs = [c for c in model.consumers.get(t, []) if c in member_set]
+        if len(cs) != 1 or len(model.consumers.get(t, [])) != 1:
+            return None
+        c = cs[0]
+        return c if nodes[c].op_type == op and not nodes[c].domain else None
+
+    groups = []
+    for i in sorted(member_set):
+        r1 = nodes[i]
+        if r1.op_type != "Reshape" or r1.domain or len(r1.inputs) < 2:
+            continue
+        tr = only_child(i, "Transpose")
+        r2 = only_child(tr, "Reshape") if tr is not None else None
+        if r2 is None or len(nodes[r2].inputs) < 2:
+            continue
+        if not (model.value(r1.inputs[1]).is_constant and model.value(nodes[r2].inputs[1]).is_constant):
+            continue
+        shapes = [model.value(t).shape for t in (r1.inputs[0], r1.outputs[0], nodes[tr].outputs[0],
+                                                 nodes[r2].outputs[0])]
+        if any(sh is None or not all(isinstance(d, int) for d in sh) for sh in shapes):
+            continue
+        t1, t2 = shapes[1], shapes[2]
+        if len(t1) != 6 or len(t2) != 6:
+            continue
+        unit = next((k for k in range(6) if t1[k] == 1 and t2[k] == 1), None)
+        perm = nodes[tr].attrs.get("perm")
+        if unit is None or perm is None or len(perm) != 6 or perm[unit] != unit:
+            continue
+        if model.value(r1.inputs[0]).dtype not in ("float", "float16", "int32", "uint32", "bool"):
+            continue
+        groups.append([i, tr, r2])
+    return groups
+
+
+NODE_GROUPS = {"dq_matmul_integer": _dq_matmul_integer, "dq_conv_integer": _dq_conv_integer, "gelu": _gelu,
+               "reshape_transpose_rank6": _reshape_transpose_rank6}
+# groups QNN validates as a whole: their members need no rule of their own
+_WHOLE = frozenset(("gelu", "reshape_transpose_rank6"))
+# members a group claims although the provider has no builder for them alone
+_BUILDERLESS = frozenset(("DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "Erf"))
 
 
 def node_group_members(model, names, members, matched):
@@ -156,8 +278,7 @@ def node_group_members(model, names, members, matched):
     out = {}
     for name in names:
         for group in NODE_GROUPS[name](model, members):
-            own = [i for i in group
-                   if model.nodes[i].op_type not in ("DynamicQuantizeLinear", "MatMulInteger", "ConvInteger")]
+            own = [] if name in _WHOLE else [i for i in group if model.nodes[i].op_type not in _BUILDERLESS]
             if all(i in matched for i in own):
                 for i in group:
                     out.setdefault(i, tuple(group))

@@ -36,9 +36,8 @@ True
 ([[0], [2]], True)
 """
 
-from collections import deque
-
 from ..ir.order import ort_default_order
+from .wave import create_supported_groups
 
 __all__ = ["plugin_groups", "is_one_partition", "rejected_group"]
 
@@ -115,35 +114,14 @@ def plugin_groups(model, members, units, is_supported):
                 out.append(unit_of.get(c, c))
         return out
 
-    to_process = deque(r for r in reps if in_degree[r] == 0)
-    with_next = deque()
-    groups, group, border = [], [], set()
-    processed = 0
-    while to_process or with_next:
-        if not to_process:
-            if group:
-                groups.append(group)
-                group, border = [], set()
-            to_process, with_next = with_next, deque()
-            continue
-        r = to_process.popleft()
-        supported = is_supported(r)
-        if not supported and r in border:
-            with_next.append(r)
-            continue
-        if supported:
-            group.extend(units.get(r, (r,)))
-            border.discard(r)
-        for d in output_nodes(r):
-            if supported:
-                border.add(d)
-            in_degree[d] -= 1
-            if in_degree[d] == 0:  # an unsigned count in the EP: below zero it never reaches 0 again
-                to_process.append(d)
-        processed += 1
-    if group:
-        groups.append(group)
-    return groups, processed == len(in_degree)
+    # the EP's copy of ORT's wave, over these counts; its in-degrees are unsigned, and a Python int
+    # below zero never reaches 0 again either, so the wave's own loop is the EP's
+    try:
+        groups = create_supported_groups(reps, in_degree, output_nodes, is_supported,
+                                         unit_members=lambda r: units.get(r, (r,)))
+    except ValueError:  # not every unit became ready: the EP's GetCapability throws
+        return [], False
+    return groups, True
 
 
 def is_one_partition(model, group, members):

@@ -259,6 +259,7 @@ def summarize(a):
     nodes = []
     reasons = a.reason
     layout_names = {i: v for r in a.layout for i, v in r.converted.items()}
+    layout_removed = {i for r in a.layout for i in r.removed}
     for n in model.nodes:
         r = reasons[n.index]
         if r:
@@ -273,10 +274,14 @@ def summarize(a):
             entry["scope"] = n.scope
         if n.index in layout_names:  # recreated by ORT's NHWC layout transformation
             entry["ortName"], entry["ortDomain"] = layout_names[n.index]
+        if n.index in layout_removed:  # taken out by the transpose optimizer of the layout transformation
+            entry["ortRemoved"] = True
         nodes.append(entry)
     # nodes ORT adds that the model does not have (kept apart: "nodes" is one entry per model node)
     inserted = [{"name": name, "opType": "Transpose", "domain": "", "provider": ep, "origin": "inserted:layout",
                  "input": tensor} for r in a.layout for name, ep, tensor in r.transposes]
+    inserted += [{"name": name, "opType": op, "domain": "", "provider": ep, "origin": "inserted:layout",
+                  "input": tensor} for r in a.layout for name, op, ep, tensor in r.inserted]
     caveats = []
     for i in sorted(a.caveats, key=pos.__getitem__):
         for ep, note in a.caveats[i]:
