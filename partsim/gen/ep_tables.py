@@ -330,6 +330,11 @@ QNN_PREDICATES = {
     "Expand": _const(1),            # expand_op_builder.cc: "QNN doesn't support dynamic shape" (shape input)
     "TopK": _const(1),              # topk_op_builder.cc: "k must be specified as constant input"
     "Split": _const(1),             # split_op_builder.cc: "QNN doesn't support dynamic split"
+    # gemm_op_builder.cc ExplictOpCheck: "QNN FullyConnected Op only support alpha=1.0" (and beta=1.0)
+    # lstm_op_builder.cc IsOpSupported: "dynamic sequence_length is not supported" (input 4), "Unsupport
+    # layout mode" for layout != 0, "non-default clip"
+    "LSTM": {**_const(4), "attrs": [_attr("layout", default=0, **{"in": [0]}), _attr("clip", **{"in": [0.0]})]},
+    "Gemm": {"attrs": [_attr("alpha", default=1.0, **{"in": [1.0]}), _attr("beta", default=1.0, **{"in": [1.0]})]},
     "Conv_notes": None,
 }
 QNN_PREDICATES.pop("Conv_notes")

@@ -33,7 +33,7 @@ __all__ = ["PROBE_OPS", "DTYPES", "RANKS", "probe_specs", "build_probe", "probe_
            "qnn_table"]
 
 DTYPES = ("float", "float16", "double", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "bool")
-RANKS = (0, 1, 2, 4, 5, 6)
+RANKS = (0, 1, 2, 3, 4, 5, 6)
 OPSET = 21
 _SHAPE = (2, 3, 4, 5, 3, 2)
 
@@ -48,10 +48,13 @@ OTHER = ("Transpose", "Cast", "CastLike", "Gather", "Where", "DynamicQuantizeLin
          "Unsqueeze", "Reshape", "Concat", "Split", "Slice", "Pad")
 SIDE_INPUT_OPS = ("CumSum", "Expand", "Tile", "Squeeze", "Unsqueeze", "Reshape", "Slice", "Pad", "Gather",
                   "LayerNormalization", "MatMul", "Resize", "PRelu", "BatchNormalization", "InstanceNormalization",
+                  "GroupNormalization",
                   "Conv", "ConvTranspose") + tuple(REDUCE)
-POOLS = ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool")
-NORMS = ("BatchNormalization", "InstanceNormalization", "Conv", "ConvTranspose", "LRN", "DepthToSpace", "SpaceToDepth")
+POOLS = ("MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool")
+NORMS = ("BatchNormalization", "InstanceNormalization", "GroupNormalization", "Conv", "ConvTranspose", "LRN", "DepthToSpace", "SpaceToDepth")
 PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER) + list(POOLS) + ["Resize"] + list(NORMS))
+#: ORT's error when no provider takes a node (session_state.cc): QNN refused it and the CPU has no kernel
+NO_KERNEL = "Could not find an implementation for"
 #: the error ORT raises when an EP does not take a node it had converted to NHWC (layout_transformation.cc)
 LAYOUT_REFUSAL = "was inserted using the NHWC format"
 
@@ -65,17 +68,21 @@ def _tp(dtype):
             "int64": TensorProto.INT64, "bool": TensorProto.BOOL}[dtype]
 
 
-def _allowed(op):
-    """dtypes of :data:`DTYPES` the ONNX schema (at :data:`OPSET`) allows for input 0."""
+def _allowed(op, k=0):
+    """dtypes of :data:`DTYPES` the ONNX schema (newest version up to :data:`OPSET`, else the newest)
+    allows for input ``k``."""
     import onnx
 
     try:
         schema = onnx.defs.get_schema(op, OPSET)
     except Exception:
+        try:
+            schema = onnx.defs.get_schema(op)
+        except Exception:
+            return ()
+    if len(schema.inputs) <= k:
         return ()
-    if not schema.inputs:
-        return ()
-    tc = schema.inputs[0].type_str
+    tc = schema.inputs[k].type_str
     allowed = None
     for c in schema.type_constraints:
         if c.type_param_str == tc:
@@ -101,6 +108,8 @@ VARIANTS.update({"ArgMax": ({"keepdims": 0}, {"select_last_index": 1}),
 DYNAMIC_SIDE = "__dynamic_side_inputs__"
 #: a ``--models`` case: the positions of its side inputs fed at run time (e.g. ``"2,3"``)
 DYNAMIC_POSITIONS = "__dynamic_side_positions__"
+#: prefix of a ``--models`` case's pseudo attribute naming the dtype of side input k (``__dtype_i3``)
+SIDE_DTYPE = "__dtype_i"
 #: the fate of a refusal that only speaks about attributes (see :func:`usable_evidence`)
 ATTR_ONLY = "refused:attributes"
 
@@ -184,6 +193,11 @@ def build_probe(op, dtype, rank, variant=()):
         out_dtype = like
     elif op == "Gather":
         const("indices", np.array([0], dtype=np.int64))
+    elif op == "GroupNormalization":  # opset 21: scale and bias per channel
+        c = shape[1]
+        const("scale", np.ones((c,), dtype=_np(dtype)))
+        const("bias", np.zeros((c,), dtype=_np(dtype)))
+        attrs["num_groups"] = 1
     elif op in ("BatchNormalization", "InstanceNormalization"):
         c = shape[1]
         const("scale", np.ones((c,), dtype=_np(dtype)))
@@ -202,7 +216,7 @@ def build_probe(op, dtype, rank, variant=()):
     elif op == "Resize":
         inputs.append("")
         const("scales", np.array([1.0, 1.0] + [2.0] * (rank - 2), dtype=np.float32))
-    elif op in ("MaxPool", "AveragePool"):
+    elif op in ("MaxPool", "AveragePool", "LpPool"):
         attrs["kernel_shape"] = [2] * (rank - 2)
     elif op == "Cast":
         attrs["to"] = TensorProto.FLOAT if dtype != "float" else TensorProto.FLOAT16
@@ -362,6 +376,11 @@ def _features(path):
             v = v.decode(errors="replace")
         if isinstance(v, (int, float, str)):
             attrs[a.name] = v
+    for k, t in enumerate(n.input):
+        if k and t and types.get(t, (0,))[0]:  # the dtype of each side input (see _attr_conditions)
+            name = names.get(types[t][0], "")
+            attrs[f"{SIDE_DTYPE}{k}"] = {"FLOAT": "float", "FLOAT16": "float16", "DOUBLE": "double",
+                                         "BOOL": "bool"}.get(name, name.lower())
     if dyn_side:
         attrs[DYNAMIC_SIDE] = "models"
         attrs[DYNAMIC_POSITIONS] = ",".join(str(k) for k, t in enumerate(n.input) if k and t and t not in inits)
@@ -411,10 +430,23 @@ def derive_rules(evidence):
                 if hi is not None:
                     rule["max_rank"] = hi
             rules.append(rule)
-        conds = _attr_conditions(rules, cases.get(key, ()), _attr_defaults(key[1], key[0]))
+        conds, dtype_vetoes = _attr_conditions(rules, cases.get(key, ()), _attr_defaults(key[1], key[0]))
         if conds:
             for rule in rules:
                 rule["attrs"] = conds
+        for k, bad in sorted(dtype_vetoes.items()):
+            if key[0]:
+                continue  # no ONNX schema to list the other dtypes of
+            # no dtype left (the only one the schema allows was refused): the input must be absent
+            # (Attention's nonpad_kv_seqlen)
+            allowed = [d for d in _allowed(key[1], k) if d not in bad]
+            for rule in rules:
+                rule["types"][f"i{k}"] = allowed
+        if key == ("", "Pow"):
+            # the probes feed the exponent the base's dtype; QNN's ElementWisePower was never seen taking
+            # another one (the pow_types_float32_int32/int64 node tests are left to the CPU)
+            for rule in rules:
+                rule["types"]["i1"] = list(rule["types"]["i0"])
         out[key] = rules
     for key in sorted(refusals):
         # dtypes for which some node was claimed before the layout transformation and refused after it;
@@ -436,7 +468,10 @@ def usable_evidence(evidence):
     left out, unless QNN claimed a ``--models`` node of the same op whose run-time side inputs include
     all of these positions (the ONNX node tests feed every input at run time: QNN took
     ``test_resize_downsample_scales_linear`` with its scales so, hence its refusal of the antialiased
-    variant is the attribute's doing).  Claims (also ones refused after the NHWC conversion) always count.
+    variant is the attribute's doing).  Claims (also ones refused after the NHWC conversion) always count;
+    a model without a session that does not load (fate ``None``) says nothing (the local-window
+    Attention node tests, invalid graphs, had vetoed ``is_causal=1`` so); one QNN left to a CPU
+    without a kernel for it (:data:`NO_KERNEL`) is a refusal (``qnn_table``).
     """
     claimed_dyn = {}
     for op, domain, dtype, rank, fate, attrs in evidence:
@@ -444,7 +479,7 @@ def usable_evidence(evidence):
             claimed_dyn.setdefault((domain, op), []).append(_positions(attrs))
     out = []
     for op, domain, dtype, rank, fate, attrs in evidence:
-        if DYNAMIC_SIDE in attrs and fate not in (True, "layout_refusal"):
+        if DYNAMIC_SIDE in attrs and fate not in (True, "layout_refusal", None):  # None: no session, no fact
             if attrs[DYNAMIC_SIDE] != "models" or not any(
                     _positions(attrs) <= seen for seen in claimed_dyn.get((domain, op), ())):
                 continue
@@ -499,8 +534,17 @@ def _covers(rule, dtype, rank):
 def _attr_conditions(rules, cases, defaults=None):
     """``not_in`` conditions for attribute values seen only on nodes QNN refused although their dtype
     and rank are covered by ``rules`` (and never on a node it claimed; an attribute a claimed node
-    leaves out counts with its schema default, ``defaults``)."""
-    seen_yes, seen_no = {}, {}
+    leaves out counts with its schema default, ``defaults``).
+
+    A refused node may carry several such values while one of them is the reason: the values are
+    chosen greedily, the one explaining most refused nodes not yet explained first, and a value
+    that explains no further node is not vetoed (the ArgMax node tests refused for
+    ``select_last_index=1`` also use ``axis=-1``, which QNN takes).  Float values explain a refusal
+    but are never written (a float is not a ``not_in`` value).  The dtypes of side inputs
+    (:data:`SIDE_DTYPE` pseudo attributes of ``--models`` cases) compete the same way; returns
+    ``(conditions, {input index: vetoed dtypes})`` (Attention with a bool ``attn_mask``).
+    """
+    seen_yes, refused = {}, []
     defaults = defaults or {}
     for dtype, rank, claimed, attrs in cases:
         if not claimed and not any(_covers(r, dtype, rank) for r in rules):
@@ -509,16 +553,37 @@ def _attr_conditions(rules, cases, defaults=None):
             for name, value in defaults.items():
                 if name not in attrs:
                     seen_yes.setdefault(name, set()).add(value)
+        norm = {name: (round(v, 6) if isinstance(v, float) else v) for name, v in attrs.items()}
+        if claimed:
+            for name, value in norm.items():
+                seen_yes.setdefault(name, set()).add(value)
+        else:
+            refused.append(norm)
+    candidates = {}  # (name, value) -> indices of the refused nodes it could explain
+    for k, attrs in enumerate(refused):
         for name, value in attrs.items():
-            if isinstance(value, float):
-                value = round(value, 6)
-            (seen_yes if claimed else seen_no).setdefault(name, set()).add(value)
+            if value not in seen_yes.get(name, set()):
+                candidates.setdefault((name, value), set()).add(k)
+    explained, chosen = set(), []
+    while True:
+        best = max(sorted(candidates, key=lambda nv: (nv[0], str(nv[1]))),
+                   key=lambda nv: len(candidates[nv] - explained), default=None)
+        if best is None or not candidates[best] - explained:
+            break
+        explained |= candidates.pop(best)
+        chosen.append(best)
+    bad_by_name, dtype_vetoes = {}, {}
+    for name, value in chosen:
+        if name.startswith(SIDE_DTYPE):
+            dtype_vetoes.setdefault(int(name[len(SIDE_DTYPE):]), set()).add(value)
+        else:
+            bad_by_name.setdefault(name, []).append(value)
     conds = []
-    for name in sorted(seen_no):
-        bad = sorted(v for v in seen_no[name] if v not in seen_yes.get(name, set()))
-        if bad and isinstance(bad[0], (int, str)) and all(type(v) is type(bad[0]) for v in bad):
+    for name in sorted(bad_by_name):
+        bad = sorted(v for v in bad_by_name[name] if isinstance(v, (int, str)))
+        if bad and all(type(v) is type(bad[0]) for v in bad):
             conds.append({"name": name, "not_in": bad})
-    return conds
+    return conds, dtype_vetoes
 
 
 def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS, work=None, evidence_out=None):
@@ -530,12 +595,13 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
 
     with tempfile.TemporaryDirectory(prefix="partsim-qnn-probes-") as tmp:
         base_dir = Path(work or tmp)
-        paths, expect = [], {}
+        paths, expect, probes = [], {}, set()
         for op, dtype, rank, variant in probe_specs(ops, ranks):
             tag = "".join(f".{k}={v}" for k, v in variant)
             p = base_dir / f"{op}.{dtype}.r{rank}{tag}.onnx"
             onnx.save(build_probe(op, dtype, rank, variant), str(p))
             paths.append(str(p))
+            probes.add(str(p))
             expect[str(p)] = (op, "", dtype, rank, f"n0_{op}", dict(variant))
         for d in models:
             for p in sorted(Path(d).glob("*.onnx")):
@@ -548,7 +614,13 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     for p in paths:
         op, domain, dtype, rank, name, attrs = expect[p]
         rec = recs[p]
-        fate = _claimed(rec, name) if "assignment" in rec or LAYOUT_REFUSAL in rec.get("create_error", "") else None
+        err = rec.get("create_error", "")
+        fate = _claimed(rec, name) if "assignment" in rec or LAYOUT_REFUSAL in err else None
+        if fate is None and NO_KERNEL in err and f"node with name '{name}'" in err and p not in probes:
+            # a --models node QNN left to a CPU without a kernel for it: a refusal all the same (not
+            # read from the probes: Where's are keyed by input 0, the bool condition, while the CPU
+            # lacks the bool values they feed)
+            fate = False
         evidence.append((op, domain, dtype, rank, fate, attrs))
     if evidence_out:  # the raw evidence, one JSON object per model (for review; not read back)
         with open(evidence_out, "w") as f:

@@ -1,15 +1,16 @@
-"""ONNX shape inference (with data propagation) on a model, bounded in memory.
+"""ONNX shape inference (without its data propagation, then ORT's shape values) on a model, bounded in memory.
 """
 
 import os
 
 from ..ir.order import stable_topological_order
+from .shape_values import propagate_shape_values
 
 
-# Memory ONNX shape inference may use beyond the model's own size.  Its data propagation
-# (seen with onnx 1.23.2) builds one shape entry per element of every 1-D tensor fed to
-# Add/Sub/Mul/Concat, so a 1-D tensor of 2**31 elements (declared, or made by a Reshape whose
-# target is propagated) asks for hundreds of GiB.  Under a cap, that fails as MemoryError.
+# Memory ONNX shape inference may use beyond the model's own size.  (Its data propagation, not
+# used here, built one shape entry per element of every 1-D tensor fed to Add/Sub/Mul/Concat, so
+# a 1-D tensor of 2**31 elements asked for hundreds of GiB; shape_values.py keeps at most
+# MAX_VALUES.)  Under a cap, an allocation beyond it fails as MemoryError.
 SHAPE_INFERENCE_MEMORY = 2 * 1024**3
 
 
@@ -58,28 +59,32 @@ def _infer_shapes_sorted(proto, warnings):
 
 
 def _infer_shapes_as_listed(proto, warnings):
-    """ONNX shape inference with data propagation, then without; never fatal, memory-capped."""
+    """ONNX shape inference, then the shape values ORT propagates; never fatal, memory-capped.
+
+    ONNX's own data propagation (``data_prop=True``) is not used: it resolves shapes ORT leaves
+    symbolic (``ConstantOfShape(Slice(Shape(x), ...))``: its Slice/Concat/Add propagators read
+    initializers, ORT's do not) and misses others ORT resolves (``Reshape``-13 of ``Shape(x)``);
+    :func:`~partsim.io.shape_values.propagate_shape_values` does what ORT does instead.
+    """
     import onnx
 
-    last = None
-    for data_prop in (True, False):
-        try:
-            with _memory_cap(SHAPE_INFERENCE_MEMORY + 4 * proto.ByteSize()):
-                inferred = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False,
-                                                             data_prop=data_prop)
-        except MemoryError:
-            last = "out of memory"
-            continue
-        except Exception as exc:  # onnx raises many types; a failed inference is not fatal
-            last = " ".join(str(exc).split())[:200]
-            continue
-        if not data_prop:
-            warnings.append(f"shape inference ran without data propagation ({last})")
-        if any(n.domain == "com.microsoft" for n in proto.graph.node):
-            inferred = _through_contrib_ops(proto, inferred, data_prop)
-        return inferred
-    warnings.append(f"shape inference failed: {last}")
-    return proto
+    try:
+        with _memory_cap(SHAPE_INFERENCE_MEMORY + 4 * proto.ByteSize()):
+            inferred = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False)
+    except MemoryError:
+        warnings.append("shape inference failed: out of memory")
+        return proto
+    except Exception as exc:  # onnx raises many types; a failed inference is not fatal
+        warnings.append(f"shape inference failed: {' '.join(str(exc).split())[:200]}")
+        return proto
+    if any(n.domain == "com.microsoft" for n in proto.graph.node):
+        inferred = _through_contrib_ops(proto, inferred, False)
+    try:
+        with _memory_cap(SHAPE_INFERENCE_MEMORY + 4 * inferred.ByteSize()):
+            propagate_shape_values(inferred)
+    except MemoryError:
+        warnings.append("shape values not propagated (out of memory)")
+    return inferred
 
 
 def _through_contrib_ops(proto, inferred, data_prop, rounds=64):

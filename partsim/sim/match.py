@@ -61,7 +61,10 @@ def _check_types(rule, node, model):
                     return None  # unknown schema: dtypes cannot be bound to constraints
             ports = list(schema.ports_of(key, len(node.inputs), len(node.outputs)))
         for kind, k in ports:
-            name = (node.inputs if kind == "i" else node.outputs)[k]
+            seq = node.inputs if kind == "i" else node.outputs
+            if k >= len(seq):  # an optional port the node leaves out
+                continue
+            name = seq[k]
             dt = _dtype_of(model, name)
             if dt is not None and dt not in allowed:
                 port = f"input {k}" if kind == "i" else f"output {k}"
@@ -142,7 +145,7 @@ def _check_rule(rule, node, model):
         if why:
             return "attribute", why, None
     for k in rule.const_inputs:
-        if k < len(node.inputs) and node.inputs[k] and not model.value(node.inputs[k]).is_constant:
+        if k < len(node.inputs) and node.inputs[k] and not _constant_or_empty(model.value(node.inputs[k])):
             return "non_constant_input", f"input {k} ({{t}}) must be a constant initializer", k
     return None
 
@@ -201,10 +204,17 @@ def _shape_facts(model, node):
                 first_dynamic = k  # an unknown tensor has no static shape
             continue
         ranks.append(None if v.shape is None else len(v.shape))
-        consts.append(v.kind == "initializer" or v.kind == "constant")
+        consts.append(_constant_or_empty(v))
         if first_dynamic < 0 and not v.is_static:
             first_dynamic = k
     return first_dynamic, tuple(ranks), tuple(consts)
+
+
+def _constant_or_empty(v):
+    """A constant input, or one of a static shape with no element: it carries no values to wait for
+    (QNN's Reduce* builders take an empty ``axes`` fed at run time as the default axes,
+    onnxruntime-qnn ``builder/opbuilder/reduce_op_builder.cc`` GetAxesSet)."""
+    return v.kind in ("initializer", "constant") or (v.is_static and 0 in v.shape)
 
 
 def _outputs_static(model, node):

@@ -1,0 +1,368 @@
+"""Shape values the way ORT propagates them, on top of ONNX shape inference.
+
+ORT's graph resolution (``onnxruntime/core/graph/graph.cc``, ``Graph::InferAndVerifyTypeMatch`` and
+``SaveShapeValuesFromDataPropagation``) keeps the *values* of small integer tensors computed from
+shapes (``Shape`` and what follows it) and hands them to every later node's shape inference as
+if they were constant inputs; ``onnxruntime/core/graph/data_propagation/`` adds its own propagation
+for ``Size``, ``Squeeze``, ``Unsqueeze`` and for scalar ``Gather``/``Add``/``Sub``/``Mul``/``Div``
+besides ONNX's partial data propagation (``Cast``, ``Shape``, ``Size``, ``Concat``, ``Slice``,
+``Gather``, ``Squeeze``, ``Unsqueeze``, ``Add``, ``Sub``, ``Mul``).  ``onnx.shape_inference`` with
+``data_prop=True`` only offers such values to the few ops that ask for symbolic inputs, so a
+``Reshape``-13 reading ``Shape(x)``, a ``Range`` or ``ConstantOfShape`` reading a ``Gather`` of it
+stay symbolic there while ORT knows them (seen with onnxruntime 1.31.1 on CPU sessions:
+``Reshape(x2, Shape(x))`` at opset 13, ``Range(0, Gather(Shape(x), 1), 1)``,
+``ConstantOfShape(Sub(Size(Shape(x)), [1]))``, ``ConstantOfShape(Add(Shape(x), [2]))`` all get
+static shapes; ``Range(0, Size(x), 1)`` does not: ``Size`` of a tensor without values has none).
+
+:func:`propagate_shape_values` computes those values (plain integers, 0-D and 1-D, at most
+:data:`MAX_VALUES` elements) in topological order and re-runs ONNX's inference of each node that
+reads one (or whose input types changed), with the values given as input data.
+"""
+
+__all__ = ["propagate_shape_values", "MAX_VALUES"]
+
+#: longest 1-D value list kept (shape vectors are short; this bounds the work on odd graphs)
+MAX_VALUES = 64
+
+_INT_TYPES = (6, 7)  # TensorProto INT32, INT64
+#: ONNX ops whose shape inference reads the data of an input (``getInputData``): a Constant (or a
+#: propagated value) feeding another op tells its inference nothing (onnx/defs/*/defs.cc)
+_READS_DATA = {"Reshape", "Expand", "ConstantOfShape", "Range", "Tile", "Pad", "Slice", "Squeeze", "Unsqueeze",
+               "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+               "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "Resize", "Upsample", "TopK", "OneHot", "Split",
+               "CenterCropPad", "Col2Im", "STFT", "DFT", "BlackmanWindow", "HannWindow", "HammingWindow",
+               "AffineGrid", "MaxUnpool"}
+_VALUE_OPS = {"Cast", "Shape", "Size", "Concat", "Slice", "Gather", "Squeeze", "Unsqueeze",
+              "Add", "Sub", "Mul", "Div"}
+
+
+def _static_dims(tp):
+    if not tp.HasField("tensor_type") or not tp.tensor_type.HasField("shape"):
+        return None
+    dims = []
+    for d in tp.tensor_type.shape.dim:
+        if not d.HasField("dim_value"):
+            return None
+        dims.append(d.dim_value)
+    return dims
+
+
+def _known(tp):
+    """Number of known dimensions of a type (-1: no shape)."""
+    if not tp.HasField("tensor_type") or not tp.tensor_type.HasField("shape"):
+        return -1
+    return sum(1 for d in tp.tensor_type.shape.dim if d.HasField("dim_value"))
+
+
+def _attr(node, name, default=None):
+    import onnx
+
+    for a in node.attribute:
+        if a.name == name:
+            return onnx.helper.get_attribute_value(a)
+    return default
+
+
+def _value_of(op, node, ins, types, const, opset):
+    """``(channel, values)`` of ``node``'s first output as ORT propagates it, or None.
+
+    ``ins``: per input ``(channel, values)`` or None; channel ``"shape"`` is ORT's
+    ``inferred_shape_values_`` (a list, ``None`` for an unknown element), ``"scalar"`` its
+    ``inferred_scalar_value_``.  ``const``: per input the initializer's value or None.  ONNX's
+    partial data propagation (Shape, Cast, Concat, Add, Sub, Mul) sees only the shape channel of its
+    inputs, never an initializer (seen: ``Concat(Shape(x), [2])``, ``Slice(Shape(x), [0], [1])``,
+    ``Sub(Gather(Shape(x), 1), 1)`` give ORT no values); ORT's own propagators read initializers for
+    their side inputs (``data_propagation/*_op_data_propagation.cc``).
+    """
+    def chan(k, want):
+        return ins[k][1] if k < len(ins) and ins[k] is not None and ins[k][0] == want else None
+
+    def side(k):
+        return const[k] if k < len(const) else None
+
+    if op == "Shape":  # ONNX's Shape propagator (symbolic dimensions kept as unknown elements)
+        t = types.get(node.input[0])
+        if t is None or not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
+            return None
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in t.tensor_type.shape.dim]
+        r = len(dims)
+        start, end = _attr(node, "start", 0), _attr(node, "end", r)
+        start, end = (start + r if start < 0 else start), (end + r if end < 0 else end)
+        return "shape", dims[max(0, min(start, r)):max(0, min(end, r))]
+    if op == "Cast":
+        v = chan(0, "shape")
+        return ("shape", v) if v is not None and _attr(node, "to") in _INT_TYPES else None
+    if op == "Concat":
+        parts = [chan(k, "shape") for k in range(len(node.input))]
+        return ("shape", [x for p in parts for x in p]) if parts and all(p is not None for p in parts) else None
+    if op in ("Add", "Sub", "Mul", "Div"):
+        a, b = chan(0, "shape"), chan(1, "shape")
+        if op != "Div" and a is not None and b is not None and a and b and (
+                len(a) == len(b) or len(a) == 1 or len(b) == 1):  # ONNX's MathOpDataPropagator
+            n = max(len(a), len(b))
+            a, b = (a * n if len(a) == 1 else a), (b * n if len(b) == 1 else b)
+            f = {"Add": lambda x, y: x + y, "Sub": lambda x, y: x - y, "Mul": lambda x, y: x * y}[op]
+            return "shape", [None if x is None or y is None else f(x, y) for x, y in zip(a, b)]
+        # ORT's propagators: one value each, a scalar or a one-element shape value, the rank kept
+        # (data_propagation_value_utils.h TryGetSinglePropagatedShapeValue; seen: Div of two
+        # one-element Shape slices gives ORT the Expand target of flexattention's KV repeat)
+        one = []
+        for k in (0, 1):
+            if k < len(ins) and ins[k] is not None and (ins[k][0] == "scalar" or len(ins[k][1]) == 1):
+                one.append((ins[k][1] if ins[k][0] == "scalar" else ins[k][1][0], ins[k][0] == "shape"))
+        if len(one) != 2 or one[0][0] is None or one[1][0] is None:
+            return None
+        (a, ra), (b, rb) = one
+        if op == "Div":
+            if b == 0:
+                return None
+            q = abs(a) // abs(b)
+            r = -q if (a < 0) != (b < 0) else q
+        else:
+            r = {"Add": a + b, "Sub": a - b, "Mul": a * b}[op]
+        return ("shape", [r]) if ra or rb else ("scalar", r)
+    if op == "Size":  # size_op_data_propagation.cc: the product of the input's shape values
+        v = chan(0, "shape")
+        if v is None or not v or any(x is None for x in v):
+            return None
+        n = 1
+        for x in v:
+            n *= x
+        return "scalar", n
+    if op == "Gather":  # gather_op_data_propagation.cc: one element picked by a constant index
+        v, idx = chan(0, "shape"), side(1)
+        if v is None or idx is None or _attr(node, "axis", 0) != 0:
+            return None
+        one = idx if not isinstance(idx, list) else (idx[0] if len(idx) == 1 else None)
+        if one is None or not -len(v) <= one < len(v) or v[one] is None:
+            return None
+        return ("scalar", v[one]) if not isinstance(idx, list) else ("shape", [v[one]])
+    if op == "Unsqueeze":  # unsqueeze_op_data_propagation.cc
+        s = chan(0, "scalar")
+        if s is not None:
+            return "shape", [s]
+        v = chan(0, "shape")
+        return ("shape", list(v)) if v is not None else None
+    if op == "Squeeze":  # squeeze_op_data_propagation.cc: entries at the axes dropped
+        v = chan(0, "shape")
+        if v is None:
+            return None
+        axes = _attr(node, "axes") if opset < 13 else side(1)
+        if len(v) == 1 and (axes is None or axes in (0, -1, [0], [-1])):  # [n] -> the scalar n
+            return ("scalar", v[0]) if v[0] is not None else None
+        if axes is None:
+            out = [x for x in v if x != 1]
+        else:
+            axes = {a + len(v) if a < 0 else a for a in ([axes] if isinstance(axes, int) else axes)}
+            out = [x for k, x in enumerate(v) if k not in axes]
+        if len(out) == 1 and len(v) == 1 and out[0] is not None:
+            return "shape", out
+        if not out and len(v) == 1:
+            return ("scalar", v[0]) if v[0] is not None else None
+        return "shape", out
+    return None
+
+
+def _type_key(tp):
+    """A TypeProto for the memo key.  A symbolic dimension may reappear, by name, in an output type
+    (Reshape copies a 0 of its target), so types with one are keyed by their bytes, names included."""
+    if not tp.HasField("tensor_type") or any(d.HasField("dim_param") for d in tp.tensor_type.shape.dim):
+        return tp.SerializeToString()
+    tt = tp.tensor_type
+    if not tt.HasField("shape"):
+        return (tt.elem_type,)
+    return (tt.elem_type, tuple(d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim))
+
+
+def _data_key(t):
+    """What of a TensorProto the inference can read, for the memo key: a small tensor by content (not
+    its name), a big one by name."""
+    n = 1
+    for d in t.dims:
+        n *= d
+    if n > MAX_VALUES or t.data_location:
+        return ("named", t.name)
+    c = type(t)()
+    c.CopyFrom(t)
+    c.name = ""
+    return c.SerializeToString()
+
+
+def _copy_type(tp):
+    import onnx
+
+    out = onnx.TypeProto()
+    out.CopyFrom(tp)
+    return out
+
+
+def _constant_tensor(node):
+    """The TensorProto a Constant node makes (``value`` or the scalar/list attributes), or None."""
+    import onnx
+
+    for a in node.attribute:
+        if a.name == "value":
+            return a.t  # read only; its own name does not matter to the inference
+        if a.name in ("value_int", "value_ints", "value_float", "value_floats"):
+            v = onnx.helper.get_attribute_value(a)
+            dtype = onnx.TensorProto.INT64 if "int" in a.name else onnx.TensorProto.FLOAT
+            dims = [] if a.name in ("value_int", "value_float") else [len(v)]
+            return onnx.helper.make_tensor(node.output[0], dtype, dims, [v] if not dims else list(v))
+    return None
+
+
+def _small_ints(t):
+    """The values of an int32/int64 TensorProto of rank <= 1 and at most :data:`MAX_VALUES` elements
+    (an int for rank 0, a list for rank 1), or None; read straight from the proto (no numpy:
+    exported graphs hold thousands of such constants)."""
+    import struct
+
+    if t.data_type not in _INT_TYPES or len(t.dims) > 1 or (t.dims and t.dims[0] > MAX_VALUES) or t.data_location:
+        return None
+    if t.raw_data:
+        raw = t.raw_data
+        fmt = "q" if t.data_type == 7 else "i"
+        if len(raw) % struct.calcsize(fmt):
+            return None
+        vals = list(struct.unpack(f"<{len(raw) // struct.calcsize(fmt)}{fmt}", raw))
+    else:
+        vals = list(t.int64_data if t.data_type == 7 else t.int32_data)
+    n = t.dims[0] if t.dims else 1
+    if len(vals) != n:
+        return None
+    return vals if t.dims else vals[0]
+
+
+def _constant_value(node):
+    for a in node.attribute:
+        if a.name == "value":
+            return _small_ints(a.t)
+        if a.name == "value_int":
+            return a.i
+        if a.name == "value_ints":
+            return list(a.ints) if len(a.ints) <= MAX_VALUES else None
+    return None
+
+
+def propagate_shape_values(proto):
+    """Tighten, in place, the ``value_info`` of ``proto``'s main graph (already through ONNX
+    inference, nodes in topological order) with the shapes ORT infers from propagated shape values.
+    Returns the number of tensors whose shape got more known dimensions."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+
+    graph = proto.graph
+    opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), None)
+    if opset is None:
+        return 0
+    types = {}
+    for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
+        types.setdefault(vi.name, vi.type)
+    values, consts, data = {}, {}, {}  # propagated (channel, values); small int constants; TensorProtos
+    for t in graph.initializer:
+        v = _small_ints(t)
+        if v is not None:
+            consts[t.name] = v
+        data[t.name] = t
+    value_infos, outputs = None, None  # name -> ValueInfoProto, made at the first tightening
+    # tensors a node's inference may learn from: propagated values, Constant outputs (ORT makes them
+    # initializers; ONNX's inference without data propagation does not read them), changed types
+    watched, changed_types, tightened, from_constant = set(), set(), 0, set()
+    memo = {}
+    for node in graph.node:
+        if node.domain not in ("", "ai.onnx"):
+            continue
+        op = node.op_type
+        if op == "Constant":  # ORT makes it an initializer, which every later inference can read
+            if node.output:
+                v = _constant_value(node)
+                if v is not None:
+                    consts[node.output[0]] = v
+                t = _constant_tensor(node)
+                if t is not None:
+                    data[node.output[0]] = t
+                    from_constant.add(node.output[0])
+                    watched.add(node.output[0])
+            continue
+        inputs = node.input
+        if op in _VALUE_OPS and node.output and node.output[0] not in values:
+            ins = [values.get(i) if i else None for i in inputs]
+            try:
+                v = _value_of(op, node, ins, types, [consts.get(i) for i in inputs], opset)
+            except (ValueError, TypeError, IndexError, OverflowError):
+                v = None
+            if v is not None and (v[0] == "scalar" or len(v[1]) <= MAX_VALUES):
+                values[node.output[0]] = v
+                watched.add(node.output[0])
+        if not any(i in watched for i in inputs):
+            continue
+        if op not in _READS_DATA and not (changed_types and any(i in changed_types for i in inputs)):
+            continue  # only a changed input type can tell its inference something new
+        changed_in = any(i in changed_types for i in inputs) if changed_types else False
+        if not changed_in and all(o in types and _static_dims(types[o]) is not None for o in node.output if o):
+            continue  # its outputs are known already
+        fed = [i for i in inputs if i in values and i not in data and
+               (values[i][0] == "scalar" or all(x is not None for x in values[i][1]))]
+        if not fed and not changed_in and not any(i in from_constant for i in inputs):
+            continue
+        in_types = {}
+        for i in inputs:
+            if not i:
+                continue
+            if i in types:
+                in_types[i] = types[i]
+            elif i in data:
+                in_types[i] = onnx.helper.make_tensor_type_proto(data[i].data_type, list(data[i].dims))
+            else:
+                break
+        else:
+            try:
+                schema = onnx.defs.get_schema(op, opset, "")
+            except Exception:  # an op ONNX does not know: nothing to re-infer
+                continue
+            input_data = {i: data[i] for i in inputs if i in data}
+            for i in fed:
+                ch, v = values[i]
+                v = np.array(v, dtype=np.int64).reshape(() if ch == "scalar" else (-1,))
+                elem = in_types[i].tensor_type.elem_type if in_types[i].HasField("tensor_type") else 7
+                input_data[i] = numpy_helper.from_array(v.astype(np.int32 if elem == 6 else np.int64), i)
+            # exported graphs repeat the same node with the same input types and data (one per block):
+            # ONNX's inference runs once per distinct (op, attributes, input types, input data)
+            key = (op, tuple(a.SerializeToString() for a in node.attribute),
+                   tuple((_type_key(in_types[i]), _data_key(input_data[i]) if i in input_data
+                          else None) if i else None for i in inputs), len(node.output))
+            if key not in memo:
+                try:
+                    got = onnx.shape_inference.infer_node_outputs(
+                        schema, node, in_types, input_data, opset_imports=list(proto.opset_import),
+                        ir_version=proto.ir_version or 8)
+                except Exception:  # ONNX's inference refused the node: ORT would keep what it had
+                    got = {}
+                memo[key] = [got.get(o) for o in node.output]
+            inferred = {o: tp for o, tp in zip(node.output, memo[key]) if o and tp is not None}
+            for name, tp in inferred.items():
+                tp = _copy_type(tp)
+                old = types.get(name)
+                if old is not None and _known(tp) <= _known(old):
+                    continue
+                if old is not None and old.HasField("tensor_type") and old.tensor_type.HasField("shape") and \
+                        tp.tensor_type.HasField("shape") and \
+                        len(old.tensor_type.shape.dim) == len(tp.tensor_type.shape.dim):
+                    for d_old, d_new in zip(old.tensor_type.shape.dim, tp.tensor_type.shape.dim):
+                        if d_old.HasField("dim_value") and not d_new.HasField("dim_value"):
+                            d_new.dim_value = d_old.dim_value
+                if value_infos is None:
+                    value_infos = {vi.name: vi for vi in graph.value_info}
+                    outputs = {vi.name: vi for vi in graph.output}
+                vi = value_infos.get(name) or outputs.get(name)
+                if vi is None:
+                    vi = graph.value_info.add()
+                    vi.name = name
+                    value_infos[name] = vi
+                vi.type.CopyFrom(tp)
+                types[name] = vi.type
+                changed_types.add(name)
+                watched.add(name)
+                tightened += 1
+    return tightened
