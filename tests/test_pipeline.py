@@ -215,3 +215,35 @@ def test_verify_fails_when_predicted_and_observed_status_differ(run_cli, tmp_pat
     r = json.loads(out)
     assert r["verify"]["status"] == {"predicted": "session_would_fail", "observed": "ok"}
     assert code == 1 and not r["passed"]
+
+
+def test_context_dependent_functions_are_inlined_as_ort_does(tmp_path):
+    """CastLike and SoftmaxCrossEntropyLoss have no CPU kernel in an inference build; ORT expands
+    their context-dependent function bodies (built from the node's input types) and the session
+    runs.  partsim builds the same bodies with ONNX and predicts the session, node for node against
+    a real CPU session at ORT_DISABLE_ALL."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    from partsim.api import predict
+    from partsim.runtime.observe import observation_from_run, run_session
+
+    nodes = [h.make_node("CastLike", ["x", "like"], ["c"], name="castlike"),
+             h.make_node("SoftmaxCrossEntropyLoss", ["c", "labels"], ["loss"], name="sce", reduction="mean")]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.DOUBLE, [3, 5]),
+                                  h.make_tensor_value_info("like", T.FLOAT, [1]),
+                                  h.make_tensor_value_info("labels", T.INT64, [3])],
+                     [h.make_tensor_value_info("loss", T.FLOAT, [])])
+    path = tmp_path / "cd.onnx"
+    path.write_bytes(h.make_model(g, opset_imports=[h.make_opsetid("", 18)], ir_version=8).SerializeToString())
+    rec = run_session(path, ["CPUExecutionProvider"], "disable", run=False)
+    obs = observation_from_run(rec, "disable")
+    assert obs["state"] == "ok"
+    summary, assignment = predict(str(path), ["cpu"], level="disable")
+    assert summary["status"] == "ok", summary.get("failure")
+    ops = sorted(n["opType"] for n in summary["nodes"])
+    assert "CastLike" not in ops and "SoftmaxCrossEntropyLoss" not in ops
+    assert ops == sorted(obs["opTypes"].values())
+    assert {n["origin"] for n in summary["nodes"]} == {"inlined:CastLike", "inlined:SoftmaxCrossEntropyLoss"}
+    # ORT reports the inlined body's nodes without names: compared by op and provider
+    assert {n["provider"] for n in summary["nodes"]} == set(obs["nodes"].values()) == {"CPUExecutionProvider"}

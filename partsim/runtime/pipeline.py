@@ -81,16 +81,21 @@ def function_claims(proto, tables):
 
     Returns ``{node position: (op_type, [providers claiming it])}``.
     """
-    from ..sim.inline import function_body
+    from ..sim.inline import _context_dependent, function_body, value_types
 
     cache, claims, out, plain = {}, {}, {}, set()
     opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
+    types = None
     for k, n in enumerate(proto.graph.node):
         key = (n.domain, n.op_type)
         if key in plain:
             continue
-        if function_body(proto, n, cache) is None:
-            plain.add(key)
+        dependent = _context_dependent(proto, n)
+        if dependent and types is None:
+            types = value_types(proto)
+        if function_body(proto, n, cache, types if dependent else None) is None:
+            if not dependent:  # a context-dependent body depends on the node: no verdict per op
+                plain.add(key)
             continue
         out[k] = (n.op_type, _claimers(proto, n, tables, opset, claims))
     return out
@@ -196,18 +201,20 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
     summary_notes = []  # for the summary's warnings (the model's own notes come from ``notes``)
     failure = ""
     whole = set()
+    inlined_outputs = {}  # outputs of a node an inlined body made -> the op inlined
     if level == "disable":
+        whole = {proto.graph.node[k].name for k, (_, eps) in claims.items()
+                 if eps and proto.graph.node[k].name not in unclaimed}
         if unclaimed or any(not eps for _, eps in claims.values()):
             names = NameGenerator(_tensor_names(proto.graph))
             opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
             cache = {}
-            inline_functions(proto, lambda n: n.name not in unclaimed and bool(
+            made = inline_functions(proto, lambda n: n.name not in unclaimed and bool(
                 _claimers(proto, n, resolution.tables, opset, cache)), names)
+            inlined_outputs = {tuple(proto.graph.node[k].output): op for k, op in made.items()}
             ensure_unique_dq(proto, names)
         else:
             ensure_unique_dq(proto)
-        whole = {proto.graph.node[k].name for k, (_, eps) in claims.items()
-                 if eps and proto.graph.node[k].name not in unclaimed}
         model = model_from_proto(proto, str(path), sha256, shown_as=shown_as, notes=notes)
     else:
         from .ort_pipeline import pipeline_graph
@@ -267,6 +274,8 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
         tensors = n.inputs + n.outputs
         if n.name not in original and n.outputs and unnamed.get(n.outputs[0]) == (n.domain, n.op_type):
             origins[n.name] = "model"
+        elif n.name not in original and tuple(n.outputs) in inlined_outputs:
+            origins[n.name] = f"inlined:{inlined_outputs[tuple(n.outputs)]}"
         elif n.name not in original and any(t.startswith("_inlfunc_") for t in tensors):
             op = next(t for t in tensors if t.startswith("_inlfunc_"))[len("_inlfunc_"):].split("_")[0]
             origins[n.name] = f"inlined:{op}"

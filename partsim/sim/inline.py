@@ -24,9 +24,11 @@ def _opset_of(model, domain):
     return None
 
 
-def function_body(model, node, _cache=None):
+def function_body(model, node, _cache=None, types=None):
     """``(input names, output names, nodes, attribute defaults)`` of ``node``'s function body,
-    or ``None`` when its op is not a function (or only a context-dependent one)."""
+    or ``None`` when its op is not a function.  A context-dependent function (SoftmaxCrossEntropyLoss,
+    CastLike, Bernoulli ...: ONNX builds the body from the node's attributes and input types) needs
+    ``types`` (tensor name -> ``onnx.TypeProto``), else it counts as no function."""
     import onnx
 
     domain = node.domain or ""
@@ -65,7 +67,44 @@ def function_body(model, node, _cache=None):
             found = (list(fp.input), list(fp.output), list(fp.node), defaults)
         if _cache is not None:
             _cache[key] = found
+    if found is None and types is not None:
+        return _context_dependent_body(node, version, types)
     return found
+
+
+def _context_dependent_body(node, version, types):
+    """The body ONNX builds for this node (``OpSchema::BuildContextDependentFunction``, the call
+    ORT's ``Node::CanBeInlined`` / ``Graph::InlineFunction`` make), or ``None``."""
+    import onnx
+
+    try:
+        schema = onnx.defs.get_schema(node.op_type, version, "")
+    except Exception:  # SchemaError: an op ONNX does not know
+        return None
+    if not schema.has_context_dependent_function:
+        return None
+    known = [v for v in schema.context_dependent_function_opset_versions if v <= version]
+    if not known:
+        return None
+    ins = []
+    for t in node.input:
+        tp = types.get(t) if t else onnx.TypeProto()
+        if tp is None:
+            return None  # an input type ONNX's inference left unknown: ORT would know it, partsim does not
+        ins.append(tp.SerializeToString())
+    try:
+        raw = schema.get_context_dependent_function_with_opset_version(max(known), node.SerializeToString(), ins)
+    except Exception:  # the builder rejects this node (a type it does not handle)
+        return None
+    if not raw:
+        return None
+    fp = onnx.FunctionProto()
+    fp.ParseFromString(raw)
+    defaults = {}
+    for name, attr in schema.attributes.items():
+        if attr.default_value is not None and attr.default_value.type != 0:
+            defaults[name] = attr.default_value
+    return list(fp.input), list(fp.output), list(fp.node), defaults
 
 
 def is_function_node(model, node, _cache=None):
@@ -108,26 +147,45 @@ def inline_functions(model, keep, names=None):
     if names is None:
         names = NameGenerator(_tensor_names(graph))
     cache = {}
-    out_nodes, inlined = [], {}
-    work = list(graph.node)
+    inlined = {}
     changed = False
-    while work:
-        node = work.pop(0)
-        body = function_body(model, node, cache) if not keep(node) else None
-        if body is None:
-            out_nodes.append(node)
-            continue
-        changed = True
-        expanded = _expand(node, body, names)
-        # body nodes that are functions again go through the same test
-        work[0:0] = expanded
-        for n in expanded:
-            inlined[id(n)] = node.op_type
+    current = list(graph.node)
+    for _ in range(4):  # a context-dependent body inside a body needs the types of the first one's tensors
+        types = None
+        if any(_context_dependent(model, n) and not keep(n) for n in current):
+            types = value_types(_with_nodes(model, current))
+        out_nodes, work, grew = [], list(current), False
+        while work:
+            node = work.pop(0)
+            body = function_body(model, node, cache, types) if not keep(node) else None
+            if body is None:
+                out_nodes.append(node)
+                continue
+            changed = grew = True
+            expanded = _expand(node, body, names)
+            # body nodes that are functions again go through the same test
+            work[0:0] = expanded
+            for n in expanded:
+                inlined[id(n)] = inlined.get(id(node), node.op_type)
+        current = out_nodes
+        if not grew or not any(_context_dependent(model, n) and not keep(n) for n in current):
+            break
     if not changed:
         return {}
     del graph.node[:]
-    graph.node.extend(out_nodes)
-    return {k: inlined[id(n)] for k, n in enumerate(out_nodes) if id(n) in inlined}
+    graph.node.extend(current)
+    return {k: inlined[id(n)] for k, n in enumerate(current) if id(n) in inlined}
+
+
+def _with_nodes(model, nodes):
+    """A copy of ``model`` whose main graph lists ``nodes`` (for type inference mid-way)."""
+    import onnx
+
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    del copy.graph.node[:]
+    copy.graph.node.extend(nodes)
+    return copy
 
 
 def _expand(node, body, names):
@@ -153,6 +211,37 @@ def _expand(node, body, names):
             n.name = f"{prefix}_{n.name}"
         result.append(n)
     return result
+
+
+def _context_dependent(model, node):
+    import onnx
+
+    if (node.domain or "") not in ("", "ai.onnx"):
+        return False
+    version = _opset_of(model, "")
+    try:
+        return version is not None and onnx.defs.get_schema(node.op_type, version, "").has_context_dependent_function
+    except Exception:  # SchemaError
+        return False
+
+
+def value_types(model):
+    """Tensor name -> ``onnx.TypeProto`` of the main graph, by ONNX's shape inference on a copy (the
+    model itself is not changed); what a context-dependent function body is built from."""
+    import onnx
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False)
+    except Exception:  # a model ONNX cannot infer: only the declared types
+        inferred = model
+    g = inferred.graph
+    out = {}
+    for vi in list(g.input) + list(g.value_info) + list(g.output):
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
+            out.setdefault(vi.name, vi.type)
+    for t in g.initializer:
+        out[t.name] = onnx.helper.make_tensor_type_proto(t.data_type, list(t.dims))
+    return out
 
 
 def _tensor_names(graph):
