@@ -81,21 +81,18 @@ def function_claims(proto, tables):
 
     Returns ``{node position: (op_type, [providers claiming it])}``.
     """
-    from ..sim.inline import _context_dependent, function_body, value_types
+    from ..sim.inline import _context_dependent, function_body
 
     cache, claims, out, plain = {}, {}, {}, set()
     opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
-    types = None
     for k, n in enumerate(proto.graph.node):
         key = (n.domain, n.op_type)
         if key in plain:
             continue
-        dependent = _context_dependent(proto, n)
-        if dependent and types is None:
-            types = value_types(proto)
-        if function_body(proto, n, cache, types if dependent else None) is None:
-            if not dependent:  # a context-dependent body depends on the node: no verdict per op
-                plain.add(key)
+        # a context-dependent function (LayerNormalization, CastLike ...) is a function node; its
+        # body, built from the node's input types, is only needed where it is inlined
+        if not _context_dependent(proto, n) and function_body(proto, n, cache) is None:
+            plain.add(key)
             continue
         out[k] = (n.op_type, _claimers(proto, n, tables, opset, claims))
     return out
@@ -203,8 +200,10 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
     whole = set()
     inlined_outputs = {}  # outputs of a node an inlined body made -> the op inlined
     if level == "disable":
+        # function nodes kept whole that the CPU does not claim: the ones ORT may inline in a later
+        # partitioning round, when their provider refuses them (a CPU kernel takes the others)
         whole = {proto.graph.node[k].name for k, (_, eps) in claims.items()
-                 if eps and proto.graph.node[k].name not in unclaimed}
+                 if eps and CPU not in eps and proto.graph.node[k].name not in unclaimed}
         if unclaimed or any(not eps for _, eps in claims.values()):
             names = NameGenerator(_tensor_names(proto.graph))
             opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
