@@ -58,17 +58,24 @@ def _dq_conv_integer(model, members):
     return _dq_integer(model, members, "ConvInteger")
 
 
+def _links(model, members):
+    """``(producer, consumers)`` among ``members``: tensor -> producing node, tensor -> reading nodes."""
+    producer, consumers = {}, {}
+    for i in members:
+        n = model.nodes[i]
+        for t in n.outputs:
+            if t:
+                producer[t] = i
+        for t in n.inputs:
+            if t:
+                consumers.setdefault(t, []).append(i)
+    return producer, consumers
+
+
 def _dq_integer(model, members, op):
     nodes = model.nodes
     member_set = set(members)
-    producer, consumers = {}, {}
-    for i in members:
-        for t in nodes[i].outputs:
-            if t:
-                producer[t] = i
-        for t in nodes[i].inputs:
-            if t:
-                consumers.setdefault(t, []).append(i)
+    producer, consumers = _links(model, members)
     groups = []
     for i in sorted(member_set):
         mm = nodes[i]
@@ -160,14 +167,7 @@ def _gelu(model, members):
     static float shapes here."""
     nodes = model.nodes
     member_set = set(members)
-    producer, consumers = {}, {}
-    for i in members:
-        for t in nodes[i].outputs:
-            if t:
-                producer[t] = i
-        for t in nodes[i].inputs:
-            if t:
-                consumers.setdefault(t, []).append(i)
+    producer, consumers = _links(model, members)
     outputs = set(model.graph_outputs)
 
     def writes_output(i):
