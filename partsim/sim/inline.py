@@ -12,6 +12,8 @@ become the node's own tensors.  Body nodes that are functions again are inlined 
 Pure: works on an in-memory ``onnx.ModelProto`` (main graph), reads no file.
 """
 
+from functools import lru_cache
+
 from .names import NameGenerator
 
 __all__ = ["function_body", "inline_functions", "is_function_node"]
@@ -214,14 +216,20 @@ def _expand(node, body, names):
 
 
 def _context_dependent(model, node):
-    import onnx
-
+    """Whether ``node``'s op is an ONNX function whose body depends on the node (its types)."""
     if (node.domain or "") not in ("", "ai.onnx"):
         return False
     version = _opset_of(model, "")
+    return version is not None and _has_context_dependent_body(node.op_type, version)
+
+
+@lru_cache(maxsize=None)
+def _has_context_dependent_body(op_type, version):
+    import onnx
+
     try:
-        return version is not None and onnx.defs.get_schema(node.op_type, version, "").has_context_dependent_function
-    except Exception:  # SchemaError
+        return onnx.defs.get_schema(op_type, version, "").has_context_dependent_function
+    except Exception:  # SchemaError: not an ONNX op
         return False
 
 
