@@ -22,9 +22,17 @@ MatMulIntegerToFloat, DynamicQuantizeMatMul, the Gelu family).
 [('c', 2, [2, 4, 8])]
 """
 
-__all__ = ["contrib_value_infos", "known_types"]
+__all__ = ["contrib_value_infos", "known_types", "tensor_dims"]
 
 MS = "com.microsoft"
+
+
+def tensor_dims(tensor_type):
+    """The dims of an ``onnx.TypeProto.Tensor``: ints, dim_param strings, ``None`` for unknown ones;
+    ``None`` for an unknown rank."""
+    if not tensor_type.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tensor_type.shape.dim]
 
 
 def known_types(graph):
@@ -35,9 +43,7 @@ def known_types(graph):
         t = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
         if t is None or not t.elem_type:
             continue
-        dims = None
-        if t.HasField("shape"):
-            dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
+        dims = tensor_dims(t)
         prev = out.get(vi.name)
         if prev is None or (prev[1] is None and dims is not None):
             out[vi.name] = (t.elem_type, dims)

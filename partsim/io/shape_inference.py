@@ -137,6 +137,8 @@ def _node_outputs(node, known, consts, opsets, onnx_version):
     import onnx
     from onnx import helper
 
+    from .contrib_shapes import tensor_dims
+
     try:
         schema = onnx.defs.get_schema(node.op_type, onnx_version, "")
     except Exception:  # SchemaError: not an ONNX op
@@ -157,9 +159,9 @@ def _node_outputs(node, known, consts, opsets, onnx_version):
     result = []
     for name, tp in outs.items():
         tt = tp.tensor_type
-        if not tt.elem_type or not tt.HasField("shape"):
+        dims = tensor_dims(tt)
+        if not tt.elem_type or dims is None:
             continue
-        dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim]
         known[name] = (tt.elem_type, dims)
         result.append(helper.make_tensor_value_info(name, tt.elem_type, dims))
     return result

@@ -16,6 +16,7 @@ that crashed or timed out is not.
 import hashlib
 import json
 import os
+from functools import lru_cache
 from pathlib import Path
 
 from ..io.cache import entry, put
@@ -26,6 +27,7 @@ KIND = "optimized"
 _FORMAT = "partsim-ort-optimizer-1"
 
 
+@lru_cache(maxsize=1)
 def _ort_build():
     """What identifies the ORT build the child imports (without importing it): the package's
     folder and the size and mtime of its native libraries.  ``None`` when it cannot be found."""
@@ -40,7 +42,7 @@ def _ort_build():
     capi = Path(list(spec.submodule_search_locations)[0]) / "capi"
     try:
         libs = sorted(p for p in capi.iterdir() if ".so" in p.name or p.suffix in (".pyd", ".dll", ".dylib"))
-        return [str(capi)] + [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in libs]
+        return (str(capi),) + tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in libs)
     except OSError:
         return None
 

@@ -81,7 +81,7 @@ def function_claims(proto, tables):
 
     Returns ``{node position: (op_type, [providers claiming it])}``.
     """
-    from ..sim.inline import _context_dependent, function_body
+    from ..sim.inline import function_body, is_context_dependent
 
     cache, claims, out, plain = {}, {}, {}, set()
     opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
@@ -91,7 +91,7 @@ def function_claims(proto, tables):
             continue
         # a context-dependent function (LayerNormalization, CastLike ...) is a function node; its
         # body, built from the node's input types, is only needed where it is inlined
-        if not _context_dependent(proto, n) and function_body(proto, n, cache) is None:
+        if not is_context_dependent(proto, n) and function_body(proto, n, cache) is None:
             plain.add(key)
             continue
         out[k] = (n.op_type, _claimers(proto, n, tables, opset, claims))

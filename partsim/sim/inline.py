@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from .names import NameGenerator
 
-__all__ = ["function_body", "inline_functions", "is_function_node"]
+__all__ = ["function_body", "inline_functions", "is_function_node", "is_context_dependent", "value_types"]
 
 
 def _opset_of(model, domain):
@@ -154,7 +154,7 @@ def inline_functions(model, keep, names=None):
     current = list(graph.node)
     for _ in range(4):  # a context-dependent body inside a body needs the types of the first one's tensors
         types = None
-        if any(_context_dependent(model, n) and not keep(n) for n in current):
+        if any(is_context_dependent(model, n) and not keep(n) for n in current):
             types = value_types(_with_nodes(model, current))
         out_nodes, work, grew = [], list(current), False
         while work:
@@ -170,7 +170,7 @@ def inline_functions(model, keep, names=None):
             for n in expanded:
                 inlined[id(n)] = inlined.get(id(node), node.op_type)
         current = out_nodes
-        if not grew or not any(_context_dependent(model, n) and not keep(n) for n in current):
+        if not grew or not any(is_context_dependent(model, n) and not keep(n) for n in current):
             break
     if not changed:
         return {}
@@ -215,7 +215,7 @@ def _expand(node, body, names):
     return result
 
 
-def _context_dependent(model, node):
+def is_context_dependent(model, node):
     """Whether ``node``'s op is an ONNX function whose body depends on the node (its types)."""
     if (node.domain or "") not in ("", "ai.onnx"):
         return False
