@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 OV_VENV := .venv-openvino
 OV_STAMP := $(OV_VENV)/.installed
 
-.PHONY: demo test setup graphviz browser clean bench lint-rules openvino
+.PHONY: demo test setup graphviz browser clean bench lint-rules openvino tables
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -51,6 +51,11 @@ browser:
 
 test: setup browser openvino
 	$(BIN)/python -m pytest -q
+
+# the shipped tables parsed and validated ahead of time (partsim/data/tables/): rerun after editing rules/*.yaml
+# (tests/test_precompiled_tables.py fails while the store is stale; a stale entry is never used, only slower)
+tables: setup
+	$(BIN)/python -c "from partsim.rules.load import compile_shipped; print(*compile_shipped())"
 
 bench: setup
 	$(BIN)/python benchmarks/run.py

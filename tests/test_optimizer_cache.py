@@ -100,3 +100,36 @@ def test_cli_no_cache_flag_writes_nothing(tmp_path, cache, run_cli):
     assert not cache.exists()
     code, out2, _ = run_cli("simulate", path, "-p", "cpu", "-f", "json")
     assert code == 0 and out2 == out and (cache / "optimized").is_dir()
+
+
+def test_weights_sent_to_the_null_device_come_back_as_a_file_of_the_right_size(tmp_path, monkeypatch):
+    """ORT's optimizer writes the saved weights to the null device (nobody reads them) and deletes the
+    empty file; partsim makes a sparse file as long as the graph's offsets say, which a second
+    session (the CPU pass) can open, and the graph equals the one saved with real weights."""
+    import onnx
+    import onnxruntime as ort
+
+    from partsim.runtime.ort_pipeline import _optimize
+
+    monkeypatch.setenv("PARTSIM_NO_CACHE", "1")
+    nodes = [h.make_node("MatMul", ["x", "W"], ["m"], name="mm"), h.make_node("Relu", ["m"], ["y"], name="relu")]
+    src = save(model(nodes, [vi("x", [2, 64])], [vi("y", None)], [const("W", [64, 64])], opset=17),
+               tmp_path / "src.onnx")
+    sink, real = tmp_path / "sink", tmp_path / "real"
+    sink.mkdir()
+    real.mkdir()
+    assert _optimize(src, sink / "optimized.onnx", "ORT_ENABLE_ALL") is None
+    weights = sink / "optimized.weights.pb"
+    assert weights.is_file() and not weights.is_symlink()
+    graph = onnx.load(str(sink / "optimized.onnx"), load_external_data=False)
+    ends = [int(dict((e.key, e.value) for e in t.external_data)["offset"])
+            + int(dict((e.key, e.value) for e in t.external_data)["length"])
+            for t in graph.graph.initializer if t.external_data]
+    assert ends and weights.stat().st_size == max(ends) == 64 * 64 * 4
+    so = ort.SessionOptions()
+    so.optimized_model_filepath = str(real / "optimized.onnx")
+    so.add_session_config_entry("session.optimized_model_external_initializers_file_name", "optimized.weights.pb")
+    ort.InferenceSession(str(src), so, providers=["CPUExecutionProvider"])
+    assert (real / "optimized.onnx").read_bytes() == (sink / "optimized.onnx").read_bytes()
+    assert (real / "optimized.weights.pb").stat().st_size == weights.stat().st_size
+    ort.InferenceSession(str(sink / "optimized.onnx"), providers=["CPUExecutionProvider"])  # opens

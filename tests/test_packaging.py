@@ -20,6 +20,7 @@ def test_data_files_are_declared():
     suffixes = {p.suffix for p in (ROOT / "partsim" / "data").iterdir() if p.is_file() and p.suffix != ".py"}
     assert {f"*{s}" for s in suffixes} <= set(config["partsim.data"])
     assert config["partsim._rules"] == ["*.yaml"]
+    assert "tables/*.json" in config["partsim.data"]  # the precompiled tables (partsim.rules.precompiled)
 
 
 def test_every_script_the_makefile_runs_exists():

@@ -9,14 +9,14 @@ def test_cache_hit_equals_fresh_parse(tmp_path, monkeypatch):
     monkeypatch.setenv("PARTSIM_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("PARTSIM_NO_CACHE", raising=False)
     text = (ROOT / "rules" / "nnapi.yaml").read_text()
-    fresh = ruletable.parse_table(text, "nnapi.yaml")
+    fresh = ruletable.parse_table(text, "my-nnapi.yaml")
     entries = list((tmp_path / "tables").glob("*.json"))
     assert len(entries) == 1
-    hit = ruletable.parse_table(text, "nnapi.yaml")
+    hit = ruletable.parse_table(text, "my-nnapi.yaml")
     assert hit.rules == fresh.rules and hit.partitioning == fresh.partitioning and hit.source == fresh.source
     assert [r.line for rs in hit.rules.values() for r in rs] == [r.line for rs in fresh.rules.values() for r in rs]
     entries[0].write_text("{not json")  # damaged: ignored, parsed again
-    again = ruletable.parse_table(text, "nnapi.yaml")
+    again = ruletable.parse_table(text, "my-nnapi.yaml")
     assert again.rules == fresh.rules
 
 
@@ -26,15 +26,15 @@ def test_a_hit_is_served_without_parsing_yaml(tmp_path, monkeypatch):
     monkeypatch.setenv("PARTSIM_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("PARTSIM_NO_CACHE", raising=False)
     text = (ROOT / "rules" / "nnapi.yaml").read_text()
-    fresh = ruletable.parse_table(text, "nnapi.yaml")
+    fresh = ruletable.parse_table(text, "my-nnapi.yaml")
 
     def broken(*a, **k):
         raise AssertionError("YAML parsed although the table was cached")
 
     monkeypatch.setattr(ruletable, "_compose", broken)
-    assert ruletable.parse_table(text, "nnapi.yaml").rules == fresh.rules
+    assert ruletable.parse_table(text, "my-nnapi.yaml").rules == fresh.rules
     try:
-        ruletable.parse_table(text + "\n# changed\n", "nnapi.yaml")
+        ruletable.parse_table(text + "\n# changed\n", "my-nnapi.yaml")
     except AssertionError:
         pass
     else:
@@ -57,5 +57,5 @@ def test_invalid_tables_are_never_cached(tmp_path, monkeypatch):
 def test_cache_can_be_turned_off(tmp_path, monkeypatch):
     monkeypatch.setenv("PARTSIM_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("PARTSIM_NO_CACHE", "1")
-    ruletable.parse_table((ROOT / "rules" / "nnapi.yaml").read_text(), "nnapi.yaml")
+    ruletable.parse_table((ROOT / "rules" / "nnapi.yaml").read_text(), "my-nnapi.yaml")
     assert not (tmp_path / "tables").exists()

@@ -21,7 +21,7 @@ from ..ir.schemas import normalize_domain
 from .providers import KNOWN_PROVIDERS
 from .table import OpRule, PREDICATE_KEYS, RuleTable, _freeze, _norm_type
 
-__all__ = ["load_table", "parse_table", "builtin_rules_dir", "builtin_tables", "TableSet", "table_schema",
+__all__ = ["load_table", "parse_table", "parse_checked", "compile_shipped", "builtin_rules_dir", "builtin_tables", "TableSet", "table_schema",
            "layer_table"]
 
 
@@ -138,9 +138,20 @@ def parse_table(text, path="<rules>"):
     >>> t.provider, len(t.rules_for("", "MatMul"))
     ('EPExecutionProvider', 1)
     """
-    cached = _cache_get(text)
+    from .precompiled import lookup
+
+    cached = lookup(text, path) or _cache_get(text)
     if cached is not None:
         return _build_table(cached[0], cached[1], path)
+    data, lines = parse_checked(text, path)
+    table = _build_table(data, lines, path)
+    _cache_put(text, data, lines)
+    return table
+
+
+def parse_checked(text, path="<rules>"):
+    """The long way: YAML text -> ``(data, {json path: line})`` checked against the schema
+    (:class:`RuleTableError` with ``file:line`` of the first problem)."""
     import jsonschema
 
     data, lines = _compose(text, path)
@@ -154,9 +165,22 @@ def parse_table(text, path="<rules>"):
     if problems:
         line, message = problems[0]
         raise RuleTableError(message, path, line or None)
-    table = _build_table(data, lines, path)
-    _cache_put(text, data, lines)
-    return table
+    return data, lines
+
+
+def compile_shipped(directory=None, store=None):
+    """Parse and validate every shipped table the long way and write the store of
+    :mod:`partsim.rules.precompiled` (``make tables``).  Returns the files written."""
+    from .precompiled import write_store
+
+    entries = {}
+    for f in sorted(Path(directory or builtin_rules_dir()).glob("*.yaml")):
+        text = read_table_text(f)
+        data, lines = parse_checked(text, str(f))
+        _build_table(data, lines, str(f))  # the semantic checks too: a broken table is not stored
+        # a built table keeps the line of each op rule only (OpRule.line, for reasons and lint)
+        entries[f.stem] = (text, data, {k: v for k, v in lines.items() if len(k) == 2 and k[0] == "ops"})
+    return write_store(entries, store)
 
 
 def _cache_file(text):
@@ -165,15 +189,9 @@ def _cache_file(text):
     base = cache_root()
     if base is None:
         return None
-    import hashlib
+    from .precompiled import table_key
 
-    from .. import __version__
-
-    h = hashlib.sha256()
-    for part in (__version__, json.dumps(table_schema(), sort_keys=True), text):
-        h.update(part.encode("utf-8"))
-        h.update(b"\0")
-    return Path(base) / "tables" / f"{h.hexdigest()}.json"
+    return Path(base) / "tables" / f"{table_key(text)}.json"
 
 
 def _cache_get(text):

@@ -87,6 +87,10 @@ class EarlyChild:
     >>> c = EarlyChild("-c", script_args=["import json,sys; print(json.dumps(json.load(sys.stdin)))"])
     >>> c.run({"x": 2}).record
     {'x': 2}
+    >>> c = EarlyChild("-c", script_args=["import json,sys; print(json.dumps(json.load(sys.stdin)))"])
+    >>> c.send({"x": 3})  # the child starts on it; the caller goes on
+    >>> c.run(None).record
+    {'x': 3}
     """
 
     def __init__(self, script, python=None, memory_limit=DEFAULT_MEMORY_LIMIT, script_args=()):
@@ -100,12 +104,28 @@ class EarlyChild:
             self.proc = None
             self.error = f"cannot start {self.argv[0]}: {exc.strerror or exc}"
 
+    def send(self, request):
+        """Hand the child its request now and return at once: the child works while the caller
+        goes on; :meth:`run` then collects its record (the request it is given is ignored)."""
+        if self.proc is None or getattr(self, "sent", False):
+            return
+        self.sent = True
+        try:
+            self.proc.stdin.write(json.dumps(request))  # a few hundred bytes: never blocks on the pipe
+            self.proc.stdin.close()
+        except OSError:
+            pass  # the child died: run() reports how
+        self.proc.stdin = None  # closed: communicate() must not touch it
+
     def run(self, request, timeout=120):
         if self.proc is None:
             return ChildResult("crashed", error=self.error)
         proc, self.proc = self.proc, None
         try:
-            stdout, stderr = proc.communicate(json.dumps(request), timeout=timeout)
+            if getattr(self, "sent", False):
+                stdout, stderr = proc.communicate(timeout=timeout)
+            else:
+                stdout, stderr = proc.communicate(json.dumps(request), timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()

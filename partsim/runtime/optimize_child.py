@@ -2,8 +2,10 @@
 
 Run by :mod:`partsim.runtime.optimizer` as ``python optimize_child.py`` with a JSON
 request on stdin (``model``, ``target``, ``level``, ``external``; optional ``disabled``, the
-transformers to switch off, and ``lean``, a session that is never run: one thread, no
-prepacking, no arena, none of which changes the saved graph); prints one JSON
+transformers to switch off, ``lean``, a session that is never run: one thread, no
+prepacking, no arena, none of which changes the saved graph, and ``sink_weights``: the saved
+weights go to the null device, as nobody reads their values; the offsets ORT records are the
+same, and the caller makes a sparse file of the size they imply); prints one JSON
 line: ``{"state": "ok"}`` or ``{"state": "failed", "error": ...}``.  Imports only
 onnxruntime, so another interpreter (``--python``) can run it.
 """
@@ -16,6 +18,13 @@ def main():
     import onnxruntime as ort  # first: a caller may start this child before its request is ready
 
     req = json.load(sys.stdin)
+    if req.get("sink_weights"):
+        import os
+
+        try:  # writing ~100 MB of weights took a third of a large model's session
+            os.symlink(os.devnull, os.path.join(os.path.dirname(req["target"]), req["external"]))
+        except (OSError, NotImplementedError, AttributeError):
+            pass  # no symlinks here: ORT writes a real file
 
     so = ort.SessionOptions()
     so.optimized_model_filepath = req["target"]

@@ -58,7 +58,7 @@ class PipelineResult:
 
 
 def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data=None, cpu_nodes_of=None,
-                   child=None):
+                   child=None, meanwhile=None):
     """Run ORT's optimizer for ``level`` as a session over ``providers`` would.
 
     Parameters
@@ -77,6 +77,9 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
         nodes (:func:`_cpu_pass`).
     child : EarlyChild, optional
         The first session's child process, started early (:func:`start_child`).
+    meanwhile : callable, optional
+        Called (no arguments) while ORT's session runs in the child: the caller's own checks of
+        the model overlap the session instead of delaying it.  What it raises propagates.
     """
     import onnx
 
@@ -113,7 +116,7 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
         if not kept:
             copy.write_bytes(data)
         target = tmp / "optimized.onnx"
-        failure = _optimize(copy, target, ort_level, disabled, child)
+        failure = _optimize(copy, target, ort_level, disabled, child, meanwhile)
         if failure is not None:
             # ORT names the copy it was given: name the user's file (same input, same output)
             failure = failure.replace(str(copy.resolve()), str(model_path)).replace(str(copy), str(model_path))
@@ -195,7 +198,7 @@ def start_child():
     return EarlyChild(CHILD)
 
 
-def _optimize(model, target, ort_level, disabled=(), child=None):
+def _optimize(model, target, ort_level, disabled=(), child=None, meanwhile=None):
     """One CPU-only ORT session, in a child process (:mod:`partsim.runtime.optimize_child`; ``child``
     when one was started early), that saves its optimized graph to ``target``; ORT's message
     when it fails, else ``None``."""
@@ -205,14 +208,25 @@ def _optimize(model, target, ort_level, disabled=(), child=None):
     from .optimizer_cache import lookup, remember, request_key
 
     request = {"model": str(model), "target": str(target), "level": ort_level,
-               "external": target.stem + ".weights.pb", "disabled": list(disabled), "lean": True}
+               "external": target.stem + ".weights.pb", "disabled": list(disabled), "lean": True,
+               "sink_weights": True}
     key = request_key(model, request)
     record = lookup(key, target, request["external"], model)
+    if record is None and child is not None:
+        child.send(request)
+    if meanwhile is not None:
+        try:
+            meanwhile()
+        except BaseException:
+            if child is not None:
+                child.close()  # ends the session before its temp folder goes
+            raise
     if record is None:
         r = child.run(request, timeout=600) if child is not None else run_child(CHILD, request, timeout=600)
         if r.state != "ok":
             return f"ONNX Runtime's optimizer did not finish ({r.state}): {r.error}"
         record = r.record
+        _sparse_weights(target, request["external"])
         remember(key, record, target, request["external"], model)
     elif child is not None:
         child.close()  # answered from the cache: the early child is not needed
@@ -225,6 +239,42 @@ def _optimize(model, target, ort_level, disabled=(), child=None):
     if not target.is_file():
         return "ONNX Runtime wrote no optimized model"
     return None
+
+
+def _sparse_weights(target, name):
+    """The weights file ORT wrote to the null device (``sink_weights``) made a sparse file of the
+    size its graph's external-data offsets imply, so that a later session (the CPU pass) can
+    open the graph: values never shape it (:func:`_structural_copy`).  ORT itself removes the
+    link: the null device's file position stays 0, and ORT deletes an external-data file it
+    finds empty after writing (seen with strace on 1.31.1; its offsets come from its own count)."""
+    import os
+
+    weights = target.parent / name
+    if weights.is_symlink():
+        weights.unlink()
+    elif weights.exists():
+        return  # a real file: the child could not link (no symlinks on this system)
+    end = 0
+    if target.is_file():
+        import onnx
+
+        graph = onnx.load(str(target), load_external_data=False)
+        for t in _all_initializers(graph.graph):
+            if t.data_location == onnx.TensorProto.EXTERNAL:
+                info = {e.key: e.value for e in t.external_data}
+                end = max(end, int(info.get("offset", 0) or 0) + int(info.get("length", 0) or 0))
+    with open(weights, "wb") as f:
+        os.truncate(f.fileno(), end)
+
+
+def _all_initializers(graph):
+    yield from graph.initializer
+    for n in graph.node:
+        for a in n.attribute:
+            if a.HasField("g"):
+                yield from _all_initializers(a.g)
+            for g in a.graphs:
+                yield from _all_initializers(g)
 
 
 def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of=None, any_op=False,

@@ -218,8 +218,10 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
     else:
         from .ort_pipeline import pipeline_graph
 
-        # partsim's own checks first: a bad model is a usage error (exit 2), not ORT's failure
-        model_from_proto(proto, str(path), sha256, infer_shapes=False)
+        def check():
+            # partsim's own checks, while ORT's session runs: a bad model is a usage error (exit 2,
+            # ORT's answer is dropped), not ORT's failure
+            model_from_proto(proto, str(path), sha256, infer_shapes=False)
         effective = [(t.provider, t.is_compiling) for t in resolution.tables]
         kept = [proto.graph.node[k].name for k, (_, eps) in claims.items()
                 if eps and CPU not in eps and proto.graph.node[k].name and proto.graph.node[k].name not in unclaimed]
@@ -250,7 +252,7 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
             return names, types
 
         result = pipeline_graph(path, level, effective, kept, proto=proto, data=data, cpu_nodes_of=cpu_nodes_of,
-                                child=child)
+                                child=child, meanwhile=check)
         if result.proto is None:
             prepared = prepare(path, "disable", resolution, seed, shown_as, notes, modify=modify)
             prepared.level = level
