@@ -247,3 +247,36 @@ def test_context_dependent_functions_are_inlined_as_ort_does(tmp_path):
     assert {n["origin"] for n in summary["nodes"]} == {"inlined:CastLike", "inlined:SoftmaxCrossEntropyLoss"}
     # ORT reports the inlined body's nodes without names: compared by op and provider
     assert {n["provider"] for n in summary["nodes"]} == set(obs["nodes"].values()) == {"CPUExecutionProvider"}
+
+
+def test_orts_session_starts_on_the_model_as_written_and_restarts_only_for_kept_functions(monkeypatch):
+    """The optimizer's session gets the model as written before partsim has looked for function nodes a
+    requested provider claims; only where there are some (HardSwish on CUDA) is it ended and started
+    again on the copy with placeholders, and the prediction is the same as with the placeholders first."""
+    from partsim.runtime import child as child_mod
+
+    monkeypatch.setenv("PARTSIM_NO_CACHE", "1")
+    calls = collections.Counter()
+    real_run, real_early, real_close = child_mod.run_child, child_mod.EarlyChild.run, child_mod.EarlyChild.close
+
+    def run_child(*a, **k):
+        calls["fresh"] += 1
+        return real_run(*a, **k)
+
+    def early_run(me, *a, **k):
+        calls["early"] += 1
+        return real_early(me, *a, **k)
+
+    def close(me):
+        calls["abandoned"] += me.proc is not None
+        return real_close(me)
+
+    monkeypatch.setattr(child_mod, "run_child", run_child)
+    monkeypatch.setattr(child_mod.EarlyChild, "run", early_run)
+    monkeypatch.setattr(child_mod.EarlyChild, "close", close)
+    s, _ = predict(shared_path("corpus", "full", "tiny_resnet.ts.onnx"), ["cuda"])
+    assert s["status"] == "ok" and +calls == {"early": 1}
+    calls.clear()
+    s, _ = predict(shared_path("corpus", "graph_only", "mobilenet_v3_small.ts.onnx"), ["cuda"])
+    assert calls["early"] == 0 and calls["abandoned"] == 1 and calls["fresh"] >= 1
+    assert sum(n["opType"] == "HardSwish" for n in s["nodes"]) == 19

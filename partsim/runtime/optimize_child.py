@@ -21,8 +21,11 @@ def main():
     if req.get("sink_weights"):
         import os
 
+        weights = os.path.join(os.path.dirname(req["target"]), req["external"])
         try:  # writing ~100 MB of weights took a third of a large model's session
-            os.symlink(os.devnull, os.path.join(os.path.dirname(req["target"]), req["external"]))
+            if os.path.lexists(weights):
+                os.unlink(weights)  # left by a session started before and abandoned
+            os.symlink(os.devnull, weights)
         except (OSError, NotImplementedError, AttributeError):
             pass  # no symlinks here: ORT writes a real file
 

@@ -67,8 +67,10 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
     level : {"basic", "extended", "all"}
     providers : list of (provider name, is_compiling)
         The effective providers, in order.
-    kept_nodes : iterable of str
-        Names of function nodes a requested provider claims (keep them whole).
+    kept_nodes : iterable of str, or callable
+        Names of function nodes a requested provider claims (keep them whole); a callable
+        returning them is called while ORT's session already runs on the model as written, which
+        is restarted on a copy with placeholders only when it returns a node that needs one.
     proto, data : onnx.ModelProto and bytes, optional
         The model already read (:func:`partsim.io.read.read_model_proto`); read if absent.
     cpu_nodes_of : callable, optional
@@ -96,27 +98,25 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
     with tempfile.TemporaryDirectory(prefix="partsim-pipeline-") as tmp:
         tmp = Path(tmp)
         copy = _structural_copy(model_path, proto, tmp / "model")
-        kept = []
-        originals = {}
-        if kept_nodes:
-            want = set(kept_nodes)
-            changed = onnx.ModelProto()
-            changed.CopyFrom(proto)
-            for n in changed.graph.node:
-                if n.name in want and len(n.input) == 1 and len(n.output) == 1:
-                    saved = onnx.NodeProto()
-                    saved.CopyFrom(n)
-                    originals[n.name] = saved
-                    n.op_type, n.domain = PLACEHOLDER_OP, ""
-                    del n.attribute[:]
-                    kept.append(n.name)
-            if kept:
-                _ensure_opset(changed, 1)
-                copy.write_bytes(changed.SerializeToString())
-        if not kept:
-            copy.write_bytes(data)
         target = tmp / "optimized.onnx"
-        failure = _optimize(copy, target, ort_level, disabled, child, meanwhile)
+        decide = kept_nodes if callable(kept_nodes) else None
+        kept, originals = _write_copy(copy, proto, data, () if decide else kept_nodes)
+        started = _start_optimize(copy, target, ort_level, disabled, child)
+        try:
+            if meanwhile is not None:
+                meanwhile()
+            if decide is not None:
+                # the session was started on the model as written; a function node a requested provider
+                # claims needs a copy with placeholders instead: ORT starts again on that one
+                kept, originals = _placeholders(proto, decide())
+                if kept:
+                    _abandon(started)
+                    kept, originals = _write_copy(copy, proto, data, kept)
+                    started = _start_optimize(copy, target, ort_level, disabled)
+        except BaseException:
+            _abandon(started)  # ends the session before its temp folder goes
+            raise
+        failure = _finish_optimize(started)
         if failure is not None:
             # ORT names the copy it was given: name the user's file (same input, same output)
             failure = failure.replace(str(copy.resolve()), str(model_path)).replace(str(copy), str(model_path))
@@ -189,6 +189,44 @@ def _session_order(nodes):
     return [n for root in sorted(pieces, reverse=True) for n in pieces[root]]
 
 
+def _placeholders(proto, kept_nodes):
+    """``(names, {name: original NodeProto})`` of the ``kept_nodes`` that go in as a placeholder
+    (single-input, single-output nodes of the main graph)."""
+    want = set(kept_nodes or ())
+    kept, originals = [], {}
+    if not want:
+        return kept, originals
+    import onnx
+
+    for n in proto.graph.node:
+        if n.name in want and len(n.input) == 1 and len(n.output) == 1:
+            saved = onnx.NodeProto()
+            saved.CopyFrom(n)
+            originals[n.name] = saved
+            kept.append(n.name)
+    return kept, originals
+
+
+def _write_copy(copy, proto, data, kept_nodes):
+    """Write the model ORT optimizes to ``copy``: ``data`` as read, or with the kept function
+    nodes replaced by :data:`PLACEHOLDER_OP`.  Returns :func:`_placeholders` of it."""
+    kept, originals = _placeholders(proto, kept_nodes)
+    if not kept:
+        copy.write_bytes(data)
+        return kept, originals
+    import onnx
+
+    changed = onnx.ModelProto()
+    changed.CopyFrom(proto)
+    for n in changed.graph.node:
+        if n.name in originals:
+            n.op_type, n.domain = PLACEHOLDER_OP, ""
+            del n.attribute[:]
+    _ensure_opset(changed, 1)
+    copy.write_bytes(changed.SerializeToString())
+    return kept, originals
+
+
 def start_child():
     """The optimizer's child process, started now so that it imports onnxruntime while the caller
     works (:class:`partsim.runtime.child.EarlyChild`); hand it to :func:`pipeline_graph`."""
@@ -198,14 +236,18 @@ def start_child():
     return EarlyChild(CHILD)
 
 
-def _optimize(model, target, ort_level, disabled=(), child=None, meanwhile=None):
+def _optimize(model, target, ort_level, disabled=(), child=None):
     """One CPU-only ORT session, in a child process (:mod:`partsim.runtime.optimize_child`; ``child``
     when one was started early), that saves its optimized graph to ``target``; ORT's message
     when it fails, else ``None``."""
-    from .child import run_child
-    from .optimizer import CHILD
+    return _finish_optimize(_start_optimize(model, target, ort_level, disabled, child))
 
-    from .optimizer_cache import lookup, remember, request_key
+
+def _start_optimize(model, target, ort_level, disabled=(), child=None):
+    """The first half of :func:`_optimize`: the answer from the cache, or the request handed to
+    ``child`` (which then works while the caller goes on).  Returns what :func:`_finish_optimize`
+    (or :func:`_abandon`) takes."""
+    from .optimizer_cache import lookup, request_key
 
     request = {"model": str(model), "target": str(target), "level": ort_level,
                "external": target.stem + ".weights.pb", "disabled": list(disabled), "lean": True,
@@ -214,22 +256,32 @@ def _optimize(model, target, ort_level, disabled=(), child=None, meanwhile=None)
     record = lookup(key, target, request["external"], model)
     if record is None and child is not None:
         child.send(request)
-    if meanwhile is not None:
-        try:
-            meanwhile()
-        except BaseException:
-            if child is not None:
-                child.close()  # ends the session before its temp folder goes
-            raise
+    elif child is not None:
+        child.close()  # answered from the cache: the early child is not needed
+        child = None
+    return {"request": request, "key": key, "record": record, "child": child, "model": model, "target": target}
+
+
+def _abandon(started):
+    if started["child"] is not None:
+        started["child"].close()
+        started["child"] = None
+
+
+def _finish_optimize(started):
+    from .child import run_child
+    from .optimizer import CHILD
+    from .optimizer_cache import remember
+
+    request, record, child, target = started["request"], started["record"], started["child"], started["target"]
     if record is None:
         r = child.run(request, timeout=600) if child is not None else run_child(CHILD, request, timeout=600)
+        started["child"] = None
         if r.state != "ok":
             return f"ONNX Runtime's optimizer did not finish ({r.state}): {r.error}"
         record = r.record
         _sparse_weights(target, request["external"])
-        remember(key, record, target, request["external"], model)
-    elif child is not None:
-        child.close()  # answered from the cache: the early child is not needed
+        remember(started["key"], record, target, request["external"], started["model"])
     if record.get("state") != "ok":
         msg = " ".join(str(record.get("error", "")).split())[:600]
         # a kernel only the CPU lacks is the partitioner's business (another provider may take the

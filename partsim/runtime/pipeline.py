@@ -189,17 +189,22 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
     from .ort_pipeline import _all_nodes
 
     original, unnamed = {}, {}
-    for n in _all_nodes(proto.graph):
-        if n.name:
-            original[n.name] = (n.domain or "", n.op_type)
-        elif n.output:
-            unnamed[n.output[0]] = (n.domain or "", n.op_type)
-    claims = function_claims(proto, resolution.tables)
+
+    def written_nodes():
+        """The model's own nodes by name (and unnamed ones by first output), before any rewrite."""
+        for n in _all_nodes(proto.graph):
+            if n.name:
+                original[n.name] = (n.domain or "", n.op_type)
+            elif n.output:
+                unnamed[n.output[0]] = (n.domain or "", n.op_type)
+
+    claims = function_claims(proto, resolution.tables) if level == "disable" else None
     summary_notes = []  # for the summary's warnings (the model's own notes come from ``notes``)
     failure = ""
     whole = set()
     inlined_outputs = {}  # outputs of a node an inlined body made -> the op inlined
     if level == "disable":
+        written_nodes()  # before inlining rewrites the proto
         # function nodes kept whole that the CPU does not claim: the ones ORT may inline in a later
         # partitioning round, when their provider refuses them (a CPU kernel takes the others)
         whole = {proto.graph.node[k].name for k, (_, eps) in claims.items()
@@ -222,10 +227,19 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
             # partsim's own checks, while ORT's session runs: a bad model is a usage error (exit 2,
             # ORT's answer is dropped), not ORT's failure
             model_from_proto(proto, str(path), sha256, infer_shapes=False)
+            written_nodes()
+
         effective = [(t.provider, t.is_compiling) for t in resolution.tables]
-        kept = [proto.graph.node[k].name for k, (_, eps) in claims.items()
-                if eps and CPU not in eps and proto.graph.node[k].name and proto.graph.node[k].name not in unclaimed]
-        whole = set(kept)
+
+        def kept_now():
+            """The function nodes a requested provider claims (kept whole): found while ORT's
+            session already runs on the model as written, restarted only when there are some."""
+            found = function_claims(proto, resolution.tables)
+            whole.update(proto.graph.node[k].name for k, (_, eps) in found.items()
+                         if eps and CPU not in eps and proto.graph.node[k].name
+                         and proto.graph.node[k].name not in unclaimed)
+            return sorted(whole)
+
         built = {}
 
         def build_optimized(optimized):
@@ -251,8 +265,8 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
                     types[t] = (v.dtype, v.shape)
             return names, types
 
-        result = pipeline_graph(path, level, effective, kept, proto=proto, data=data, cpu_nodes_of=cpu_nodes_of,
-                                child=child, meanwhile=check)
+        result = pipeline_graph(path, level, effective, kept_now, proto=proto, data=data,
+                                cpu_nodes_of=cpu_nodes_of, child=child, meanwhile=check)
         if result.proto is None:
             prepared = prepare(path, "disable", resolution, seed, shown_as, notes, modify=modify)
             prepared.level = level
