@@ -3,7 +3,8 @@
     PYTHONPATH=. .venv/bin/python benchmarks/qnn_transpose_fuzz.py [--seeds 0:200] [--level disable|all]
 
 Each seed builds a small float graph on ``x`` (2x3x4x5) of Transposes (random perms), Relu/Sigmoid,
-Mul by a scalar, Add of a constant or of an earlier value, Reshapes that insert a size-1 dim,
+Mul by a scalar, Add of a constant or of an earlier value, Reshapes that insert a size-1 dim, split a
+dim into two (a channel shuffle's view) or merge two neighbours,
 Shape -> Cast, ReduceSum with an axes input and Softmax; graphs ORT will not load are skipped.  It
 prints the seeds where partsim's nodes after the layout transformation (names of converted, kept,
 removed and inserted nodes, and their providers) differ from a real QNN session (onnxruntime-qnn,
@@ -47,7 +48,7 @@ def random_graph(seed):
         rank = len(s)
         c = f"c{len(nodes) + 1}"
         kind = r.choice(["tr", "tr", "tr", "relu", "add_const", "add_branch", "reshape1", "shape", "reduce",
-                         "softmax", "mul"])
+                         "softmax", "mul", "split", "merge"])
         if kind == "tr":
             p = list(range(rank))
             r.shuffle(p)
@@ -66,6 +67,14 @@ def random_graph(seed):
         elif kind == "reshape1" and rank < 5:
             pos = r.randint(0, rank)
             ns = list(s[:pos]) + [1] + list(s[pos:])
+            new("Reshape", [src, c], None, tuple(ns), [h.make_tensor(c, T.INT64, [len(ns)], ns)])
+        elif kind == "split" and rank < 5 and any(d in (4, 6) for d in s):
+            pos = r.choice([i for i, d in enumerate(s) if d in (4, 6)])
+            ns = list(s[:pos]) + [2, s[pos] // 2] + list(s[pos + 1:])
+            new("Reshape", [src, c], None, tuple(ns), [h.make_tensor(c, T.INT64, [len(ns)], ns)])
+        elif kind == "merge" and rank > 2:
+            pos = r.randrange(rank - 1)
+            ns = list(s[:pos]) + [s[pos] * s[pos + 1]] + list(s[pos + 2:])
             new("Reshape", [src, c], None, tuple(ns), [h.make_tensor(c, T.INT64, [len(ns)], ns)])
         elif kind == "shape":
             sh = new("Shape", [src], None, (rank,))

@@ -214,6 +214,16 @@ def _model_transpose_cases(tmp_path):
                                          node("Relu", ["r"], ["y"], name="relu")], [x3], ["y"], [_ints("s", [4, 1, 16, 8])]),
         "reshape_appends_one": ([_tr("x", "t", (0, 2, 1), "tr"), node("Reshape", ["t", "s"], ["r"], name="rs"),
                                  node("Relu", ["r"], ["y"], name="relu")], [x3], ["y"], [_ints("s", [4, 16, 8, 1])]),
+        # ... and a Reshape that splits a dim (a channel shuffle's view), with or without size-1 dims;
+        # one that merges dims is not pushed
+        "reshape_splits_channels": ([_tr("x", "t", (0, 3, 1, 2), "tr"), node("Reshape", ["t", "s"], ["r"], name="rs"),
+                                     _tr("r", "u", (0, 2, 1, 3, 4), "tr2"), node("Relu", ["u"], ["y"], name="relu")],
+                                    [x4], ["y"], [_ints("s", [1, 2, 8, 4, 8])]),
+        "reshape_splits_and_inserts": ([_tr("x", "t", (0, 2, 1), "tr"), node("Reshape", ["t", "s"], ["r"], name="rs"),
+                                        node("Relu", ["r"], ["y"], name="relu")], [x3], ["y"],
+                                       [_ints("s", [4, 1, 4, 4, 8])]),
+        "reshape_merges": ([_tr("x", "t", (0, 3, 1, 2), "tr"), node("Reshape", ["t", "s"], ["r"], name="rs"),
+                            node("Relu", ["r"], ["y"], name="relu")], [x4], ["y"], [_ints("s", [1, 16, 32])]),
         "identity_perm": ([_tr("x", "t", (0, 1, 2, 3), "tr"), node("Shape", ["t"], ["sh"], name="shape"),
                            node("Cast", ["sh"], ["shf"], name="cast", to=1),
                            node("Relu", ["t"], ["y"], name="relu")], [x4], ["y", "shf"], []),

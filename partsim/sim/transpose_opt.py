@@ -24,11 +24,12 @@ Two handlers are measured, not read, because the stored sources predate them: gr
 ``session.debug_layout_transformation=1`` from real onnxruntime 1.31.1 + onnxruntime-qnn 2.7.0 sessions
 show (a) a Gather handler: with scalar indices the axis moves through the perm and the output is
 transposed back by the perm without that axis (1-D indices are handled by the same algebra, not
-seen); (b) a Transpose feeding a QNN Reshape that only inserts size-1 dimensions is pushed below it:
+seen); (b) a Transpose feeding a QNN Reshape that splits dimensions of the Transpose's output into
+runs of consecutive ones (a channel shuffle) or inserts size-1 dimensions is pushed below it:
 each inserted dimension goes with the next dimension of the Transpose's output, the groups are put
 in the Transpose's input order for the new Reshape shape, and a Transpose restores the output
-(:func:`_reshape_groups`).  A Reshape that drops dimensions (mobilenet_v2.dynamo's classifier) or
-appends a size-1 dimension after the last one is not pushed.
+(:func:`_reshape_groups`).  A Reshape that merges or drops dimensions (mobilenet_v2.dynamo's
+classifier, a flatten) or appends a size-1 dimension after the last one is not pushed.
 """
 
 from dataclasses import dataclass, field
@@ -983,24 +984,31 @@ def _h_reshape_default(ctx, t, i, perm):
 
 def _reshape_groups(x_shape, perm, out_shape):
     """The measured 1.31 QNN Reshape push (module docstring): ``(new reshape shape, output perm)``
-    for a Reshape of ``Transpose(x, perm)`` that only inserts size-1 dims before or between its dims,
-    else None (a Reshape that drops dims, as before a classifier, or appends a trailing 1 is not pushed)."""
+    for a Reshape of ``Transpose(x, perm)`` that splits dims of the Transpose's output into runs of
+    consecutive dims (a channel shuffle's ``[N, C, H, W] -> [N, g, C/g, H, W]``) and inserts size-1
+    dims before or between them, else None (a Reshape that merges or drops dims, as before a
+    classifier, or appends a trailing 1 is not pushed)."""
     t_shape = tuple(x_shape[p] for p in perm)
     if len(out_shape) <= len(t_shape):
         return None
     groups = [[] for _ in t_shape]  # per dim of the Transpose output: the output dims it becomes
-    pending = []
+    pending, run, prod = [], [], 1
     k = 0
     for o, d in enumerate(out_shape):
-        if k < len(t_shape) and d == t_shape[k]:
-            groups[k].extend(pending + [o])
-            pending = []
+        if k == len(t_shape) or d < 1:
+            return None  # a size-1 dim after the last one: not pushed (seen on 1.31.1)
+        if not run and d == 1 and t_shape[k] != 1:
+            pending.append(o)  # an inserted dim goes with the next dim
+            continue
+        run.append(o)
+        prod *= d
+        if prod == t_shape[k]:
+            groups[k].extend(pending + run)
+            pending, run, prod = [], [], 1
             k += 1
-        elif d == 1:
-            pending.append(o)
-        else:
-            return None
-    if k != len(t_shape) or pending:  # a size-1 dim after the last one: not pushed (seen on 1.31.1)
+        elif prod > t_shape[k] or t_shape[k] % prod:
+            return None  # a merge, or no split of this dim
+    if k != len(t_shape) or pending or run:
         return None
     inv = invert(perm)
     order = []
