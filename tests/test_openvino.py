@@ -216,6 +216,9 @@ def test_dynamic_quantization_cyclic_partition_is_predicted(tmp_path):
     assert rec["state"] == "create_failed" and "not acyclic" in rec["error"]
     summary, _ = predict(str(path), ["openvino"])
     assert summary["status"] == "session_would_fail" and "cyclic" in summary["failure"]
+    # verify --observe compares the refusal (OpenVINO exists here: the failed session is no dropped provider)
+    rc, rep = _verify(path, tmp_path)
+    assert rc == 0 and rep["passed"] and rep["observation"]["state"] == "create_failed"
 
 
 @needs_ov
