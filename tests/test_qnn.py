@@ -491,3 +491,80 @@ def test_untaken_function_node_is_inlined_and_partitioned_again(tmp_path):
     ops = sorted(n["opType"] for n in summary["nodes"])
     assert ops == sorted(obs["opTypes"].values()) == ["HardSigmoid", "Mul"]
     assert {n["provider"] for n in summary["nodes"]} == set(obs["nodes"].values())
+
+
+def _qlinear_chain(tmp_path):
+    """QOperator data between QLinearMatMuls: a Transpose of the quantized product (QNN takes it on the
+    quantized type its builder passes on), a Reshape after it (plain output from a quantized input:
+    refused), a DequantizeLinear after the Transpose (quantized input: taken), one after the Reshape and
+    one after a Gather of a uint8 initializer (plain inputs: refused)."""
+    f, u8 = T.FLOAT, T.UINT8
+    inits = [h.make_tensor("s", f, [], [0.05]), h.make_tensor("z", u8, [], [128]),
+             h.make_tensor("W", u8, [8, 8], [130] * 64), h.make_tensor("shape", T.INT64, [2], [8, 4]),
+             h.make_tensor("emb", u8, [10, 8], [129] * 80)]
+    q = ["s", "z"]
+    nodes = [h.make_node("QLinearMatMul", ["x", *q, "W", *q, *q], ["m"], name="qmm"),
+             h.make_node("Transpose", ["m"], ["t"], name="tr", perm=[0, 2, 1]),
+             h.make_node("DequantizeLinear", ["t", *q], ["dt"], name="dq_t"),
+             h.make_node("Relu", ["dt"], ["y"], name="relu"),
+             h.make_node("Reshape", ["t", "shape"], ["r"], name="reshape"),
+             h.make_node("DequantizeLinear", ["r", *q], ["dr"], name="dq_r"),
+             h.make_node("Sigmoid", ["dr"], ["y2"], name="sig"),
+             h.make_node("Gather", ["emb", "idx"], ["g"], name="gather"),
+             h.make_node("DequantizeLinear", ["g", *q], ["dg"], name="dq_g"),
+             h.make_node("Tanh", ["dg"], ["y3"], name="tanh")]
+    m = model(nodes, [vi("x", [1, 4, 8], u8), vi("idx", [1, 4], T.INT64)],
+              [vi("y", None), vi("y2", None), vi("y3", None)], inits, opset=19)
+    return save(m, tmp_path / "qlinear_chain.onnx")
+
+
+@needs_qnn
+def test_quantized_tensor_registration_against_real_qnn(tmp_path):
+    """sim/qnn_tensors.py: the first node unit that meets an 8/16-bit tensor makes it quantized or plain;
+    the real session places every node as predicted, and the rules are what decides them."""
+    path = _qlinear_chain(tmp_path)
+    _, obs = _observe(path)
+    summary, assignment = predict(str(path), ["qnn"])
+    v = compare(summary, assignment, obs, 1.0, True)
+    assert v["agreement"] == 1.0, v["disagreements"]
+    on = obs["nodes"]
+    assert on["qmm"] == on["tr"] == on["dq_t"] == QNN  # QLinearMatMul probed; Transpose on the quantized type
+    assert on["reshape"] != QNN and on["dq_r"] != QNN and on["dq_g"] != QNN  # plain tensors
+    why = {n["name"]: n.get("reasonDetail", "") for n in summary["nodes"]}
+    assert "plain" in why["reshape"] and "plain" in why["dq_g"], why
+
+
+def _qdq_layernorm(tmp_path, w_dtype, b_dtype):
+    f, u8 = T.FLOAT, T.UINT8
+    tp = {"int8": T.INT8, "uint8": T.UINT8, "int32": T.INT32}
+    inits = [h.make_tensor("s", f, [], [0.05]), h.make_tensor("z", u8, [], [128]),
+             h.make_tensor("wq", tp[w_dtype], [8], [1] * 8), h.make_tensor("ws", f, [], [0.01]),
+             h.make_tensor("wz", tp[w_dtype], [], [0]),
+             h.make_tensor("bq", tp[b_dtype], [8], [1] * 8), h.make_tensor("bs", f, [], [0.001]),
+             h.make_tensor("bz", tp[b_dtype], [], [0])]
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"),
+             h.make_node("QuantizeLinear", ["r", "s", "z"], ["rq"], name="q_in"),
+             h.make_node("DequantizeLinear", ["rq", "s", "z"], ["rd"], name="dq_in"),
+             h.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["w"], name="dq_w"),
+             h.make_node("DequantizeLinear", ["bq", "bs", "bz"], ["b"], name="dq_b"),
+             h.make_node("LayerNormalization", ["rd", "w", "b"], ["ln"], name="ln", axis=-1),
+             h.make_node("QuantizeLinear", ["ln", "s", "z"], ["lq"], name="q_out"),
+             h.make_node("DequantizeLinear", ["lq", "s", "z"], ["ld"], name="dq_out"),
+             h.make_node("Sigmoid", ["ld"], ["y"], name="sig")]
+    m = model(nodes, [vi("x", [1, 4, 8])], [vi("y", None)], inits, opset=19)
+    return save(m, tmp_path / f"ln_{w_dtype}_{b_dtype}.onnx")
+
+
+@needs_qnn
+@pytest.mark.parametrize("w_dtype,b_dtype,taken", [("int8", "int32", False), ("uint8", "int32", True),
+                                                    ("int8", "int8", True)])
+def test_qdq_unit_types_against_real_qnn(tmp_path, w_dtype, b_dtype, taken):
+    """The table's qdq_unit_types (probed QDQ units): the HTP backend refuses a LayerNormalization unit with
+    uint8 activations, an int8 scale and an int32 bias, with its DQs and Q, and takes the other two."""
+    path = _qdq_layernorm(tmp_path, w_dtype, b_dtype)
+    _, obs = _observe(path)
+    summary, assignment = predict(str(path), ["qnn"])
+    v = compare(summary, assignment, obs, 1.0, True)
+    assert v["agreement"] == 1.0, v["disagreements"]
+    unit = ("dq_in", "dq_w", "dq_b", "ln", "q_out")
+    assert all((obs["nodes"][n] == QNN) == taken for n in unit), obs["nodes"]

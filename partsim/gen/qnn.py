@@ -29,8 +29,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["PROBE_OPS", "DTYPES", "RANKS", "probe_specs", "build_probe", "probe_models", "derive_rules", "usable_evidence",
-           "qnn_table"]
+__all__ = ["PROBE_OPS", "DTYPES", "RANKS", "probe_specs", "build_probe", "qdq_specs", "build_qdq_probe", "probe_models",
+           "derive_rules", "usable_evidence", "qdq_unit_types", "qnn_table"]
 
 DTYPES = ("float", "float16", "double", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "bool")
 RANKS = (0, 1, 2, 3, 4, 5, 6)
@@ -45,14 +45,17 @@ BINARY = ("Add Sub Mul Div Pow Max Min Mean Sum Equal Greater GreaterOrEqual Les
 REDUCE = "ReduceMean ReduceSum ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSumExp ReduceSumSquare".split()
 OTHER = ("Transpose", "Cast", "CastLike", "Gather", "Where", "DynamicQuantizeLinear", "MatMulInteger", "MatMul",
          "LayerNormalization", "Clip", "ArgMax", "ArgMin", "CumSum", "Expand", "Tile", "Squeeze",
-         "Unsqueeze", "Reshape", "Concat", "Split", "Slice", "Pad")
-SIDE_INPUT_OPS = ("CumSum", "Expand", "Tile", "Squeeze", "Unsqueeze", "Reshape", "Slice", "Pad", "Gather",
+         "Unsqueeze", "Reshape", "Concat", "Split", "Slice", "Pad", "GatherElements", "GatherND", "ScatterElements",
+         "ScatterND")
+#: QOperator ops: every quantized tensor comes with its scale and zero point as inputs (uint8/int8 probes)
+QLINEAR = ("QLinearMatMul", "QLinearConv")
+SIDE_INPUT_OPS = ("CumSum", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "Expand", "Tile", "Squeeze", "Unsqueeze", "Reshape", "Slice", "Pad", "Gather",
                   "LayerNormalization", "MatMul", "Resize", "PRelu", "BatchNormalization", "InstanceNormalization",
                   "GroupNormalization",
                   "Conv", "ConvTranspose") + tuple(REDUCE)
 POOLS = ("MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool")
 NORMS = ("BatchNormalization", "InstanceNormalization", "GroupNormalization", "Conv", "ConvTranspose", "LRN", "DepthToSpace", "SpaceToDepth")
-PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER) + list(POOLS) + ["Resize"] + list(NORMS))
+PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER) + list(POOLS) + ["Resize"] + list(NORMS) + list(QLINEAR))
 #: ORT's error when no provider takes a node (session_state.cc): QNN refused it and the CPU has no kernel
 NO_KERNEL = "Could not find an implementation for"
 #: the error ORT raises when an EP does not take a node it had converted to NHWC (layout_transformation.cc)
@@ -133,9 +136,10 @@ def probe_specs(ops=PROBE_OPS, ranks=RANKS):
 
 def _min_rank(op):
     if op in ("Flatten", "Softmax", "LogSoftmax", "Hardmax", "Transpose", "Concat", "Split", "Slice", "Squeeze",
-              "CumSum", "Pad", "ArgMax", "ArgMin", "Gather", "MatMulInteger", "MatMul", "LayerNormalization") or op in REDUCE:
+              "CumSum", "Pad", "ArgMax", "ArgMin", "Gather", "MatMulInteger", "MatMul", "LayerNormalization",
+              "GatherElements", "GatherND", "ScatterElements", "ScatterND", "QLinearMatMul") or op in REDUCE:
         return 1
-    if op in POOLS or op in NORMS or op == "Resize":
+    if op in POOLS or op in NORMS or op in ("Resize", "QLinearConv"):
         return 3
     return 0
 
@@ -193,6 +197,32 @@ def build_probe(op, dtype, rank, variant=()):
         out_dtype = like
     elif op == "Gather":
         const("indices", np.array([0], dtype=np.int64))
+    elif op in ("GatherElements", "ScatterElements"):  # indices of the data's rank, one row along axis 0
+        const("indices", np.zeros([1] + shape[1:], dtype=np.int64))
+        if op == "ScatterElements":
+            const("updates", np.ones([1] + shape[1:], dtype=_np(dtype)))
+        else:
+            out_shape = [1] + shape[1:]
+    elif op in ("GatherND", "ScatterND"):  # one index tuple of length 1
+        const("indices", np.zeros((1, 1), dtype=np.int64))
+        if op == "ScatterND":
+            const("updates", np.ones([1] + shape[1:], dtype=_np(dtype)))
+        else:
+            out_shape = [1] + shape[1:]
+    elif op in QLINEAR:  # per-tensor scales and zero points as initializers, the weight constant
+        zp = _np(dtype)
+        inits.extend([numpy_helper.from_array(np.array(0.1, np.float32), "x_scale"),
+                      numpy_helper.from_array(np.array(0, zp), "x_zero_point")])
+        inputs += ["x_scale", "x_zero_point"]
+        if op == "QLinearMatMul":
+            w = np.ones((shape[-1] if shape else 1, 3), dtype=zp)
+        else:
+            w = np.ones((shape[1], shape[1]) + (1,) * (rank - 2), dtype=zp)
+        inits.extend([numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array(0.05, np.float32), "w_scale"),
+                      numpy_helper.from_array(np.array(0, zp), "w_zero_point"),
+                      numpy_helper.from_array(np.array(0.2, np.float32), "y_scale"),
+                      numpy_helper.from_array(np.array(0, zp), "y_zero_point")])
+        inputs += ["w", "w_scale", "w_zero_point", "y_scale", "y_zero_point"]
     elif op == "GroupNormalization":  # opset 21: scale and bias per channel
         c = shape[1]
         const("scale", np.ones((c,), dtype=_np(dtype)))
@@ -280,6 +310,84 @@ def _np(dtype):
         dtype, getattr(np, dtype, np.float32))
 
 
+#: quantized dtypes a QDQ node unit's ports are probed with (activations, weights; biases also int32)
+QTYPES = ("uint8", "int8", "uint16", "int16")
+#: QDQ node-unit probes: op -> (input shapes, index of the weight input or None, index of the bias input or None,
+#: attributes); inputs other than weight and bias are activations of their own dtype
+QDQ_OPS = {
+    "Conv": ([(1, 4, 5, 5), (4, 4, 1, 1), (4,)], 1, 2, {}),
+    "Gemm": ([(2, 4), (4, 3), (3,)], 1, 2, {}),
+    "MatMul": ([(1, 3, 4), (4, 3)], 1, None, {}),
+    "LayerNormalization": ([(1, 3, 4), (4,), (4,)], 1, 2, {}),
+    "InstanceNormalization": ([(1, 4, 5, 5), (4,), (4,)], 1, 2, {}),
+    "Add": ([(1, 3, 4), (1, 3, 4)], None, None, {}),
+    "Mul": ([(1, 3, 4), (1, 3, 4)], None, None, {}),
+    "Relu": ([(1, 3, 4)], None, None, {}),
+    "Sigmoid": ([(1, 3, 4)], None, None, {}),
+    "Tanh": ([(1, 3, 4)], None, None, {}),
+    "Softmax": ([(1, 3, 4)], None, None, {}),
+    "AveragePool": ([(1, 4, 5, 5)], None, None, {"kernel_shape": [2, 2]}),
+    "MaxPool": ([(1, 4, 5, 5)], None, None, {"kernel_shape": [2, 2]}),
+    "GlobalAveragePool": ([(1, 4, 5, 5)], None, None, {}),
+    "Concat": ([(1, 3, 4), (1, 3, 4)], None, None, {"axis": 1}),
+}
+
+
+def qdq_specs():
+    """Every (op, port dtypes) QDQ node-unit probe, sorted: activations and the output of one dtype of
+    :data:`QTYPES` (a second activation input of any), weights of any, biases int32 or the weight's."""
+    specs = []
+    for op in sorted(QDQ_OPS):
+        shapes, w, b, _ = QDQ_OPS[op]
+        acts = [k for k in range(len(shapes)) if k not in (w, b)]
+        for a in QTYPES:
+            for a2 in (QTYPES if len(acts) > 1 else (a,)):
+                for wt in (QTYPES if w is not None else (None,)):
+                    for bt in (("int32", wt) if b is not None else (None,)):
+                        combo = {"o0": a}
+                        for n, k in enumerate(acts):
+                            combo[f"i{k}"] = a if n == 0 else a2
+                        if w is not None:
+                            combo[f"i{w}"] = wt
+                        if b is not None:
+                            combo[f"i{b}"] = bt
+                        specs.append((op, tuple(sorted(combo.items()))))
+    return sorted(set(specs))
+
+
+def build_qdq_probe(op, combo):
+    """A QDQ node unit: DequantizeLinear on each input (activations from graph inputs, weights and biases
+    from initializers) -> ``op`` -> QuantizeLinear to the graph output, port dtypes from ``combo``."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    shapes, w, b, attrs = QDQ_OPS[op]
+    combo = dict(combo)
+    graph_inputs, inits, nodes, op_inputs = [], [], [], []
+    for k, shape in enumerate(shapes):
+        dt = combo[f"i{k}"]
+        q = f"q{k}"
+        if k in (w, b):
+            inits.append(numpy_helper.from_array(np.ones(shape, dtype=_np(dt)), q))
+        else:
+            graph_inputs.append(helper.make_tensor_value_info(q, _tp(dt), list(shape)))
+        scale = 0.01 * (k + 1)
+        inits += [numpy_helper.from_array(np.array(scale, np.float32), f"s{k}"),
+                  numpy_helper.from_array(np.array(0, dtype=_np(dt)), f"z{k}")]
+        nodes.append(helper.make_node("DequantizeLinear", [q, f"s{k}", f"z{k}"], [f"f{k}"], name=f"dq{k}"))
+        op_inputs.append(f"f{k}")
+    nodes.append(helper.make_node(op, op_inputs, ["fy"], name=f"n0_{op}", **attrs))
+    out = combo["o0"]
+    inits += [numpy_helper.from_array(np.array(0.05, np.float32), "sy"),
+              numpy_helper.from_array(np.array(0, dtype=_np(out)), "zy")]
+    nodes.append(helper.make_node("QuantizeLinear", ["fy", "sy", "zy"], ["y"], name="qy"))
+    g = helper.make_graph(nodes, f"qdq_{op}", graph_inputs, [helper.make_tensor_value_info("y", _tp(out), None)],
+                          inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = 10
+    return m
+
+
 CHILD = Path(__file__).resolve().parents[1] / "runtime" / "qnn_probe_child.py"
 
 
@@ -330,6 +438,24 @@ def probe_models(paths, ep_options=None, python=None, timeout=60.0, level="ORT_D
                 results[p] = {"model": p, "create_error": "no record from the session child"}
             todo = []
     return results
+
+
+def qdq_unit_types(fates):
+    """``{(op, ((port, dtype), ...)): fate}`` of the QDQ node-unit probes -> ``{op: [accepted port dtypes]}`` for
+    the ops of which some combination was refused (a unit matching none of its op's entries is refused
+    whole).  A unit claimed and then refused after the NHWC conversion counts as accepted (the node-unit
+    check passed); a probe without a session says nothing."""
+    by_op = {}
+    for key, fate in sorted(fates.items()):
+        if fate is None:
+            continue
+        op, combo = key
+        by_op.setdefault(op, {"yes": [], "no": 0})
+        if fate in (True, "layout_refusal"):
+            by_op[op]["yes"].append(dict(sorted(combo)))
+        else:
+            by_op[op]["no"] += 1
+    return {op: v["yes"] for op, v in sorted(by_op.items()) if v["no"]}
 
 
 def _claimed(rec, node_name):
@@ -586,7 +712,8 @@ def _attr_conditions(rules, cases, defaults=None):
     return conds, dtype_vetoes
 
 
-def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS, work=None, evidence_out=None):
+def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS, work=None, evidence_out=None,
+              qdq=True):
     """YAML text of the measured QNN table (see the module docstring)."""
     import onnx
 
@@ -609,7 +736,13 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
                 if f is not None:
                     paths.append(str(p))
                     expect[str(p)] = f
-        recs = probe_models(paths, {"soc_model": str(soc_model)}, python=python)
+        qdq_paths = {}
+        for op, combo in (qdq_specs() if qdq else ()):
+            p = base_dir / ("qdq." + op + "".join(f".{k}={v}" for k, v in combo) + ".onnx")
+            onnx.save(build_qdq_probe(op, combo), str(p))
+            qdq_paths[str(p)] = (op, combo)
+        recs = probe_models(paths + list(qdq_paths), {"soc_model": str(soc_model)}, python=python)
+    unit_types = qdq_unit_types({qdq_paths[p]: _claimed(recs[p], f"n0_{qdq_paths[p][0]}") for p in qdq_paths})
     evidence = []
     for p in paths:
         op, domain, dtype, rank, name, attrs = expect[p]
@@ -685,7 +818,7 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     table["source"]["version"] = (f"onnxruntime {_ort_version(python)} + onnxruntime-qnn {_qnn_version(python)}, "
                                   f"HTP emulator soc_model {soc_model}; builders {table['source']['version']}")
     probe_note = (f"evidence: {len(paths)} one-node models ({claimed} claimed by QNN, {refused} left to the CPU, "
-                  f"{no_session} without a session or a node of that name)")
+                  f"{no_session} without a session or a node of that name); {len(qdq_paths)} QDQ node-unit probes")
     table["partitioning"] = dict(table["partitioning"])
     table["partitioning"]["offload_graph_io_quantization"] = True
     # seen on real sessions: tiny_resnet with a symbolic batch (only its weight Identities are claimed) and the
@@ -694,9 +827,13 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     # onnxruntime-qnn 2.x is a plugin EP: its own copy of the partition wave forms the groups, ORT re-partitions
     # each and drops them all when one splits (ep_plugin_provider_interfaces.cc; seen on fasterrcnn, all CPU)
     table["partitioning"]["plugin_group_check"] = True
-    # seen on q_tiny_transformer.dynamo.{dyn,qop}: a lone DQ after a Gather/Squeeze of quantized data fails the
-    # backend's validation (its input tensor is registered unquantized); after a Q or a graph input it passes
-    table["partitioning"]["lone_dq_needs_quantized_input"] = True
+    # which 8/16-bit tensors reach the backend quantized: the first node unit that meets one registers it
+    # (base_op_builder.cc ProcessInput), quantized only by a DQ/Q, a QDQ unit or a QOperator op; a lone DQ on a
+    # plain tensor and a plain output written from a quantized input are refused (seen on
+    # q_tiny_transformer.dynamo.{dyn,qop}; partsim/sim/qnn_tensors.py).  transpose_op_builder.cc: Transpose's
+    # output takes the input's data type and quantization
+    table["partitioning"]["quantized_tensor_types"] = True
+    table["partitioning"]["quantized_passthrough_ops"] = ["Transpose"]
     # QnnEp::GetCapabilityImpl returns at once for a graph with a parent node: nothing inside If/Loop/Scan
     table["partitioning"]["subgraphs"] = "unsupported"
     # qnn_node_group/dq_matmul_integer_fusion.cc: DynamicQuantizeLinear + MatMulInteger (+ Cast, Muls, Add) as
@@ -706,6 +843,8 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     # probes whose side inputs come at run time (output shape unknown) were all refused, while a Reshape
     # whose shape input is computed from static shapes is claimed: the outputs must be static too
     table["defaults"] = {**table["defaults"], "static_outputs": True}
+    if unit_types:  # the HTP backend validates a QDQ unit's quantized types as a whole
+        table["partitioning"]["qdq_unit_types"] = unit_types
     extra = sorted(converted - LAYOUT_SENSITIVE_OPS)
     if extra:  # QnnEp::ShouldConvertDataLayoutForOpImpl asks for these too
         table["partitioning"]["layout_extra_ops"] = extra

@@ -16,10 +16,11 @@ from .cpu_preferred import cpu_preferred_nodes
 from .layout import layout_pass
 from .refusals import kernel_creation_failures, load_refusal
 from ..rules.table import OpRule
-from .match import Matcher, Rejection
+from .match import Matcher, Rejection, accepts_other_dtypes
 from .node_groups import node_group_members
 from .ov_clusters import openvino_clusters
 from .qdq import find_node_units
+from .qnn_tensors import quantized_tensor_verdicts, unit_types_refusal
 from .plugin_groups import rejected_group
 from .wave import create_supported_groups
 
@@ -265,7 +266,24 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                     note_reason(i, ep, Rejection("group_rejected", f"{ep} does not take nodes inside subgraphs"))
             continue
         units = find_node_units(model, members) if use_units else {}
-        if table.option("lone_dq_needs_quantized_input") and not scope:
+        for t, unit in sorted(units.items()) if table.option("qdq_unit_types") else ():
+            why = unit_types_refusal(model, t, unit, table.option("qdq_unit_types"))
+            for i in unit if why else ():
+                if i in matched:
+                    excluded.add(i)
+                    note_reason(i, ep, Rejection("group_rejected", why))
+        if table.option("quantized_tensor_types") and not scope:  # sim/qnn_tensors.py
+            bad, admitted = quantized_tensor_verdicts(model, members, units, table)
+            for i, why in sorted(bad.items()):
+                if i in matched:
+                    excluded.add(i)
+                    note_reason(i, ep, Rejection("group_rejected", why))
+            for i in admitted:
+                rule = None if i in matched else accepts_other_dtypes(table, model.nodes[i], model)
+                if rule is not None:
+                    matched[i] = replace(rule, notes=(rule.notes + " " if rule.notes else "") + (
+                        "on a quantized input: the output takes its data type and quantization"))
+        elif table.option("lone_dq_needs_quantized_input") and not scope:
             in_unit = {m for u in units.values() for m in u}
             for i in members:
                 n = model.nodes[i]

@@ -9,7 +9,7 @@ as ORT does, with the node's inferred dtypes (unknown dtypes do not veto).
 """
 
 
-__all__ = ["Matcher", "Rejection"]
+__all__ = ["Matcher", "Rejection", "accepts_other_dtypes"]
 
 # order in which a failing rule's reasons are reported (earliest check first)
 _ORDER = ("op_not_in_table", "opset_version", "dtype", "dynamic_shape", "rank", "attribute",
@@ -147,6 +147,20 @@ def _check_rule(rule, node, model):
     for k in rule.const_inputs:
         if k < len(node.inputs) and node.inputs[k] and not _constant_or_empty(model.value(node.inputs[k])):
             return "non_constant_input", f"input {k} ({{t}}) must be a constant initializer", k
+    return None
+
+
+def accepts_other_dtypes(table, node, model):
+    """The first rule of ``table`` for ``node``'s op that accepts it once its dtype lists are set aside
+    (QNN's passthrough ops on quantized tensors, :mod:`partsim.sim.qnn_tensors`), or ``None``."""
+    from dataclasses import replace
+
+    for rule in table.rules_for(node.domain, node.op_type):
+        if rule.layout_refusal:
+            continue
+        loose = replace(rule, types={}, dtype_pairs=None)
+        if _check_rule(loose, node, model) is None:
+            return rule
     return None
 
 
