@@ -49,10 +49,10 @@ OTHER = ("Transpose", "Cast", "CastLike", "Gather", "Where", "DynamicQuantizeLin
          "ScatterND")
 #: QOperator ops: every quantized tensor comes with its scale and zero point as inputs (uint8/int8 probes)
 QLINEAR = ("QLinearMatMul", "QLinearConv")
-SIDE_INPUT_OPS = ("CumSum", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "Expand", "Tile", "Squeeze", "Unsqueeze", "Reshape", "Slice", "Pad", "Gather",
-                  "LayerNormalization", "MatMul", "Resize", "PRelu", "BatchNormalization", "InstanceNormalization",
-                  "GroupNormalization",
-                  "Conv", "ConvTranspose") + tuple(REDUCE)
+SIDE_INPUT_OPS = QLINEAR + ("CumSum", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "Expand", "Tile",
+                            "Squeeze", "Unsqueeze", "Reshape", "Slice", "Pad", "Gather", "LayerNormalization", "MatMul",
+                            "Resize", "PRelu", "BatchNormalization", "InstanceNormalization", "GroupNormalization",
+                            "Conv", "ConvTranspose") + tuple(REDUCE)
 POOLS = ("MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool")
 NORMS = ("BatchNormalization", "InstanceNormalization", "GroupNormalization", "Conv", "ConvTranspose", "LRN", "DepthToSpace", "SpaceToDepth")
 PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER) + list(POOLS) + ["Resize"] + list(NORMS) + list(QLINEAR))
@@ -131,6 +131,8 @@ def probe_specs(ops=PROBE_OPS, ranks=RANKS):
                 specs.append((op, "float", 4, tuple(sorted(v.items()))))
             if op in SIDE_INPUT_OPS:
                 specs.append((op, "float", 4, ((DYNAMIC_SIDE, 1),)))
+        elif op in QLINEAR and op in SIDE_INPUT_OPS:  # scales and zero points fed at run time
+            specs.append((op, "uint8", 4, ((DYNAMIC_SIDE, 1),)))
     return specs
 
 
@@ -209,20 +211,20 @@ def build_probe(op, dtype, rank, variant=()):
             const("updates", np.ones([1] + shape[1:], dtype=_np(dtype)))
         else:
             out_shape = [1] + shape[1:]
-    elif op in QLINEAR:  # per-tensor scales and zero points as initializers, the weight constant
+    elif op in QLINEAR:  # per-tensor scales and zero points (fed at run time by the dynamic variant), weight constant
         zp = _np(dtype)
-        inits.extend([numpy_helper.from_array(np.array(0.1, np.float32), "x_scale"),
-                      numpy_helper.from_array(np.array(0, zp), "x_zero_point")])
-        inputs += ["x_scale", "x_zero_point"]
+        const("x_scale", np.array(0.1, np.float32))
+        const("x_zero_point", np.array(0, zp))
         if op == "QLinearMatMul":
             w = np.ones((shape[-1] if shape else 1, 3), dtype=zp)
         else:
             w = np.ones((shape[1], shape[1]) + (1,) * (rank - 2), dtype=zp)
-        inits.extend([numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array(0.05, np.float32), "w_scale"),
-                      numpy_helper.from_array(np.array(0, zp), "w_zero_point"),
-                      numpy_helper.from_array(np.array(0.2, np.float32), "y_scale"),
-                      numpy_helper.from_array(np.array(0, zp), "y_zero_point")])
-        inputs += ["w", "w_scale", "w_zero_point", "y_scale", "y_zero_point"]
+        inits.append(numpy_helper.from_array(w, "w"))
+        inputs.append("w")
+        const("w_scale", np.array(0.05, np.float32))
+        const("w_zero_point", np.array(0, zp))
+        const("y_scale", np.array(0.2, np.float32))
+        const("y_zero_point", np.array(0, zp))
     elif op == "GroupNormalization":  # opset 21: scale and bias per channel
         c = shape[1]
         const("scale", np.ones((c,), dtype=_np(dtype)))
@@ -773,7 +775,8 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
         rules = [r for r in derived.get((domain, op)) or [] if not r.get("layout_refusal")]
         probe = build_probe(op, dtype, rank, ((DYNAMIC_SIDE, 1),))
         if fate is False and any(_covers(r, dtype, rank) for r in rules):
-            side = [k for k, t in enumerate(probe.graph.node[0].input) if k and t]
+            fed = {v.name for v in probe.graph.input}  # the side inputs the dynamic variant feeds at run time
+            side = [k for k, t in enumerate(probe.graph.node[0].input) if k and t in fed]
             for r in derived[(domain, op)]:
                 r["const_inputs"] = side
     from ..sim.layout import LAYOUT_SENSITIVE_OPS

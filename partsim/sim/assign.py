@@ -273,7 +273,9 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                     excluded.add(i)
                     note_reason(i, ep, Rejection("group_rejected", why))
         if table.option("quantized_tensor_types") and not scope:  # sim/qnn_tensors.py
-            bad, admitted = quantized_tensor_verdicts(model, members, units, table)
+            bad, admitted, dissolved = quantized_tensor_verdicts(model, members, units, table)
+            for t in dissolved:
+                del units[t]
             for i, why in sorted(bad.items()):
                 if i in matched:
                     excluded.add(i)

@@ -21,6 +21,8 @@ sessions, ``q_tiny_transformer.dynamo.qop``: "Unsupported input/output datatypes
 UFIXED_POINT_8, out[0]: UINT_8" for a Reshape after a quantized Transpose).  Hence:
 
 - a DequantizeLinear alone whose input was registered plain is refused (its input is not quantized);
+  where partsim's structural QDQ unit has such a DQ, the unit is dissolved and its members judged alone
+  (ORT's selectors formed no unit there on q_tiny_transformer.dynamo.qop at ORT_ENABLE_ALL, but one);
 - a node of another op that reads a quantized 8/16-bit tensor and writes a plain 8/16-bit one is
   refused (the mismatch above);
 - a passthrough op on a quantized input is taken on the quantized data type, which its plain rule
@@ -39,6 +41,10 @@ Pure: reads the model and the table, returns verdicts.
 
 __all__ = ["QUANTIZABLE", "quantized_tensor_verdicts", "unit_port_dtypes", "unit_types_refusal"]
 
+#: ops whose builders validate (and register tensors) only once the node is in the NHWC domain, in ORT's second
+#: GetCapability call (conv_op_builder.cc, pool_op_builder.cc: "Use QNN validation API if layout is NHWC"); in the
+#: first call they pass unbuilt.  What the second call refuses is the table's ``layout_refusal`` rules.
+NHWC_VALIDATED = frozenset(("Conv", "ConvTranspose", "GlobalAveragePool", "AveragePool", "MaxPool", "GlobalMaxPool"))
 #: the integer dtypes QNN represents either as fixed point (quantized) or as plain integers
 QUANTIZABLE = frozenset(("uint8", "int8", "uint16", "int16"))
 
@@ -49,15 +55,17 @@ def _is_qop(node):
 
 
 def quantized_tensor_verdicts(model, members, units, table):
-    """``(refused, admitted)`` for the main-graph nodes ``members`` (topological order), their QDQ node
+    """``(refused, admitted, dissolved)`` for the main-graph nodes ``members`` (topological order), their QDQ node
     units ``units`` (``{target: members}``, :func:`partsim.sim.qdq.find_node_units`) and ``table``
     (a node has a builder when the table has a rule for its op): ``refused`` maps a node index to why
-    the backend refuses it, ``admitted`` lists passthrough nodes on a quantized input."""
+    the backend refuses it, ``admitted`` lists passthrough nodes on a quantized input, ``dissolved`` the
+    targets of the units partsim found whose DequantizeLinear reads a tensor registered plain before (the
+    EP does not take such a unit as one; its members are judged alone, the DQ refused)."""
     state = {}  # tensor -> True (quantized) / False (plain), for the quantizable dtypes
     passthrough = set(table.option("quantized_passthrough_ops", ()) or ())
     nodes = model.nodes
     unit_of = {m: t for t, ms in units.items() for m in ms}
-    refused, admitted = {}, []
+    refused, admitted, dissolved = {}, [], []
 
     def quantizable(t):
         return bool(t) and model.value(t).dtype in QUANTIZABLE
@@ -66,20 +74,10 @@ def quantized_tensor_verdicts(model, members, units, table):
         if quantizable(t) and t not in state:
             state[t] = quantized
 
-    for i in members:
+    def single(i):
         node = nodes[i]
-        if i in unit_of:
-            if unit_of[i] != i:
-                continue  # a unit's DQ/Q members: handled with their target
-            for m in units[i]:
-                n = nodes[m]
-                if n.op_type == "DequantizeLinear" and n.inputs:
-                    register(n.inputs[0], True)
-                elif n.op_type == "QuantizeLinear" and n.outputs:
-                    register(n.outputs[0], True)
-            continue
         if node.domain not in ("", "com.microsoft"):
-            continue
+            return
         if node.op_type == "DequantizeLinear" and node.inputs:
             t = node.inputs[0]
             if state.get(t) is False:
@@ -88,19 +86,17 @@ def quantized_tensor_verdicts(model, members, units, table):
                               f"tensor (first met by {nodes[p].op_type if p is not None else 'an earlier node'}, "
                               "not a quantizing node): the HTP backend takes only a quantized input")
             register(t, True)
-            continue
+            return
         if node.op_type == "QuantizeLinear":
-            for t in node.inputs[:1]:
-                register(t, False)
             for t in node.outputs[:1]:
                 register(t, True)
-            continue
-        if not table.rules_for(node.domain, node.op_type):
-            continue  # no builder: registers nothing
+            return
+        if not table.rules_for(node.domain, node.op_type) or (not node.domain and node.op_type in NHWC_VALIDATED):
+            return  # no builder, or one that builds nothing before the NHWC conversion: registers nothing
         if _is_qop(node):
             for t in list(node.inputs) + list(node.outputs):
                 register(t, True)
-            continue
+            return
         for t in node.inputs:
             register(t, False)
         q_in = [t for t in node.inputs if quantizable(t) and state.get(t)]
@@ -108,7 +104,7 @@ def quantized_tensor_verdicts(model, members, units, table):
             for t in node.outputs:
                 register(t, True)
             admitted.append(i)
-            continue
+            return
         for t in node.outputs:
             register(t, False)
         plain_out = [t for t in node.outputs if quantizable(t) and state.get(t) is False]
@@ -116,7 +112,27 @@ def quantized_tensor_verdicts(model, members, units, table):
             refused[i] = (f"reads the quantized tensor {q_in[0]!r} and would write {plain_out[0]!r} as a plain "
                           f"{model.value(plain_out[0]).dtype} tensor (its builder does not pass the quantization "
                           "on): the HTP backend has no such data type combination")
-    return refused, admitted
+
+    for i in members:
+        if i not in unit_of:
+            single(i)
+            continue
+        if unit_of[i] != i:
+            continue  # a unit's DQ/Q members: handled with their target
+        unit = units[i]
+        if any(nodes[m].op_type == "DequantizeLinear" and nodes[m].inputs and state.get(nodes[m].inputs[0]) is False
+               for m in unit):
+            dissolved.append(i)  # a DQ on a plain tensor: no unit; its members are judged one by one
+            for m in unit:
+                single(m)
+            continue
+        for m in unit:
+            n = nodes[m]
+            if n.op_type == "DequantizeLinear" and n.inputs:
+                register(n.inputs[0], True)
+            elif n.op_type == "QuantizeLinear" and n.outputs:
+                register(n.outputs[0], True)
+    return refused, admitted, dissolved
 
 
 def unit_port_dtypes(model, target, members):
