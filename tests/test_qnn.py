@@ -168,7 +168,8 @@ def test_single_op_probes_agree(tmp_path):
 @needs_qnn
 @pytest.mark.parametrize("name", ["tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "q_tiny_resnet.ts.dyn",
                                   "tiny_transformer.ts", "tiny_transformer.dynamo", "q_tiny_resnet.ts.qdq",
-                                  "q_tiny_transformer.dynamo.dyn",
+                                  "q_tiny_transformer.dynamo.dyn", "q_tiny_transformer.dynamo.qdq",
+                                  "q_tiny_transformer.dynamo.qop", "graph_only/bert_tiny.dynamo",
                                   "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts",
                                   "graph_only/vit_tiny.ts", "graph_only/convnext_tiny.ts"])
 def test_corpus_models_against_real_qnn(name, tmp_path):
@@ -367,6 +368,7 @@ def test_layout_conversions_ort_inserts_are_not_missing(tmp_path):
 @needs_qnn
 @pytest.mark.parametrize("name", ["tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "tiny_transformer.ts",
                                   "q_tiny_resnet.ts.dyn", "q_tiny_resnet.ts.qop", "q_tiny_transformer.dynamo.dyn",
+                                  "q_tiny_transformer.dynamo.qdq", "graph_only/bert_tiny.dynamo",
                                   "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts",
                                   "graph_only/vit_tiny.ts", "graph_only/convnext_tiny.ts",
                                   "graph_only/swin_t.ts"])
@@ -568,3 +570,30 @@ def test_qdq_unit_types_against_real_qnn(tmp_path, w_dtype, b_dtype, taken):
     assert v["agreement"] == 1.0, v["disagreements"]
     unit = ("dq_in", "dq_w", "dq_b", "ln", "q_out")
     assert all((obs["nodes"][n] == QNN) == taken for n in unit), obs["nodes"]
+
+
+def _empty_slice(tmp_path, name, start, concat_first):
+    inits = [h.make_tensor("s", T.INT64, [1], [start]), h.make_tensor("e", T.INT64, [1], [2 ** 63 - 1]),
+             h.make_tensor("a", T.INT64, [1], [0])]
+    cat = ["sl", "z"] if concat_first else ["z", "sl"]
+    nodes = [h.make_node("Slice", ["x", "s", "e", "a"], ["sl"], name="slice"),
+             h.make_node("Concat", cat, ["c"], name="concat", axis=0),
+             h.make_node("Add", ["c", "z2"], ["y"], name="add")]
+    m = model(nodes, [vi("x", [3], T.INT64), vi("z", [1], T.INT64), vi("z2", [1 if start >= 3 else 3], T.INT64)],
+              [vi("y", None, T.INT64)], inits)
+    return save(m, tmp_path / f"{name}.onnx")
+
+
+@needs_qnn
+@pytest.mark.parametrize("name,start,concat_first,slice_on_qnn", [
+    ("empty_then_concat_input0", 3, True, False), ("empty_then_concat_input1", 3, False, False),
+    ("not_empty", 1, True, True)])
+def test_zero_size_tensors_against_real_qnn(tmp_path, name, start, concat_first, slice_on_qnn):
+    """refuse_zero_size_tensors: a Slice past the end of its input (swin_t's shape chains) makes a tensor
+    without elements, which QNN leaves to the CPU, with a Concat reading it as input 0 (not as input 1)."""
+    path = _empty_slice(tmp_path, name, start, concat_first)
+    _, obs = _observe(path)
+    summary, assignment = predict(str(path), ["qnn"])
+    v = compare(summary, assignment, obs, 1.0, True)
+    assert v["agreement"] == 1.0, v["disagreements"]
+    assert (obs["nodes"]["slice"] == QNN) == slice_on_qnn

@@ -837,6 +837,9 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     # output takes the input's data type and quantization
     table["partitioning"]["quantized_tensor_types"] = True
     table["partitioning"]["quantized_passthrough_ops"] = ["Transpose"]
+    # seen on real sessions (swin_t's Slices of a shape past its end, the empty-Slice node tests): a node making
+    # a tensor without elements is left to the CPU, and so is one reading it as input 0 (a Concat)
+    table["partitioning"]["refuse_zero_size_tensors"] = True
     # QnnEp::GetCapabilityImpl returns at once for a graph with a parent node: nothing inside If/Loop/Scan
     table["partitioning"]["subgraphs"] = "unsupported"
     # qnn_node_group/dq_matmul_integer_fusion.cc: DynamicQuantizeLinear + MatMulInteger (+ Cast, Muls, Add) as

@@ -266,6 +266,12 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                     note_reason(i, ep, Rejection("group_rejected", f"{ep} does not take nodes inside subgraphs"))
             continue
         units = find_node_units(model, members) if use_units else {}
+        if table.option("refuse_zero_size_tensors"):
+            for i in members:
+                if i in matched and _zero_size_data(model, model.nodes[i]):
+                    excluded.add(i)
+                    note_reason(i, ep, Rejection("group_rejected", "an output or input 0 has no element (a static "
+                                                 "shape with a 0 dimension): QNN refuses zero-size tensors"))
         for t, unit in sorted(units.items()) if table.option("qdq_unit_types") else ():
             why = unit_types_refusal(model, t, unit, table.option("qdq_unit_types"))
             for i in unit if why else ():
@@ -365,6 +371,17 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                                 "its compiled graph has no inputs, which the backend refuses (\"Having zero graph "
                                 "inputs is not supported on this backend\")", tuple(g)))
     return refused
+
+
+def _zero_size_data(model, node):
+    """Whether an output of ``node``, or its input 0, is a static tensor without elements (seen on real QNN
+    2.7.0 sessions: a Slice past the end of a shape, the Concat reading it as input 0; an empty tensor at
+    another input, e.g. Reduce's empty ``axes``, is no reason)."""
+    for t in list(node.outputs) + list(node.inputs[:1]):
+        v = model.values.get(t) if t else None
+        if v is not None and v.is_static and v.shape is not None and 0 in v.shape:
+            return True
+    return False
 
 
 def _float32_behind_casts(model, cpu_table, node, why):
