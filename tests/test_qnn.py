@@ -171,7 +171,7 @@ def test_single_op_probes_agree(tmp_path):
                                   "q_tiny_transformer.dynamo.dyn", "q_tiny_transformer.dynamo.qdq",
                                   "q_tiny_transformer.dynamo.qop", "graph_only/bert_tiny.dynamo",
                                   "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts",
-                                  "graph_only/vit_tiny.ts", "graph_only/convnext_tiny.ts"])
+                                  "graph_only/vit_tiny.ts", "graph_only/convnext_tiny.ts", "graph_only/swin_t.ts"])
 def test_corpus_models_against_real_qnn(name, tmp_path):
     from partsim.io.materialize import materialize_weights
 
