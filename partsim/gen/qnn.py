@@ -5,8 +5,10 @@
 
 1. *Probes.*  For each op of :data:`PROBE_OPS` (element-wise, broadcasting, reductions, Cast,
    Transpose, Where, ...), every input dtype its ONNX schema allows out of :data:`DTYPES` and every
-   rank of :data:`RANKS`, a one-node model with static shapes (``probe_specs``).  Extra evidence:
-   ``--models DIR`` (one-node ONNX models, e.g. ONNX's backend node tests) are run as well.
+   rank of :data:`RANKS`, a one-node model with static shapes (``probe_specs``; QOperator ops of
+   :data:`QLINEAR` with their scales and zero points).  QDQ node units of :data:`QDQ_OPS` with every
+   combination of quantized port dtypes (``qdq_specs``) give the table's ``qdq_unit_types``.  Extra
+   evidence: ``--models DIR`` (one-node ONNX models, e.g. ONNX's backend node tests) are run as well.
 2. *Sessions.*  All models go through one child process (``partsim/runtime/qnn_probe_child.py``) that
    creates a QNN session per model and prints its assignment line by line; a model that crashes
    or hangs the emulator is recorded as such and the child is restarted after it.
