@@ -4,7 +4,8 @@ Port of ``TransformLayoutForEP`` (``onnxruntime/core/optimizer/layout_transforma
 layout_transformation.cc``), names from ``ort_optimizer_api_impl.cc`` and ``graph/graph.cc``:
 
 1. *Wrap.*  In ORT's default topological order, every node the EP claimed whose op is
-   layout sensitive (``GetORTLayoutSensitiveOps`` + the table's ``layout_extra_ops``) and
+   layout sensitive (``GetORTLayoutSensitiveOps`` + the table's ``layout_extra_ops``, less its
+   ``layout_keep_ops``) and
    whose first input has a known rank gets a Transpose NCHW->NHWC on input 0 (Resize: also its
    4-value constant scales/sizes) and one NHWC->NCHW on output 0 (``TransposeOutput``: the node
    gets a new output named after itself); then it is recreated in ``com.ms.internal.nhwc``
@@ -161,7 +162,8 @@ def nhwc_layout(model, provider, table, assigned, rank_of, order_of):
         ``order_of(members, producers)`` -> ORT's default topological order of node ids, where
         ``producers(i)`` gives the producer ids of node ``i``.
     """
-    sensitive = LAYOUT_SENSITIVE_OPS | set(table.option("layout_extra_ops", ()) or ())
+    sensitive = (LAYOUT_SENSITIVE_OPS | set(table.option("layout_extra_ops", ()) or ())) - set(
+        table.option("layout_keep_ops", ()) or ())
     g = build_graph(model, assigned)
     main = [n.index for n in model.nodes if not n.scope]
 
