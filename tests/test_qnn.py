@@ -491,3 +491,16 @@ def test_untaken_function_node_is_inlined_and_partitioned_again(tmp_path):
     ops = sorted(n["opType"] for n in summary["nodes"])
     assert ops == sorted(obs["opTypes"].values()) == ["HardSigmoid", "Mul"]
     assert {n["provider"] for n in summary["nodes"]} == set(obs["nodes"].values())
+
+
+@needs_qnn
+def test_one_node_partitions_are_counted_as_compiled_partitions(tmp_path):
+    """Two one-node QNN partitions around a node QNN refuses: verify counts both on each side."""
+    node = h.make_node
+    path = save(model([node("Relu", ["x"], ["a"], name="relu1"), node("Hardmax", ["a"], ["b"], name="hm"),
+                       node("Relu", ["b"], ["y"], name="relu2")], [vi("x", [2, 8])], [vi("y", None)]),
+                tmp_path / "one_node_parts.onnx")
+    proc = _cli("verify", str(path), "-p", "qnn", "--observe", "--level", "disable", "-f", "json")
+    v = json.loads(proc.stdout)["verify"]
+    assert v["counts"]["compiledPartitions"] == {"predicted": 2, "observed": 2}, v["counts"]
+    assert proc.returncode == 0 and v["agreeing"] == 3
