@@ -504,3 +504,35 @@ def test_one_node_partitions_are_counted_as_compiled_partitions(tmp_path):
     v = json.loads(proc.stdout)["verify"]
     assert v["counts"]["compiledPartitions"] == {"predicted": 2, "observed": 2}, v["counts"]
     assert proc.returncode == 0 and v["agreeing"] == 3
+
+
+def _gelu_nodes(order):
+    """The erf Gelu of x in the three orders QNN fuses (gelu_fusion.cc patterns 1 and 2, and the
+    torch.export order), or a lone Erf."""
+    node = h.make_node
+    head = [node("Div", ["x", "sq2"], ["d"], name="div"), node("Erf", ["d"], ["e"], name="erf"),
+            node("Add", ["e", "one"], ["a"], name="add")]
+    if order == "half_x_first":  # pattern 1: Mul(x, 0.5) * (1 + erf)
+        return head + [node("Mul", ["x", "half"], ["xh"], name="mulx"), node("Mul", ["xh", "a"], ["y"], name="mul")]
+    if order == "x_times_first":  # pattern 2: (x * (1 + erf)) * 0.5
+        return head + [node("Mul", ["x", "a"], ["xa"], name="mulx"), node("Mul", ["xa", "half"], ["y"], name="mul")]
+    if order == "export":  # torch.export: x * ((1 + erf) * 0.5)
+        return head + [node("Mul", ["a", "half"], ["ah"], name="mulh"), node("Mul", ["x", "ah"], ["y"], name="mul")]
+    return [node("Erf", ["x"], ["e"], name="erf"), node("Add", ["e", "one"], ["y"], name="add")]
+
+
+@needs_qnn
+@pytest.mark.parametrize("order", ["half_x_first", "x_times_first", "export", "lone_erf"])
+def test_gelu_groups_against_real_sessions(tmp_path, order):
+    """QNN takes an Erf only inside a Gelu it fuses (qnn_node_group/gelu_fusion.cc; the torch.export
+    order measured on 2.7.0): node for node against a real session."""
+    consts = [h.make_tensor("sq2", T.FLOAT, [], [1.4142135]), h.make_tensor("one", T.FLOAT, [], [1.0]),
+              h.make_tensor("half", T.FLOAT, [], [0.5])]
+    path = save(model(_gelu_nodes(order), [vi("x", [1, 16, 32])], [vi("y", None)], consts),
+                tmp_path / f"gelu_{order}.onnx")
+    rec, obs = _observe(path)
+    assert rec["state"] == "ok", rec.get("error")
+    summary, assignment = predict(str(path), ["qnn"])
+    v = compare(summary, assignment, obs, 1.0, True)
+    assert v["passed"] and v["agreeing"] == v["compared"] == len(_gelu_nodes(order)), v["disagreements"]
+    assert obs["nodes"]["erf"] == (QNN if order != "lone_erf" else "CPUExecutionProvider")
