@@ -132,3 +132,37 @@ def test_cast_to_bfloat16_stays_on_cpu(tmp_path):
     assert rec["state"] == "ok" and obs["nodes"] == {"cast": "CPUExecutionProvider"}
     summary, assignment = predict(str(path), ["qnn"])
     assert compare(summary, assignment, obs)["agreement"] == 1.0
+
+
+def test_generator_bounds_claimed_ranks_by_refusals_after_layout():
+    """A rank refused after the NHWC conversion bounds the claimed ranks, so the layout-refusal rule
+    matches it (GridSample: 4-D taken, 5-D refused; before, the 4-D rule had no bound and took 5-D)."""
+    from partsim.gen.qnn import derive_rules, usable_evidence
+
+    evidence = [("GridSample", "", "float", 4, True, {}), ("GridSample", "", "float", 5, "layout_refusal", {})]
+    rules = derive_rules(usable_evidence(evidence))[("", "GridSample")]
+    taken = [r for r in rules if not r.get("layout_refusal")]
+    refused = [r for r in rules if r.get("layout_refusal")]
+    assert [r.get("max_rank") for r in taken] == [4]
+    assert [(r["min_rank"], r["max_rank"]) for r in refused] == [(5, 5)]
+
+
+def test_generator_reads_ceil_pool_refusals_as_the_layout_check(tmp_path):
+    """The ceil-mode pools refused after the conversion are the ``pool_ceil_output`` check's, not a
+    refusal of MaxPool/AveragePool as such: the generator counts them as claimed (sim/layout_checks.py)."""
+    from partsim.gen.qnn import _explained_after_layout
+
+    dropped = save(_pool("MaxPool", 2, 1, 2, 0, 1), tmp_path / "dropped.onnx")
+    same = save(_pool("MaxPool", 4, 3, 2, 0, 2), tmp_path / "same.onnx")
+    assert _explained_after_layout(str(dropped), "pool") and not _explained_after_layout(str(same), "pool")
+
+
+def test_layout_refusal_ranks_leave_out_the_claimed_ones():
+    """Refused after the conversion at ranks 3, 5 and 6, claimed at 4: the layout-refusal rules cover 3 and
+    5-6, so a 4-D node the claiming rule refuses for an attribute stays on the CPU (GridSample cubic)."""
+    from partsim.gen.qnn import derive_rules, usable_evidence
+
+    evidence = [("GridSample", "", "float", 4, True, {}), ("GridSample", "", "float", 3, "layout_refusal", {}),
+                ("GridSample", "", "float", 5, "layout_refusal", {}), ("GridSample", "", "float", 6, "layout_refusal", {})]
+    rules = derive_rules(usable_evidence(evidence))[("", "GridSample")]
+    assert sorted((r["min_rank"], r["max_rank"]) for r in rules if r.get("layout_refusal")) == [(3, 3), (5, 6)]

@@ -53,7 +53,7 @@ SIDE_INPUT_OPS = ("CumSum", "Expand", "Tile", "Squeeze", "Unsqueeze", "Reshape",
                   "Conv", "ConvTranspose") + tuple(REDUCE)
 POOLS = ("MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool")
 NORMS = ("BatchNormalization", "InstanceNormalization", "GroupNormalization", "Conv", "ConvTranspose", "LRN", "DepthToSpace", "SpaceToDepth")
-PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER) + list(POOLS) + ["Resize"] + list(NORMS))
+PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER) + list(POOLS) + ["Resize", "GridSample"] + list(NORMS))
 #: ORT's error when no provider takes a node (session_state.cc): QNN refused it and the CPU has no kernel
 NO_KERNEL = "Could not find an implementation for"
 #: the error ORT raises when an EP does not take a node it had converted to NHWC (layout_transformation.cc)
@@ -136,7 +136,7 @@ def _min_rank(op):
     if op in ("Flatten", "Softmax", "LogSoftmax", "Hardmax", "Transpose", "Concat", "Split", "Slice", "Squeeze",
               "CumSum", "Pad", "ArgMax", "ArgMin", "Gather", "MatMulInteger", "MatMul", "LayerNormalization") or op in REDUCE:
         return 1
-    if op in POOLS or op in NORMS or op == "Resize":
+    if op in POOLS or op in NORMS or op in ("Resize", "GridSample"):
         return 3
     return 0
 
@@ -194,11 +194,18 @@ def build_probe(op, dtype, rank, variant=()):
         out_dtype = like
     elif op == "Gather":
         const("indices", np.array([0], dtype=np.int64))
+    elif op == "GridSample" and rank >= 3:  # grid [N, *output spatial, rank - 2]: the output keeps x's shape
+        graph_inputs.append(helper.make_tensor_value_info("grid", _tp(dtype), [shape[0]] + shape[2:] + [rank - 2]))
+        inputs.append("grid")
+        out_shape = shape
     elif op == "GroupNormalization":  # opset 21: scale and bias per channel
         c = shape[1]
         const("scale", np.ones((c,), dtype=_np(dtype)))
         const("bias", np.zeros((c,), dtype=_np(dtype)))
         attrs["num_groups"] = 1
+        # ORT infers no output shape for GroupNormalization-21 (a function op), and QNN refuses the NHWC node
+        # of an unknown shape; models declare it (the node tests do), so the probe declares it too
+        out_shape = shape
     elif op in ("BatchNormalization", "InstanceNormalization"):
         c = shape[1]
         const("scale", np.ones((c,), dtype=_np(dtype)))
@@ -476,11 +483,22 @@ def derive_rules(evidence):
         # dtypes for which some node was claimed before the layout transformation and refused after it;
         # those claimed whole are matched by the rules above first
         for dtype, ranks in sorted(refusals[key].items()):
-            rule = {"types": {"i0": [dtype]}, "layout_refusal": True}
             known = sorted(r for r in ranks if r is not None)
-            if known:
-                rule.update({"rank_inputs": [0], "min_rank": known[0], "max_rank": known[-1]})
-            out.setdefault(key, []).append(rule)
+            if not known:
+                out.setdefault(key, []).append({"types": {"i0": [dtype]}, "layout_refusal": True})
+                continue
+            # one rule per run of refused ranks with no claimed rank inside: a node of a claimed rank that the
+            # rules above refuse (GridSample's cubic mode at rank 4) is left to the CPU, not a layout refusal
+            claimed = {x for x in by_op.get(key, {}).get(dtype, {}).get("yes", ()) if x is not None}
+            runs = [[known[0]]]
+            for r in known[1:]:
+                if any(runs[-1][-1] < c < r for c in claimed):
+                    runs.append([r])
+                else:
+                    runs[-1].append(r)
+            for run in runs:
+                out.setdefault(key, []).append({"types": {"i0": [dtype]}, "layout_refusal": True,
+                                                "rank_inputs": [0], "min_rank": run[0], "max_rank": run[-1]})
     return out
 
 
