@@ -20,11 +20,11 @@ from .match import Matcher, Rejection
 from .node_groups import node_group_members
 from .ov_clusters import openvino_clusters
 from .qdq import find_node_units
-from .graph_inputs import needs_constant, no_graph_input, refused_input_dtype
+from .graph_inputs import partition_refusals
 from .plugin_groups import rejected_group
 from .rounds import partition_rounds
 from .wave import create_supported_groups
-from .zero_size import zero_size_failure, zero_size_fallbacks
+from .zero_size import zero_size_fallbacks
 
 __all__ = ["Assignment", "simulate", "POLICIES", "CPU"]
 
@@ -354,21 +354,7 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                     assigned[i] = ep
                     rules[i] = matched[i]
                 partitions.append((ep, tuple(g)))
-                failed = zero_size_failure(model, g, zero_size, ep)
-                if failed:
-                    refused.append(failed)
-                bad_input = (refused_input_dtype(model, g, table.option("refused_graph_input_dtypes"))
-                             or needs_constant(model, g, table.option("build_needs_constant_inputs")))
-                if bad_input:  # sim/graph_inputs.py
-                    names = ", ".join(model.nodes[i].name for i in g[:5]) + (" …" if len(g) > 5 else "")
-                    refused.append((f"{ep} claims a partition ({names}): {bad_input}", tuple(g)))
-                empty = (no_graph_input(model, g, table.option("type_only_inputs"))
-                         if table.option("refuse_all_constant_input_groups") else None)
-                if empty:  # sim/graph_inputs.py
-                    names = ", ".join(model.nodes[i].name for i in g[:5]) + (" …" if len(g) > 5 else "")
-                    refused.append((f"{ep} claims a partition ({names}): {empty}; its compiled graph has no "
-                                    "input tensor, which the backend refuses (\"Having zero graph inputs is not "
-                                    "supported on this backend\")", tuple(g)))
+                refused.extend(partition_refusals(model, g, table))  # sim/graph_inputs.py
     return refused
 
 

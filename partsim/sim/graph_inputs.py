@@ -21,7 +21,9 @@ the ``theta`` that only CastLikes read).  The table lists such inputs
 (``partitioning.type_only_inputs``).  Pure.
 """
 
-__all__ = ["compiled_inputs", "no_graph_input", "refused_input_dtype", "needs_constant"]
+__all__ = ["compiled_inputs", "no_graph_input", "refused_input_dtype", "needs_constant", "partition_refusals"]
+
+from .zero_size import zero_size_failure
 
 
 def compiled_inputs(model, group):
@@ -98,3 +100,25 @@ def needs_constant(model, group, option):
                         "builder needs as a constant initializer (QNN: the process crashes or the graph does "
                         "not finalize)")
     return None
+
+
+def partition_refusals(model, group, table):
+    """``[(why, nodes)]``: the reasons the backend of ``table``'s provider cannot build the partition
+    ``group`` it claimed (each a session refusal), from the table's ``partitioning`` options."""
+    ep = table.provider
+    names = ", ".join(model.nodes[i].name for i in group[:5]) + (" …" if len(group) > 5 else "")
+    out = []
+    failed = zero_size_failure(model, group, table.option("zero_size_tensors"), ep)
+    if failed:
+        out.append(failed)
+    bad_input = (refused_input_dtype(model, group, table.option("refused_graph_input_dtypes"))
+                 or needs_constant(model, group, table.option("build_needs_constant_inputs")))
+    if bad_input:
+        out.append((f"{ep} claims a partition ({names}): {bad_input}", tuple(group)))
+    empty = (no_graph_input(model, group, table.option("type_only_inputs"))
+             if table.option("refuse_all_constant_input_groups") else None)
+    if empty:
+        out.append((f"{ep} claims a partition ({names}): {empty}; its compiled graph has no input tensor, which "
+                    "the backend refuses (\"Having zero graph inputs is not supported on this backend\")",
+                    tuple(group)))
+    return out
