@@ -59,7 +59,7 @@ def nodes_agreement(path=None, rules=(), part=None):
     base = NODES
     path = path or RECORDS
     agree = total = 0
-    refusals = {"observed": 0, "predicted": 0, "false": 0}  # false: created, yet predicted to fail
+    refusals = {"observed": 0, "predicted": 0, "false": 0, "false_cases": [], "missed": []}  # false: created, yet predicted to fail
     wrong = {}
     for line in path.read_text().splitlines():
         rec = json.loads(line)
@@ -79,8 +79,12 @@ def nodes_agreement(path=None, rules=(), part=None):
         if "assignment" not in rec:
             refusals["observed"] += 1
             refusals["predicted"] += summary["status"] == "session_would_fail"
+            if summary["status"] != "session_would_fail":
+                refusals["missed"].append(test)
             continue
-        refusals["false"] += summary["status"] == "session_would_fail"
+        if summary["status"] == "session_would_fail":
+            refusals["false"] += 1
+            refusals["false_cases"].append(f"{test}: {summary.get('failure', '')[:120]}")
         obs = {"nodes": {m[0]: ep for ep, ms in rec["assignment"] for m in ms},
                "opTypes": {m[0]: m[1] for ep, ms in rec["assignment"] for m in ms}, "memcpy": {}, "state": "ok"}
         v = compare(summary, assignment, obs, 1.0, False)
@@ -132,6 +136,10 @@ def main(argv=None):
                           f"nodes agree = {agree / max(total, 1):.4f}; refusals predicted "
                           f"{refusals['predicted']}/{refusals['observed']}; created sessions predicted to fail "
                           f"{refusals['false']}")
+                    for case in refusals["false_cases"]:
+                        print(f"  predicted to fail, created: {case}")
+                    for case in refusals["missed"]:
+                        print(f"  refusal not predicted: {case}")
                     if label == "held out":
                         sums = [sums[0] + agree, sums[1] + total, sums[2] + refusals["predicted"],
                                 sums[3] + refusals["observed"], sums[4] + refusals["false"]]
@@ -143,6 +151,10 @@ def main(argv=None):
         agree, total, refusals, wrong = nodes_agreement()
         print(f"node tests: {agree}/{total} nodes agree = {agree / max(total, 1):.4f}; refusals predicted "
               f"{refusals['predicted']}/{refusals['observed']}; created sessions predicted to fail {refusals['false']}")
+        for case in refusals["false_cases"]:
+            print(f"  predicted to fail, created: {case}")
+        for case in refusals["missed"]:
+            print(f"  refusal not predicted: {case}")
         for (op, ep), tests in sorted(wrong.items(), key=lambda kv: -len(kv[1]))[:25]:
             print(f"  {len(tests):4d} {op} observed on {ep}, e.g. {tests[0]}")
     if args.corpus:

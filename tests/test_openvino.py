@@ -266,3 +266,24 @@ def test_generator_is_deterministic_and_matches_table():
     assert not table.rules_for("", "Hardmax") and not table.rules_for("", "TopK")
     assert not table.rules_for("", "QLinearMatMul") and "DynamicQuantizeLinear" in table.option("no_dimension_ops")
     assert table.rules_for("", "Conv") and table.rules_for("com.microsoft", "FusedConv")
+
+
+@needs_ov
+def test_contrib_domain_qdq_nodes_are_taken(tmp_path):
+    """16-bit QDQ models from ORT's quantization tools use com.microsoft QuantizeLinear/DequantizeLinear;
+    the EP compares op types only, so it takes them as it takes ONNX's (a real session, exact)."""
+    ms = "com.microsoft"
+    graph = h.make_graph([
+        h.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"], name="q_in", domain=ms),
+        h.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"], name="dq_in", domain=ms),
+        h.make_node("Relu", ["xd"], ["r"], name="relu"),
+        h.make_node("QuantizeLinear", ["r", "s", "z"], ["rq"], name="q_out", domain=ms),
+        h.make_node("DequantizeLinear", ["rq", "s", "z"], ["y"], name="dq_out", domain=ms)],
+        "contrib_qdq", [_vi("x", shape=(1, 4, 8, 8))], [_vi("y", shape=(1, 4, 8, 8))],
+        [h.make_tensor("s", T.FLOAT, [], [0.01]), h.make_tensor("z", T.UINT16, [], [32768])])
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(ms, 1)])
+    m.ir_version = 8
+    path = tmp_path / "contrib_qdq.onnx"
+    onnx.save(m, path)
+    rep = _assert_exact(path, tmp_path)
+    assert rep["agreeing"] == 5

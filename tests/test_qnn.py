@@ -571,29 +571,46 @@ def test_qdq_unit_types_against_real_qnn(tmp_path, w_dtype, b_dtype, taken):
     unit = ("dq_in", "dq_w", "dq_b", "ln", "q_out")
     assert all((obs["nodes"][n] == QNN) == taken for n in unit), obs["nodes"]
 
+@needs_qnn
+def test_one_node_partitions_are_counted_as_compiled_partitions(tmp_path):
+    """Two one-node QNN partitions around a node QNN refuses: verify counts both on each side."""
+    node = h.make_node
+    path = save(model([node("Relu", ["x"], ["a"], name="relu1"), node("Hardmax", ["a"], ["b"], name="hm"),
+                       node("Relu", ["b"], ["y"], name="relu2")], [vi("x", [2, 8])], [vi("y", None)]),
+                tmp_path / "one_node_parts.onnx")
+    proc = _cli("verify", str(path), "-p", "qnn", "--observe", "--level", "disable", "-f", "json")
+    v = json.loads(proc.stdout)["verify"]
+    assert v["counts"]["compiledPartitions"] == {"predicted": 2, "observed": 2}, v["counts"]
+    assert proc.returncode == 0 and v["agreeing"] == 3
 
-def _empty_slice(tmp_path, name, start, concat_first):
-    inits = [h.make_tensor("s", T.INT64, [1], [start]), h.make_tensor("e", T.INT64, [1], [2 ** 63 - 1]),
-             h.make_tensor("a", T.INT64, [1], [0])]
-    cat = ["sl", "z"] if concat_first else ["z", "sl"]
-    nodes = [h.make_node("Slice", ["x", "s", "e", "a"], ["sl"], name="slice"),
-             h.make_node("Concat", cat, ["c"], name="concat", axis=0),
-             h.make_node("Add", ["c", "z2"], ["y"], name="add")]
-    m = model(nodes, [vi("x", [3], T.INT64), vi("z", [1], T.INT64), vi("z2", [1 if start >= 3 else 3], T.INT64)],
-              [vi("y", None, T.INT64)], inits)
-    return save(m, tmp_path / f"{name}.onnx")
+
+def _gelu_nodes(order):
+    """The erf Gelu of x in the three orders QNN fuses (gelu_fusion.cc patterns 1 and 2, and the
+    torch.export order), or a lone Erf."""
+    node = h.make_node
+    head = [node("Div", ["x", "sq2"], ["d"], name="div"), node("Erf", ["d"], ["e"], name="erf"),
+            node("Add", ["e", "one"], ["a"], name="add")]
+    if order == "half_x_first":  # pattern 1: Mul(x, 0.5) * (1 + erf)
+        return head + [node("Mul", ["x", "half"], ["xh"], name="mulx"), node("Mul", ["xh", "a"], ["y"], name="mul")]
+    if order == "x_times_first":  # pattern 2: (x * (1 + erf)) * 0.5
+        return head + [node("Mul", ["x", "a"], ["xa"], name="mulx"), node("Mul", ["xa", "half"], ["y"], name="mul")]
+    if order == "export":  # torch.export: x * ((1 + erf) * 0.5)
+        return head + [node("Mul", ["a", "half"], ["ah"], name="mulh"), node("Mul", ["x", "ah"], ["y"], name="mul")]
+    return [node("Erf", ["x"], ["e"], name="erf"), node("Add", ["e", "one"], ["y"], name="add")]
 
 
 @needs_qnn
-@pytest.mark.parametrize("name,start,concat_first,slice_on_qnn", [
-    ("empty_then_concat_input0", 3, True, False), ("empty_then_concat_input1", 3, False, False),
-    ("not_empty", 1, True, True)])
-def test_zero_size_tensors_against_real_qnn(tmp_path, name, start, concat_first, slice_on_qnn):
-    """refuse_zero_size_tensors: a Slice past the end of its input (swin_t's shape chains) makes a tensor
-    without elements, which QNN leaves to the CPU, with a Concat reading it as input 0 (not as input 1)."""
-    path = _empty_slice(tmp_path, name, start, concat_first)
-    _, obs = _observe(path)
+@pytest.mark.parametrize("order", ["half_x_first", "x_times_first", "export", "lone_erf"])
+def test_gelu_groups_against_real_sessions(tmp_path, order):
+    """QNN takes an Erf only inside a Gelu it fuses (qnn_node_group/gelu_fusion.cc; the torch.export
+    order measured on 2.7.0): node for node against a real session."""
+    consts = [h.make_tensor("sq2", T.FLOAT, [], [1.4142135]), h.make_tensor("one", T.FLOAT, [], [1.0]),
+              h.make_tensor("half", T.FLOAT, [], [0.5])]
+    path = save(model(_gelu_nodes(order), [vi("x", [1, 16, 32])], [vi("y", None)], consts),
+                tmp_path / f"gelu_{order}.onnx")
+    rec, obs = _observe(path)
+    assert rec["state"] == "ok", rec.get("error")
     summary, assignment = predict(str(path), ["qnn"])
     v = compare(summary, assignment, obs, 1.0, True)
-    assert v["agreement"] == 1.0, v["disagreements"]
-    assert (obs["nodes"]["slice"] == QNN) == slice_on_qnn
+    assert v["passed"] and v["agreeing"] == v["compared"] == len(_gelu_nodes(order)), v["disagreements"]
+    assert obs["nodes"]["erf"] == (QNN if order != "lone_erf" else "CPUExecutionProvider")

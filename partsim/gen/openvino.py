@@ -235,26 +235,27 @@ def _supported_on_cpu(entries):
     return any(v <= OV_VERSION and ("CPU" in devs or "All" in devs) for v, devs in entries)
 
 
-def _domain_and_constraints(op):
-    """ai.onnx when ONNX knows the op, else com.microsoft; all type-constraint names."""
+def _domains_and_constraints(op):
+    """``[(domain, type-constraint names)]``: ai.onnx when ONNX knows the op, and com.microsoft when ORT's
+    contrib schemas define an op of that name too (QuantizeLinear, DequantizeLinear, Gelu ...): the EP
+    compares the op type only, so a model's com.microsoft DequantizeLinear (16-bit QDQ models made with
+    ORT's quantization tools) is taken as well (seen on onnxruntime-openvino 1.24.1)."""
     import onnx.defs
 
     from ..ir.schemas import _contrib
 
-    names = set()
-    domain = None
-    for s in onnx.defs.get_all_schemas_with_history():
-        if s.name == op and s.domain in ("", "ai.onnx"):
-            domain = ""
-            names.update(tc.type_param_str for tc in s.type_constraints)
-    if domain is None:
-        for key, versions in _contrib().items():
-            dom, name = key.split(":", 1)
-            if name == op and dom == "com.microsoft":
-                domain = dom
-                for entry in versions.values():
-                    names.update((entry.get("constraints") or {}).keys())
-    return domain, sorted(names)
+    out = []
+    onnx_schemas = [s for s in onnx.defs.get_all_schemas_with_history() if s.name == op and s.domain in ("", "ai.onnx")]
+    if onnx_schemas:
+        out.append(("", sorted({tc.type_param_str for s in onnx_schemas for tc in s.type_constraints})))
+    for key, versions in sorted(_contrib().items()):
+        dom, name = key.split(":", 1)
+        if name == op and dom == "com.microsoft":
+            contrib = set()
+            for entry in versions.values():
+                contrib.update((entry.get("constraints") or {}).keys())
+            out.append((dom, sorted(contrib)))
+    return out
 
 
 def openvino_table():
@@ -264,16 +265,17 @@ def openvino_table():
     for op in sorted(SUPPORTED_OPS, key=lambda s: (s.lower(), s)):
         if not _supported_on_cpu(SUPPORTED_OPS[op]) or op in INSERT_NODE_OPS:
             continue
-        domain, constraints = _domain_and_constraints(op)
-        if domain is None:
+        found = _domains_and_constraints(op)
+        if not found:
             skipped.append(op)
             continue
-        rule = {"op": op}
-        if domain:
-            rule["domain"] = domain
-        if constraints:
-            rule["types"] = {c: list(CPU_DTYPES) for c in constraints}
-        ops.append(rule)
+        for domain, constraints in found:
+            rule = {"op": op}
+            if domain:
+                rule["domain"] = domain
+            if constraints:
+                rule["types"] = {c: list(CPU_DTYPES) for c in constraints}
+            ops.append(rule)
     table = {
         "provider": "OpenVINOExecutionProvider",
         "aliases": ["openvino", "ov"],
@@ -297,7 +299,7 @@ def openvino_table():
         },
         "notes": [
             "The OpenVINO EP checks the op type only (any domain, any opset version); partsim lists each op in "
-            "the domain ONNX or ORT defines it in.",
+            "the domain ONNX or ORT defines it in, and in both where both define an op of that name.",
             "dtypes: every input and output of a node must be one of " + ", ".join(CPU_DTYPES) + " (float64, "
             "string, bfloat16, uint64 are refused).",
             "Rank-0 tensors: only the ops of no_dimension_supported_ (partitioning.no_dimension_ops) may read a "

@@ -37,6 +37,7 @@ __all__ = ["PROBE_OPS", "DTYPES", "RANKS", "probe_specs", "build_probe", "qdq_sp
 DTYPES = ("float", "float16", "double", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "bool")
 RANKS = (0, 1, 2, 3, 4, 5, 6)
 OPSET = 21
+QNN_LAYOUT_CHECKS = ("pool_ceil_output",)  # checks of the NHWC form the table states (sim/layout_checks.py)
 _SHAPE = (2, 3, 4, 5, 3, 2)
 
 UNARY = ("Abs Acos Acosh Asin Asinh Atan Atanh Ceil Celu Cos Cosh Elu Erf Exp Floor Gelu HardSigmoid HardSwish "
@@ -57,7 +58,8 @@ SIDE_INPUT_OPS = QLINEAR + ("CumSum", "GatherElements", "GatherND", "ScatterElem
                             "Conv", "ConvTranspose") + tuple(REDUCE)
 POOLS = ("MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool")
 NORMS = ("BatchNormalization", "InstanceNormalization", "GroupNormalization", "Conv", "ConvTranspose", "LRN", "DepthToSpace", "SpaceToDepth")
-PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER) + list(POOLS) + ["Resize"] + list(NORMS) + list(QLINEAR))
+PROBE_OPS = tuple(UNARY + BINARY + REDUCE + list(OTHER) + list(POOLS) + ["Resize", "GridSample"] + list(NORMS)
+                  + list(QLINEAR))
 #: ORT's error when no provider takes a node (session_state.cc): QNN refused it and the CPU has no kernel
 NO_KERNEL = "Could not find an implementation for"
 #: the error ORT raises when an EP does not take a node it had converted to NHWC (layout_transformation.cc)
@@ -143,7 +145,7 @@ def _min_rank(op):
               "CumSum", "Pad", "ArgMax", "ArgMin", "Gather", "MatMulInteger", "MatMul", "LayerNormalization",
               "GatherElements", "GatherND", "ScatterElements", "ScatterND", "QLinearMatMul") or op in REDUCE:
         return 1
-    if op in POOLS or op in NORMS or op in ("Resize", "QLinearConv"):
+    if op in POOLS or op in NORMS or op in ("Resize", "GridSample", "QLinearConv"):
         return 3
     return 0
 
@@ -227,11 +229,18 @@ def build_probe(op, dtype, rank, variant=()):
         const("w_zero_point", np.array(0, zp))
         const("y_scale", np.array(0.2, np.float32))
         const("y_zero_point", np.array(0, zp))
+    elif op == "GridSample" and rank >= 3:  # grid [N, *output spatial, rank - 2]: the output keeps x's shape
+        graph_inputs.append(helper.make_tensor_value_info("grid", _tp(dtype), [shape[0]] + shape[2:] + [rank - 2]))
+        inputs.append("grid")
+        out_shape = shape
     elif op == "GroupNormalization":  # opset 21: scale and bias per channel
         c = shape[1]
         const("scale", np.ones((c,), dtype=_np(dtype)))
         const("bias", np.zeros((c,), dtype=_np(dtype)))
         attrs["num_groups"] = 1
+        # ORT infers no output shape for GroupNormalization-21 (a function op), and QNN refuses the NHWC node
+        # of an unknown shape; models declare it (the node tests do), so the probe declares it too
+        out_shape = shape
     elif op in ("BatchNormalization", "InstanceNormalization"):
         c = shape[1]
         const("scale", np.ones((c,), dtype=_np(dtype)))
@@ -472,6 +481,20 @@ def _claimed(rec, node_name):
     return None
 
 
+def _explained_after_layout(path, node_name):
+    """Whether the node ``node_name`` of the model at ``path`` fails one of the QNN table's layout checks
+    (``partitioning.layout_checks``): its refusal after the NHWC conversion is that check's, not its op's."""
+    from ..io.load import load_model
+    from ..sim.layout_checks import LAYOUT_CHECKS
+
+    try:
+        model = load_model(path)
+    except Exception:  # a model partsim cannot read says nothing here
+        return False
+    node = next((n for n in model.nodes if n.name == node_name), None)
+    return node is not None and any(LAYOUT_CHECKS[c](model, node) for c in QNN_LAYOUT_CHECKS)
+
+
 def _features(path):
     """(op, domain, dtype of input 0, rank of input 0, node name) of a one-node model, or None."""
     import onnx
@@ -531,6 +554,9 @@ def derive_rules(evidence):
             continue
         if claimed == "layout_refusal":
             refusals.setdefault((domain, op), {}).setdefault(dtype, set()).add(rank)
+            # a rank refused after the layout conversion bounds the range of the claimed ranks (GridSample:
+            # 4-D taken, 5-D refused in NHWC form), so that the layout-refusal rule below can match it
+            by_op.setdefault((domain, op), {}).setdefault(dtype, {"yes": set(), "no": set()})["no"].add(rank)
             continue
         if claimed == ATTR_ONLY:
             cases.setdefault((domain, op), []).append((dtype, rank, False, rest[0] if rest else {}))
@@ -572,6 +598,12 @@ def derive_rules(evidence):
             allowed = [d for d in _allowed(key[1], k) if d not in bad]
             for rule in rules:
                 rule["types"][f"i{k}"] = allowed
+        if key in (("", "Cast"), ("", "CastLike")):
+            # the probes cast to the input's own dtype; a Cast to bfloat16 is left to the CPU (measured on
+            # onnxruntime-qnn 2.7.0, tests/test_qnn_refusals.py), and the types outside DTYPES have no QNN
+            # data type at all
+            for rule in rules:
+                rule["types"]["o0"] = list(DTYPES)
         if key == ("", "Pow"):
             # the probes feed the exponent the base's dtype; QNN's ElementWisePower was never seen taking
             # another one (the pow_types_float32_int32/int64 node tests are left to the CPU)
@@ -582,11 +614,22 @@ def derive_rules(evidence):
         # dtypes for which some node was claimed before the layout transformation and refused after it;
         # those claimed whole are matched by the rules above first
         for dtype, ranks in sorted(refusals[key].items()):
-            rule = {"types": {"i0": [dtype]}, "layout_refusal": True}
             known = sorted(r for r in ranks if r is not None)
-            if known:
-                rule.update({"rank_inputs": [0], "min_rank": known[0], "max_rank": known[-1]})
-            out.setdefault(key, []).append(rule)
+            if not known:
+                out.setdefault(key, []).append({"types": {"i0": [dtype]}, "layout_refusal": True})
+                continue
+            # one rule per run of refused ranks with no claimed rank inside: a node of a claimed rank that the
+            # rules above refuse (GridSample's cubic mode at rank 4) is left to the CPU, not a layout refusal
+            claimed = {x for x in by_op.get(key, {}).get(dtype, {}).get("yes", ()) if x is not None}
+            runs = [[known[0]]]
+            for r in known[1:]:
+                if any(runs[-1][-1] < c < r for c in claimed):
+                    runs.append([r])
+                else:
+                    runs[-1].append(r)
+            for run in runs:
+                out.setdefault(key, []).append({"types": {"i0": [dtype]}, "layout_refusal": True,
+                                                "rank_inputs": [0], "min_rank": run[0], "max_rank": run[-1]})
     return out
 
 
@@ -758,6 +801,8 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
             # read from the probes: Where's are keyed by input 0, the bool condition, while the CPU
             # lacks the bool values they feed)
             fate = False
+        if fate == "layout_refusal" and _explained_after_layout(p, name):
+            fate = True  # claimed as it is; its NHWC form fails a check the table states (sim/layout_checks.py)
         evidence.append((op, domain, dtype, rank, fate, attrs))
     if evidence_out:  # the raw evidence, one JSON object per model (for review; not read back)
         with open(evidence_out, "w") as f:
@@ -831,6 +876,16 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     # seen on real sessions: tiny_resnet with a symbolic batch (only its weight Identities are claimed) and the
     # attention *_expanded node tests fail with "Having zero graph inputs is not supported on this backend"
     table["partitioning"]["refuse_all_constant_input_groups"] = True
+    # the Cast builder reads CastLike's second input for its type only and makes no QNN tensor for it; a
+    # partition whose first input is such a tensor gets none at all (qnn_model_wrapper.cc
+    # GetGraphInputOutputTensorWrapper stops there; seen on the affine_grid *_expanded node tests)
+    table["partitioning"]["type_only_inputs"] = {"CastLike": [1]}
+    # no float64 graph input tensor ("Failed to pre-register input ... error code: 7004"; test_bernoulli, whose
+    # RandomUniformLike reads a double graph input)
+    table["partitioning"]["refused_graph_input_dtypes"] = ["double"]
+    # the STFT builder reads frame_step/frame_length (and the window) as initializers without checking: fed at
+    # run time the process crashes (test_stft, test_stft_with_window) or the graph does not finalize
+    table["partitioning"]["build_needs_constant_inputs"] = {"STFT": [1, 2, 3]}
     # onnxruntime-qnn 2.x is a plugin EP: its own copy of the partition wave forms the groups, ORT re-partitions
     # each and drops them all when one splits (ep_plugin_provider_interfaces.cc; seen on fasterrcnn, all CPU)
     table["partitioning"]["plugin_group_check"] = True
@@ -841,9 +896,6 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     # output takes the input's data type and quantization
     table["partitioning"]["quantized_tensor_types"] = True
     table["partitioning"]["quantized_passthrough_ops"] = ["Transpose"]
-    # seen on real sessions (swin_t's Slices of a shape past its end, the empty-Slice node tests): a node making
-    # a tensor without elements is left to the CPU, and so is one reading it as input 0 (a Concat)
-    table["partitioning"]["refuse_zero_size_tensors"] = True
     # QnnEp::GetCapabilityImpl returns at once for a graph with a parent node: nothing inside If/Loop/Scan
     table["partitioning"]["subgraphs"] = "unsupported"
     # qnn_node_group/dq_matmul_integer_fusion.cc: DynamicQuantizeLinear + MatMulInteger (+ Cast, Muls, Add) as
@@ -862,6 +914,12 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     if kept:  # layout-sensitive ops QNN claimed and ORT never converted for it (QLinearConv: its builder
         # transposes by itself, seen on q_tiny_resnet.ts.qop)
         table["partitioning"]["layout_keep_ops"] = kept
+    # the pool builder computes a ceil_mode output size ONNX does not (sim/layout_checks.py; measured on the
+    # maxpool/averagepool ceil node tests and tests/test_qnn_refusals.py)
+    table["partitioning"]["layout_checks"] = list(QNN_LAYOUT_CHECKS)
+    # zero-size tensors: these builders refuse the node, the others take it and the graph then fails to compose
+    # (sim/zero_size.py; measured on single-node graphs, tests/test_qnn_refusals.py)
+    table["partitioning"]["zero_size_tensors"] = {"fallback_ops": ["Reshape", "Slice", "Split"]}
     table["notes"] = list(table["notes"]) + [probe_note,
         "dtypes and rank ranges per op measured on the x86-64 HTP emulator (soc_model "
         f"{soc_model}); a phone's HTP may differ (fp16 and int16 support depend on the architecture).",

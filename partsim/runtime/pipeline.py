@@ -203,6 +203,7 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
     failure = ""
     whole = set()
     inlined_outputs = {}  # outputs of a node an inlined body made -> the op inlined
+    round_outputs = {}  # outputs of a node an inlined schema-function body made -> its partitioning round
     if level == "disable":
         written_nodes()  # before inlining rewrites the proto
         # function nodes kept whole that the CPU does not claim: the ones ORT may inline in a later
@@ -213,9 +214,11 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
             names = NameGenerator(_tensor_names(proto.graph))
             opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
             cache = {}
+            rounds = {}
             made = inline_functions(proto, lambda n: n.name not in unclaimed and bool(
-                _claimers(proto, n, resolution.tables, opset, cache)), names)
+                _claimers(proto, n, resolution.tables, opset, cache)), names, rounds)
             inlined_outputs = {tuple(proto.graph.node[k].output): op for k, op in made.items()}
+            round_outputs = {tuple(proto.graph.node[k].output): r for k, r in rounds.items()}
             ensure_unique_dq(proto, names)
         else:
             ensure_unique_dq(proto)
@@ -284,6 +287,9 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
         except ModelError as exc:
             raise ModelError(f"partsim cannot read ORT's optimized graph: {exc}", path) from None
     model.derived("ort_name_counter", lambda: _name_counter(model, original, proto))
+    if round_outputs:  # read by the simulation (sim/assign.py): later rounds form their own partitions
+        model.derived("partition_rounds", lambda: {n.index: round_outputs[tuple(n.outputs)] for n in model.nodes
+                                                   if tuple(n.outputs) in round_outputs})
     origins = {}
     for n in model.nodes:
         tensors = n.inputs + n.outputs

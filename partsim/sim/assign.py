@@ -21,8 +21,11 @@ from .node_groups import node_group_members
 from .ov_clusters import openvino_clusters
 from .qdq import find_node_units
 from .qnn_tensors import quantized_tensor_verdicts, unit_types_refusal
+from .graph_inputs import partition_refusals
 from .plugin_groups import rejected_group
+from .rounds import partition_rounds
 from .wave import create_supported_groups
+from .zero_size import zero_size_fallbacks
 
 __all__ = ["Assignment", "simulate", "POLICIES", "CPU"]
 
@@ -252,6 +255,13 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                 note_reason(i, ep, Rejection("group_rejected", "quantization of a graph input/output is left to "
                                              "the CPU (offload_graph_io_quantization)"))
 
+    zero_size = table.option("zero_size_tensors")
+    if zero_size is not None:  # sim/zero_size.py
+        for i, t in zero_size_fallbacks(model, list(matched), zero_size).items():
+            excluded.add(i)
+            note_reason(i, ep, Rejection("group_rejected", f"{ep} refuses {model.nodes[i].op_type} with the "
+                                         f"zero-size tensor '{t}' (measured on onnxruntime-qnn 2.7.0)"))
+
     def supported(i):
         return assigned[i] is None and i in matched and i not in excluded
 
@@ -266,12 +276,6 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                     note_reason(i, ep, Rejection("group_rejected", f"{ep} does not take nodes inside subgraphs"))
             continue
         units = find_node_units(model, members) if use_units else {}
-        if table.option("refuse_zero_size_tensors"):
-            for i in members:
-                if i in matched and _zero_size_data(model, model.nodes[i]):
-                    excluded.add(i)
-                    note_reason(i, ep, Rejection("group_rejected", "an output or input 0 has no element (a static "
-                                                 "shape with a 0 dimension): QNN refuses zero-size tensors"))
         for t, unit in sorted(units.items()) if table.option("qdq_unit_types") else ():
             why = unit_types_refusal(model, t, unit, table.option("qdq_unit_types"))
             for i in unit if why else ():
@@ -337,51 +341,41 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
             refused.extend(_claim_ov_clusters(model, table, scope, members, supported, matched, assigned, rules,
                                               partitions, note_reason))
             continue
-        if table.option("plugin_group_check") and not scope:
-            bad = rejected_group(model, members, units, unit_supported)
-            if bad is not None:  # ORT takes no group of this EP (sim/plugin_groups.py)
-                why = ("ORT refused the node groups this plugin EP formed: "
-                       + (f"the group with {model.nodes[bad[0]].name} is not one partition (a path leaves it and "
-                          "comes back; ORT: \"set nodes that cannot be fused together\")" if bad else
-                          "its partition walk did not visit every node")
-                       + ", so every node of the graph goes to the next provider")
-                for i in members:
-                    if i in matched:
-                        note_reason(i, ep, Rejection("group_rejected", why))
-                continue
-        groups = create_supported_groups(reps, in_count, down.__getitem__, unit_supported, closed,
-                                         unit_members=unit_members)
-        if table.option("single_node_cluster_only_last") and len(groups) > 1:
-            kept = []
-            for k, g in enumerate(groups):
-                if len(g) == 1 and k != len(groups) - 1:
-                    note_reason(g[0], ep, Rejection("group_rejected",
-                                                    "a one-node cluster that is not the last stays on the CPU"))
-                else:
-                    kept.append(g)
-            groups = kept
-        for g in groups:
-            for i in g:
-                assigned[i] = ep
-                rules[i] = matched[i]
-            partitions.append((ep, tuple(g)))
-            if table.option("refuse_all_constant_input_groups") and _all_inputs_constant(model, g):
-                names = ", ".join(model.nodes[i].name for i in g[:5]) + (" …" if len(g) > 5 else "")
-                refused.append((f"{ep} claims a partition ({names}) whose every input is a constant initializer; "
-                                "its compiled graph has no inputs, which the backend refuses (\"Having zero graph "
-                                "inputs is not supported on this backend\")", tuple(g)))
+        # one partitioning round after another: a later round's nodes (inlined function bodies)
+        # form partitions of their own (sim/rounds.py)
+        for in_round in partition_rounds(model, members, unit_of if units else None):
+            round_supported = unit_supported if in_round is None else (
+                lambda r, s=unit_supported, f=in_round: f(r) and s(r))
+            if table.option("plugin_group_check") and not scope:
+                bad = rejected_group(model, members, units, round_supported)
+                if bad is not None:  # ORT takes no group of this EP (sim/plugin_groups.py)
+                    why = ("ORT refused the node groups this plugin EP formed: "
+                           + (f"the group with {model.nodes[bad[0]].name} is not one partition (a path leaves it and "
+                              "comes back; ORT: \"set nodes that cannot be fused together\")" if bad else
+                              "its partition walk did not visit every node")
+                           + ", so every node of the graph goes to the next provider")
+                    for i in members:
+                        if i in matched and (in_round is None or in_round(i)):
+                            note_reason(i, ep, Rejection("group_rejected", why))
+                    continue
+            groups = create_supported_groups(reps, in_count, down.__getitem__, round_supported, closed,
+                                             unit_members=unit_members)
+            if table.option("single_node_cluster_only_last") and len(groups) > 1:
+                kept = []
+                for k, g in enumerate(groups):
+                    if len(g) == 1 and k != len(groups) - 1:
+                        note_reason(g[0], ep, Rejection("group_rejected",
+                                                        "a one-node cluster that is not the last stays on the CPU"))
+                    else:
+                        kept.append(g)
+                groups = kept
+            for g in groups:
+                for i in g:
+                    assigned[i] = ep
+                    rules[i] = matched[i]
+                partitions.append((ep, tuple(g)))
+                refused.extend(partition_refusals(model, g, table))  # sim/graph_inputs.py
     return refused
-
-
-def _zero_size_data(model, node):
-    """Whether an output of ``node``, or its input 0, is a static tensor without elements (seen on real QNN
-    2.7.0 sessions: a Slice past the end of a shape, the Concat reading it as input 0; an empty tensor at
-    another input, e.g. Reduce's empty ``axes``, is no reason)."""
-    for t in list(node.outputs) + list(node.inputs[:1]):
-        v = model.values.get(t) if t else None
-        if v is not None and v.is_static and v.shape is not None and 0 in v.shape:
-            return True
-    return False
 
 
 def _float32_behind_casts(model, cpu_table, node, why):

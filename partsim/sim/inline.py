@@ -133,7 +133,7 @@ def _bind_attributes(body_node, given, defaults):
     return out
 
 
-def inline_functions(model, keep, names=None):
+def inline_functions(model, keep, names=None, rounds=None):
     """Inline, in place, every function node of ``model``'s main graph for which ``keep(node)``
     is false (no provider claims it).  Returns ``{new node position: op_type inlined}``.
 
@@ -144,12 +144,21 @@ def inline_functions(model, keep, names=None):
         ``keep(node_proto) -> bool``: a provider claims the node, so it stays whole.
     names : NameGenerator, optional
         The graph's generator (shared with later steps); made from the graph's tensors if absent.
+    rounds : dict, optional
+        Filled with ``{new node position: partitioning round}`` for the nodes an ONNX schema
+        function's body made.  ORT inlines those only after a whole partitioning round left the
+        function node without a provider (``graph_partitioner.cc`` PartitionOnnxFormatModel: every
+        EP, then ``InlineNodes``, then again), so a body's nodes are partitioned in the next round,
+        apart from the nodes partitioned before; a body inside a body one round later still.  The
+        bodies of model-local functions are inlined before partitioning (``InlineFunctionsAOT``):
+        round of the node they replace.
     """
     graph = model.graph
     if names is None:
         names = NameGenerator(_tensor_names(graph))
     cache = {}
     inlined = {}
+    depth = {}
     changed = False
     current = list(graph.node)
     for _ in range(4):  # a context-dependent body inside a body needs the types of the first one's tensors
@@ -165,10 +174,12 @@ def inline_functions(model, keep, names=None):
                 continue
             changed = grew = True
             expanded = _expand(node, body, names)
+            local = any(f.name == node.op_type and (f.domain or "") == (node.domain or "") for f in model.functions)
             # body nodes that are functions again go through the same test
             work[0:0] = expanded
             for n in expanded:
                 inlined[id(n)] = inlined.get(id(node), node.op_type)
+                depth[id(n)] = depth.get(id(node), 0) + (0 if local else 1)
         current = out_nodes
         if not grew or not any(is_context_dependent(model, n) and not keep(n) for n in current):
             break
@@ -176,6 +187,8 @@ def inline_functions(model, keep, names=None):
         return {}
     del graph.node[:]
     graph.node.extend(current)
+    if rounds is not None:
+        rounds.update({k: depth[id(n)] for k, n in enumerate(current) if depth.get(id(n))})
     return {k: inlined[id(n)] for k, n in enumerate(current) if id(n) in inlined}
 
 

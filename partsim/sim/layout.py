@@ -28,6 +28,7 @@ Not ported: subgraphs (the layout transformer does not recurse into them).
 from dataclasses import dataclass
 
 from ..ir.order import ort_default_order
+from .layout_checks import refused_after_layout
 from .transpose_opt import (OptGraph, _transpose_input, _transpose_output, channel_first_to_last,
                             channel_last_to_first, optimize)
 
@@ -73,13 +74,15 @@ def layout_pass(model, tables, assigned, rules, late=()):
         if not (r.converted or r.transposes or r.inserted or r.removed):
             continue
         results.append(r)
-        bad = [i for i in r.converted if getattr(rules.get(i), "layout_refusal", False)]
+        bad = [i for i in r.converted if getattr(rules.get(i), "layout_refusal", False)
+               or refused_after_layout(model, model.nodes[i], t)]  # sim/layout_checks.py
         if bad:
             i = bad[0]
             new = r.converted[i][0]
+            why = refused_after_layout(model, model.nodes[i], t)
             refusals.append((f"Node '{new}' OpType:{model.nodes[i].op_type} with domain:{NHWC_DOMAIN} was inserted "
                              f"using the NHWC format as requested by {t.provider}, but was not selected by that EP "
-                             f"(ORT refuses the session)", tuple(bad)))
+                             f"(ORT refuses the session)" + (f": {why}" if why else ""), tuple(bad)))
     return tuple(results), refusals
 
 NHWC_DOMAIN = "com.ms.internal.nhwc"

@@ -161,7 +161,8 @@ def _gelu(model, members):
     """``[group indices]`` of every GeluFusion among ``members`` (``qnn_node_group/gelu_fusion.cc``
     ``GeluFusion::TryFusion``): ``Div(x, .) -> Erf -> Add -> Mul`` with the other Mul input
     ``Mul(x, .)`` (pattern 1, group Div, Erf, Add, Mul(x), Mul), or that Mul reading ``x`` itself
-    and followed by one more Mul (pattern 2).  Each link is the only consumer of the one before and
+    and followed by one more Mul (pattern 2), or followed by a Mul reading ``x`` (pattern 3, the
+    torch.export order, measured).  Each link is the only consumer of the one before and
     no member but the last writes a graph output (``utils.cc`` GetParentOfInput /
     GetOnlyChildOfOutput); QNN then validates one Gelu from ``x`` to the last output, which needs
     static float shapes here."""
@@ -203,7 +204,12 @@ def _gelu(model, members):
                 continue
             group = [div, i, add, mul, last]
         else:
-            continue
+            # pattern 3, measured on onnxruntime-qnn 2.7.0 (newer than the stored gelu_fusion.cc): the
+            # torch.export order, Add -> Mul(., 0.5) -> Mul(x, .), is one Gelu too
+            last = only_child(mul, "Mul")
+            if last is None or root not in nodes[last].inputs[:2]:
+                continue
+            group = [div, i, add, mul, last]
         v_in, v_out = model.value(root), model.value(nodes[last].outputs[0])
         if not (v_in.dtype in ("float", "float16") and v_in.is_static and v_out.is_static):
             continue

@@ -1,0 +1,74 @@
+"""partsim against real sessions on a folder of models of your own (a model zoo), node for node.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/zoo_agreement.py DIR [DIR ...] -p qnn [--level disable]
+    PYTHONPATH=. .venv/bin/python benchmarks/zoo_agreement.py DIR -p openvino --python .venv-openvino/bin/python
+
+For each ``*.onnx`` under the folders: ``partsim verify --observe`` (a real session in a child
+process, weights materialized when absent), then one line per model: nodes agreeing / compared,
+whether the counts (layout Transposes, Memcpy) agree, and the first disagreeing op types; a total
+line at the end.  ``benchmarks/export_zoo.py`` writes such a folder from torchvision and Hugging
+Face models (it needs torch, which partsim does not).  Measured against real sessions, never
+against partsim itself.
+"""
+
+import argparse
+import collections
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def verify(model, provider, level, python=None, timeout=900):
+    """The verify report of one model (``None`` and the reason when verify could not run)."""
+    with tempfile.TemporaryDirectory(prefix="partsim-zoo-") as tmp:
+        out = Path(tmp) / "verify.json"
+        argv = [sys.executable, str(ROOT / "cli.py"), "verify", str(model), "-p", provider, "--observe",
+                "--level", level, "-f", "json", "-o", str(out)]
+        if python:
+            argv += ["--python", str(python)]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+        if not out.exists():
+            return None, (proc.stderr.strip().splitlines() or ["no report"])[-1][:160]
+        return json.loads(out.read_text())["verify"], ""
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("folders", nargs="+")
+    ap.add_argument("-p", "--provider", required=True)
+    ap.add_argument("--level", default="all", choices=["disable", "basic", "extended", "all"])
+    ap.add_argument("--python", help="the interpreter whose onnxruntime has the provider (OpenVINO)")
+    args = ap.parse_args(argv)
+    models = sorted(p for d in args.folders for p in Path(d).rglob("*.onnx"))
+    agree = total = exact = refusals = 0
+    for m in models:
+        rep, why = verify(m, args.provider, args.level, args.python)
+        if rep is None:
+            print(f"{m.name:45s} not checked: {why}")
+            continue
+        if rep["observation"].get("state") == "create_failed":
+            refusals += 1
+            print(f"{m.name:45s} real session refused; predicted {'refused' if rep['passed'] else 'ok'}")
+            exact += rep["passed"]
+            continue
+        agree += rep["agreeing"]
+        total += rep["compared"]
+        exact += rep["passed"]
+        counts = {k: v for k, v in rep["counts"].items()
+                  if k.startswith(("layoutTransposes", "memcpy")) and v["observed"] is not None
+                  and v["predicted"] != v["observed"]}
+        ops = collections.Counter(d["opType"] for d in rep["disagreements"])
+        print(f"{m.name:45s} {rep['agreeing']:5d}/{rep['compared']:<5d} {'exact' if rep['passed'] else 'DIFFERS'}"
+              + (f"  counts {counts}" if counts else "") + (f"  ops {dict(ops.most_common(4))}" if ops else ""))
+    share = f"{agree / total:.2%}" if total else "-"
+    print(f"total: {agree}/{total} nodes ({share}), {exact} of {len(models)} models exact "
+          f"({refusals} real sessions refused), -p {args.provider} --level {args.level}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

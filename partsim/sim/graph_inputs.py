@@ -1,0 +1,124 @@
+"""The input tensors of a compiled partition, as the QNN EP sets them up, and when there are none.
+
+ORT hands a compiling EP each partition as one fused node whose inputs are, in order, every
+explicit input of the partition's nodes (walked in the partition's node order) that no earlier
+node of it produces, first occurrence first (``onnxruntime/core/providers/partitioning_utils.cc``
+``MakeComputeCapability``).  onnxruntime-qnn then
+
+- drops the constant initializers (``builder/qnn_model.cc`` ``SetGraphInputOutputInfo``:
+  ``IsConstantInitializer``), and orders the rest by the model's own graph inputs when every one
+  of those is an input of this partition, else keeps the fused order (``ResolveGraphInputOutputOrder``);
+- takes the QNN tensor of each name in that order and stops at the first name its op builders
+  made no tensor for (``builder/qnn_model_wrapper.cc`` ``GetGraphInputOutputTensorWrapper``:
+  "Model input or output name not exist: ... Could cause execution error", then ``break``);
+- refuses a graph whose input tensor list came out empty (``QnnModel::SetupTensors``; 2.7.0 says
+  "Having zero graph inputs is not supported on this backend", and session creation fails).
+
+A builder makes no tensor for an input it reads only for its type: CastLike's second input
+(onnxruntime-qnn 2.7.0's Cast builder, "QNN Cast node must have 1 input (Cast) or 2 inputs
+(CastLike)"; measured: the affine_grid ``_expanded`` node tests, whose partition's first input is
+the ``theta`` that only CastLikes read).  The table lists such inputs
+(``partitioning.type_only_inputs``).  Pure.
+"""
+
+__all__ = ["compiled_inputs", "no_graph_input", "refused_input_dtype", "needs_constant", "partition_refusals"]
+
+from .zero_size import zero_size_failure
+
+
+def compiled_inputs(model, group):
+    """The non-constant inputs of the fused node ORT makes of ``group`` (node indices in the
+    partition's order), in the order the QNN EP sets them up."""
+    produced, seen, order = set(), set(), []
+    for i in group:
+        node = model.nodes[i]
+        for t in node.inputs:
+            if t and t not in produced and t not in seen:
+                seen.add(t)
+                if not model.value(t).is_constant:
+                    order.append(t)
+        produced.update(t for t in node.outputs if t)
+    declared = [t for t in model.graph_inputs if not model.value(t).is_constant]
+    if declared and all(t in seen for t in declared):
+        return declared + [t for t in order if t not in set(declared)]
+    return order
+
+
+def no_graph_input(model, group, type_only=None):
+    """Why the compiled graph of ``group`` gets no input tensor (a session refusal), or ``None``.
+
+    ``type_only`` maps an op type to the input positions its builder reads only for their type.
+    """
+    inputs = compiled_inputs(model, group)
+    if not inputs:
+        return "every input of the partition is a constant initializer"
+    first = inputs[0]
+    type_only = type_only or {}
+    for i in group:
+        node = model.nodes[i]
+        skip = set(type_only.get(node.op_type, ()))
+        if any(t == first and k not in skip for k, t in enumerate(node.inputs)):
+            return None
+    readers = sorted({model.nodes[i].op_type for i in group if first in model.nodes[i].inputs})
+    return (f"its first input '{first}' is read only for its type (by {', '.join(readers)}), so QNN makes no "
+            "tensor for it and stops collecting graph inputs there")
+
+
+def refused_input_dtype(model, group, dtypes):
+    """Why the compiled graph of ``group`` cannot take one of its inputs, or ``None``: an input
+    (not a constant initializer) of a dtype in ``dtypes``.
+
+    onnxruntime-qnn 2.7.0 cannot register a float64 graph input tensor ("Failed to pre-register
+    input: x ... error code: 7004", then "Failed to compose Qnn graph"): measured with
+    RandomUniformLike, the one builder seen claiming a double input (``test_bernoulli``, whose
+    body reads the double ``x``; the same node after a Cast to double inside the partition runs).
+    """
+    if not dtypes:
+        return None
+    for t in compiled_inputs(model, group):
+        dt = model.value(t).dtype
+        if dt in dtypes:
+            return (f"its input '{t}' is {dt}, which the backend cannot take as a graph input (QNN: \"Failed to "
+                    "compose Qnn graph\")")
+    return None
+
+
+def needs_constant(model, group, option):
+    """Why the compiled graph of ``group`` cannot be built, or ``None``: a node whose inputs listed in
+    ``option`` (``{op type: [input positions]}``) are present but not constant initializers.
+
+    onnxruntime-qnn 2.7.0's STFT builder claims the node whatever its inputs are, then reads
+    ``frame_step`` / ``frame_length`` as initializer data: fed at run time, the process dies
+    (SIGSEGV; ``test_stft``, ``test_stft_with_window``), and a run-time ``window`` fails the
+    graph's finalize (``QNN_COMMON_ERROR_...``).  Measured: ``tests/test_qnn_refusals.py``.
+    """
+    for i in group:
+        node = model.nodes[i]
+        for k in (option or {}).get(node.op_type, ()):
+            if k < len(node.inputs) and node.inputs[k] and not model.value(node.inputs[k]).is_constant:
+                return (f"{node.name} ({node.op_type}) reads input {k} '{node.inputs[k]}' at run time, which its "
+                        "builder needs as a constant initializer (QNN: the process crashes or the graph does "
+                        "not finalize)")
+    return None
+
+
+def partition_refusals(model, group, table):
+    """``[(why, nodes)]``: the reasons the backend of ``table``'s provider cannot build the partition
+    ``group`` it claimed (each a session refusal), from the table's ``partitioning`` options."""
+    ep = table.provider
+    names = ", ".join(model.nodes[i].name for i in group[:5]) + (" …" if len(group) > 5 else "")
+    out = []
+    failed = zero_size_failure(model, group, table.option("zero_size_tensors"), ep)
+    if failed:
+        out.append(failed)
+    bad_input = (refused_input_dtype(model, group, table.option("refused_graph_input_dtypes"))
+                 or needs_constant(model, group, table.option("build_needs_constant_inputs")))
+    if bad_input:
+        out.append((f"{ep} claims a partition ({names}): {bad_input}", tuple(group)))
+    empty = (no_graph_input(model, group, table.option("type_only_inputs"))
+             if table.option("refuse_all_constant_input_groups") else None)
+    if empty:
+        out.append((f"{ep} claims a partition ({names}): {empty}; its compiled graph has no input tensor, which "
+                    "the backend refuses (\"Having zero graph inputs is not supported on this backend\")",
+                    tuple(group)))
+    return out
