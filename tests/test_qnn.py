@@ -614,3 +614,49 @@ def test_gelu_groups_against_real_sessions(tmp_path, order):
     v = compare(summary, assignment, obs, 1.0, True)
     assert v["passed"] and v["agreeing"] == v["compared"] == len(_gelu_nodes(order)), v["disagreements"]
     assert obs["nodes"]["erf"] == (QNN if order != "lone_erf" else "CPUExecutionProvider")
+
+
+@needs_qnn
+def test_a_rank_6_tensor_is_refused_whatever_the_op(tmp_path):
+    """The HTP takes no tensor of rank 6: a Reshape to rank 6 between two Convs (and the Relu on it) stay
+    on the CPU, the layout Transposes follow; node for node and in Transpose count against a real session."""
+    node = h.make_node
+    nodes = [node("Conv", ["x", "w1"], ["a"], name="conv1", pads=[1, 1, 1, 1]),
+             node("Reshape", ["a", "s6"], ["b"], name="rs6"), node("Relu", ["b"], ["c"], name="relu6"),
+             node("Reshape", ["c", "s4"], ["d"], name="rs4"),
+             node("Conv", ["d", "w2"], ["y"], name="conv2", pads=[1, 1, 1, 1])]
+    path = save(model(nodes, [vi("x", [1, 8, 16, 16])], [vi("y", None)],
+                      [const("w1", [8, 8, 3, 3]), const("w2", [8, 8, 3, 3]), _ints("s6", [1, 2, 1, 4, 16, 16]),
+                       _ints("s4", [1, 8, 16, 16])]), tmp_path / "rank6.onnx")
+    rec, obs = _observe(path)
+    assert rec["state"] == "ok", rec.get("error")
+    summary, assignment = predict(str(path), ["qnn"])
+    v = compare(summary, assignment, obs, 1.0, True)
+    assert v["passed"] and v["agreeing"] == v["compared"] == 5, (v["disagreements"], v["counts"])
+    assert obs["nodes"]["relu6"] == "CPUExecutionProvider"
+
+
+@needs_qnn
+def test_contrib_domain_qdq_units_are_taken(tmp_path):
+    """16-bit QDQ models from ORT's quantization tools (get_qnn_qdq_config) use com.microsoft
+    QuantizeLinear/DequantizeLinear; QNN takes their units as it takes ONNX's (a real session)."""
+    ms, node = "com.microsoft", h.make_node
+    nodes = [node("QuantizeLinear", ["x", "s", "z"], ["xq"], name="q_in", domain=ms),
+             node("DequantizeLinear", ["xq", "s", "z"], ["xd"], name="dq_in", domain=ms),
+             node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], name="dq_w", domain=ms),
+             node("Conv", ["xd", "wd"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             node("QuantizeLinear", ["c", "s", "z"], ["cq"], name="q_c", domain=ms),
+             node("DequantizeLinear", ["cq", "s", "z"], ["cd"], name="dq_c", domain=ms),
+             node("Relu", ["cd"], ["y"], name="relu")]
+    inits = [h.make_tensor("s", T.FLOAT, [], [0.01]), h.make_tensor("z", T.UINT16, [], [32768]),
+             h.make_tensor("wq", T.UINT8, [8, 8, 3, 3], [128] * 576), h.make_tensor("ws", T.FLOAT, [], [0.02]),
+             h.make_tensor("wz", T.UINT8, [], [128])]
+    m = model(nodes, [vi("x", [1, 8, 16, 16])], [vi("y", None)], inits)
+    m.opset_import.append(h.make_opsetid(ms, 1))
+    path = save(m, tmp_path / "contrib_qdq.onnx")
+    rec, obs = _observe(path)
+    assert rec["state"] == "ok", rec.get("error")
+    summary, assignment = predict(str(path), ["qnn"])
+    v = compare(summary, assignment, obs, 1.0, True)
+    assert v["passed"] and v["agreeing"] == v["compared"], (v["disagreements"], v["counts"])
+    assert obs["nodes"]["conv" if "conv" in obs["nodes"] else "conv_token_1"] == QNN

@@ -859,6 +859,11 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     for key in sorted(set(derived) - seen):
         for d in derived[key]:
             ops_out.append({"op": key[1], **({"domain": key[0]} if key[0] else {}), **d})
+    # ORT's node units take com.microsoft QuantizeLinear/DequantizeLinear as they take ONNX's (node_unit.cc,
+    # qdq_selectors.cc match both domains), and so does the QNN EP: the 16-bit QDQ models ORT's quantization
+    # tools write (get_qnn_qdq_config, com.microsoft Q/DQ) ran whole on QNN 2.7.0 (four torchvision models)
+    for rule in [r for r in ops_out if r["op"] in ("QuantizeLinear", "DequantizeLinear") and not r.get("domain")]:
+        ops_out.append({**rule, "domain": "com.microsoft"})
     claimed = sum(1 for e in evidence if e[4] in (True, "layout_refusal"))
     table["ops"] = ops_out
     table["source"] = dict(table["source"])
@@ -920,6 +925,9 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     # zero-size tensors: these builders refuse the node, the others take it and the graph then fails to compose
     # (sim/zero_size.py; measured on single-node graphs, tests/test_qnn_refusals.py)
     table["partitioning"]["zero_size_tensors"] = {"fallback_ops": ["Reshape", "Slice", "Split"]}
+    # the HTP takes no tensor of rank 6 or more, whatever the op (measured: no claimed node test has one,
+    # 25 refused ones do; a Reshape to rank 6 between QNN nodes is refused), except inside a node group
+    table["partitioning"]["max_tensor_rank"] = 5
     table["notes"] = list(table["notes"]) + [probe_note,
         "dtypes and rank ranges per op measured on the x86-64 HTP emulator (soc_model "
         f"{soc_model}); a phone's HTP may differ (fp16 and int16 support depend on the architecture).",

@@ -8,7 +8,8 @@ need static shapes (QNN, NNAPI) then claim nodes partsim would have refused.  Th
 ported from ORT's schema inference functions (``onnxruntime/core/graph/contrib_ops/
 quantization_defs.cc``: QLinearAdd/QLinearMul broadcast A and B, QGemm is Gemm on A and B with the
 output zero point's type, QLinearSoftmax/QLinearSigmoid/QLinearLeakyRelu keep X's shape,
-QLinearGlobalAveragePool, QLinearConcat; ``contrib_defs.cc``/``bert_defs.cc``: FusedMatMul,
+QLinearGlobalAveragePool, QLinearConcat, QuantizeLinear/DequantizeLinear keep x's shape with the
+zero point's and the scale's type; ``contrib_defs.cc``/``bert_defs.cc``: FusedMatMul,
 MatMulIntegerToFloat, DynamicQuantizeMatMul, the Gelu family).
 
 :func:`contrib_value_infos` gives what it can work out from the shapes known so far;
@@ -168,6 +169,14 @@ def _infer(node, known):
         tb = op == "FusedMatMul" and bool(_attr(node, "transB", 0))
         out_elem = x[0] if op == "FusedMatMul" else 1
         return [(node.output[0], out_elem, _matmul(x[1], b[1], ta, tb))]
+    if op == "QuantizeLinear":  # y: x's shape, the zero point's type (uint8 without one)
+        if x is None:
+            return []
+        return [(node.output[0], elem_of(2, 2), x[1])]
+    if op == "DequantizeLinear":  # y: x's shape, the scale's type
+        if x is None:
+            return []
+        return [(node.output[0], elem_of(1, 1), x[1])]
     if op in ("Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd"):
         if x is None:
             return []

@@ -149,6 +149,12 @@ def simulate(model, resolution, policy="per-node", pinned=None):
                 note_reason(i, ep, why)
             else:
                 matched[i] = rule
+        max_rank = table.option("max_tensor_rank")
+        if max_rank:
+            for i in [i for i in matched if _rank_over(model, nodes[i], max_rank)]:
+                del matched[i]  # the node groups below may still take it with its group
+                note_reason(i, ep, Rejection("rank", f"a tensor of rank {_rank_over(model, nodes[i], max_rank)} "
+                                             f"(the provider takes rank <= {max_rank})"))
         if table.is_compiling:
             if table.option("node_groups"):  # fusions claimed as a whole (sim/node_groups.py)
                 mains = [i for i in order if not nodes[i].scope and assigned[i] is None]
@@ -234,6 +240,16 @@ def simulate(model, resolution, policy="per-node", pinned=None):
                 "claimed_by_higher_priority", "taken by another provider before the first choice could"))
     return Assignment(model, resolution, policy, tuple(assigned), tuple(reasons), tuple(partitions),
                       rules, {k: tuple(v) for k, v in caveats.items()}, status, failure, failure_nodes, layout)
+
+
+def _rank_over(model, node, limit):
+    """The highest known rank above ``limit`` among ``node``'s inputs and outputs, else 0."""
+    worst = 0
+    for t in node.inputs + node.outputs:
+        v = model.values.get(t) if t else None
+        if v is not None and v.shape is not None and len(v.shape) > limit:
+            worst = max(worst, len(v.shape))
+    return worst
 
 
 def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason):

@@ -204,10 +204,15 @@ def nhwc_layout(model, provider, table, assigned, rank_of, order_of):
     # Optimize runs whether or not a node was converted (layout_transformation.cc)
     optimize(g, provider)
 
+    max_rank = table.option("max_tensor_rank")
+
     def takes(op, i):
         nd = g.nodes[i]
         shapes_ok = all(_static(g.shape(t)) for t in nd.inputs[:1] + nd.outputs[:1] if t)
-        return provider if table.rules_for("", op) and shapes_ok else CPU
+        # a tensor of too high a rank (a Transpose pushed below a Reshape to rank 6): refused as any node
+        rank_ok = not max_rank or all(len(g.shape(t)) <= max_rank for t in nd.inputs[:1] + nd.outputs[:1]
+                                      if t and g.shape(t) is not None)
+        return provider if table.rules_for("", op) and shapes_ok and rank_ok else CPU
 
     kept, others = [], []
     for i in order_of([i for i, nd in g.nodes.items() if nd.alive], producers_of):

@@ -1044,30 +1044,29 @@ def _qnn_channel_reshape(ctx, i, perm):
 
 
 def _h_reshape(ctx, t, i, perm, indices):
-    """EPAwareHandleReshape (ort_transpose_optimization.cc), for QNN as onnxruntime 1.31.1 behaves:
-    the channel/spatial case of the source, then the measured push of :func:`_reshape_groups`, then
-    HandleReshape."""
+    """EPAwareHandleReshape (ort_transpose_optimization.cc): for a node on QNN the channel/spatial case
+    of the source; then, for any node, HandleReshape as onnxruntime 1.31.1 behaves: the measured push
+    of :func:`_reshape_groups` (seen on an unassigned Reshape too), then the source's merge."""
     g = ctx.g
     nd = g.nodes[i]
-    if nd.ep == QNN:
-        out = g.shape(nd.outputs[0])
-        new_shape = order = None
-        out_perm = _qnn_channel_reshape(ctx, i, perm) if out is not None else None
-        if out_perm:
-            if len(out_perm) == len(out):
-                order = tuple(out_perm)
-                new_shape = tuple(out[p] for p in order)
-        else:
-            x = g.shape(g.nodes[t].inputs[0])
-            if _static(x) and _static(out):
-                got = _reshape_groups(x, perm, out)
-                if got is not None:
-                    new_shape, order = got
-        if order is not None:
-            _transpose_input(g, i, 0, invert(perm), perm)
-            g.set_input(i, 1, g.add_initializer((len(new_shape),), new_shape))
-            _transpose_outputs(ctx, i, invert(order))
-            return True
+    out = g.shape(nd.outputs[0])
+    new_shape = order = None
+    if nd.ep == QNN and out is not None:
+        out_perm = _qnn_channel_reshape(ctx, i, perm)
+        if out_perm and len(out_perm) == len(out):
+            order = tuple(out_perm)
+            new_shape = tuple(out[p] for p in order)
+    if order is None:
+        x = g.shape(g.nodes[t].inputs[0])
+        if _static(x) and _static(out):
+            got = _reshape_groups(x, perm, out)
+            if got is not None:
+                new_shape, order = got
+    if order is not None:
+        _transpose_input(g, i, 0, invert(perm), perm)
+        g.set_input(i, 1, g.add_initializer((len(new_shape),), new_shape))
+        _transpose_outputs(ctx, i, invert(order))
+        return True
     return _h_reshape_default(ctx, t, i, perm)
 
 
