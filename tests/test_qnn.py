@@ -660,3 +660,45 @@ def test_contrib_domain_qdq_units_are_taken(tmp_path):
     v = compare(summary, assignment, obs, 1.0, True)
     assert v["passed"] and v["agreeing"] == v["compared"], (v["disagreements"], v["counts"])
     assert obs["nodes"]["conv" if "conv" in obs["nodes"] else "conv_token_1"] == QNN
+
+
+_COVERED = {"disable": {"tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "q_tiny_resnet.ts.dyn",
+                        "tiny_transformer.ts", "tiny_transformer.dynamo", "q_tiny_resnet.ts.qdq",
+                        "q_tiny_transformer.dynamo.dyn", "q_tiny_transformer.dynamo.qdq", "q_tiny_transformer.dynamo.qop",
+                        "bert_tiny.dynamo", "fasterrcnn_mobilenet_v3_large_320_fpn.ts", "vit_tiny.ts",
+                        "convnext_tiny.ts", "swin_t.ts", "q_tiny_resnet.ts.qop"},
+            "all": {"tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "tiny_transformer.ts", "q_tiny_resnet.ts.dyn",
+                    "q_tiny_resnet.ts.qop", "q_tiny_transformer.dynamo.dyn", "q_tiny_transformer.dynamo.qdq",
+                    "bert_tiny.dynamo", "fasterrcnn_mobilenet_v3_large_320_fpn.ts", "vit_tiny.ts", "convnext_tiny.ts",
+                    "swin_t.ts"}}
+# the one corpus model not exact at ORT_ENABLE_ALL (README "QNN on this machine": ORT's QDQ selectors
+# read scale values partsim does not have): 155 of 157 nodes
+_FLOOR = {("q_tiny_transformer.dynamo.qop", "all"): 155 / 157}
+
+
+def _rest_of_corpus():
+    from tests.conftest import SHARED
+
+    corpus = SHARED / "corpus"
+    models = sorted(corpus.glob("*/*.onnx")) if corpus.is_dir() else []
+    return [pytest.param(p.parent.name + "/" + p.stem, level, id=f"{p.stem}-{level}") for level in ("disable", "all")
+            for p in models if p.stem not in _COVERED[level]]
+
+
+@needs_qnn
+@pytest.mark.parametrize("name,level", _rest_of_corpus())
+def test_the_rest_of_the_corpus_against_real_qnn(name, level, tmp_path):
+    """Every corpus model the lists above leave out, at both levels: node for node (renamed nodes as their
+    originals) and in layout-Transpose count against a real QNN session."""
+    from partsim.io.materialize import materialize_weights
+
+    path = shared_path(f"corpus/{name}.onnx")
+    rec = run_session(materialize_weights(str(path), tmp_path), [QNN], level, run=False,
+                      ep_options={"soc_model": "60"})
+    obs = observation_from_run(rec, level)
+    summary, assignment = _predict_all(str(path), ["qnn"], level=level)
+    v = compare(summary, assignment, obs, 1.0, True)
+    floor = _FLOOR.get((name.split("/")[-1], level), 1.0)
+    assert v["compared"] > 0 and v["agreeing"] / v["compared"] >= floor, v["disagreements"][:10]
+    layout = {k: c for k, c in v["counts"].items() if k.startswith("layoutTransposes")}
+    assert all(c["predicted"] == c["observed"] for c in layout.values()), layout
