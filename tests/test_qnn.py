@@ -312,6 +312,19 @@ def test_transpose_read_by_a_subgraph_is_not_pushed(tmp_path):
     assert kept == {k for k, op in obs["opTypes"].items() if op == "Transpose"} == {"t1", "t2"}
 
 
+def _corpus_against_real_qnn(name, level, tmp_path):
+    """A real QNN session on the corpus model ``name`` (weights materialized) and partsim's prediction at
+    ``level``: ``(summary, observation, verify comparison)``."""
+    from partsim.io.materialize import materialize_weights
+
+    path = shared_path(f"corpus/{name}.onnx")
+    rec = run_session(materialize_weights(str(path), tmp_path), [QNN], level, run=False,
+                      ep_options={"soc_model": "60"})
+    obs = observation_from_run(rec, level)
+    summary, assignment = _predict_all(str(path), ["qnn"], level=level)
+    return summary, obs, compare(summary, assignment, obs, 0.0, True)
+
+
 @needs_qnn
 @pytest.mark.parametrize("name,level", [
     ("full/tiny_transformer.ts", "disable"), ("full/tiny_transformer.dynamo", "disable"),
@@ -327,14 +340,7 @@ def test_transpose_read_by_a_subgraph_is_not_pushed(tmp_path):
 def test_layout_transposes_of_transformers_against_real_qnn(name, level, tmp_path):
     """Transformer corpus models: the Transposes and Gathers the layout transformation leaves (the model's
     own Transposes pushed, merged and cancelled) are those of a real session, by name and provider."""
-    from partsim.io.materialize import materialize_weights
-
-    path = shared_path(f"corpus/{name}.onnx")
-    rec = run_session(materialize_weights(str(path), tmp_path), [QNN], level, run=False,
-                      ep_options={"soc_model": "60"})
-    obs = observation_from_run(rec, level)
-    summary, assignment = _predict_all(str(path), ["qnn"], level=level)
-    v = compare(summary, assignment, obs, 0.0, True)
+    summary, obs, v = _corpus_against_real_qnn(name, level, tmp_path)
     layout = {k: c for k, c in v["counts"].items() if k.startswith("layoutTransposes")}
     assert all(c["predicted"] == c["observed"] for c in layout.values()), layout
     predicted_new = {n["name"]: n["provider"] for n in summary["insertedNodes"] if n["origin"] == "inserted:layout"}
@@ -690,14 +696,7 @@ def _rest_of_corpus():
 def test_the_rest_of_the_corpus_against_real_qnn(name, level, tmp_path):
     """Every corpus model the lists above leave out, at both levels: node for node (renamed nodes as their
     originals) and in layout-Transpose count against a real QNN session."""
-    from partsim.io.materialize import materialize_weights
-
-    path = shared_path(f"corpus/{name}.onnx")
-    rec = run_session(materialize_weights(str(path), tmp_path), [QNN], level, run=False,
-                      ep_options={"soc_model": "60"})
-    obs = observation_from_run(rec, level)
-    summary, assignment = _predict_all(str(path), ["qnn"], level=level)
-    v = compare(summary, assignment, obs, 1.0, True)
+    summary, obs, v = _corpus_against_real_qnn(name, level, tmp_path)
     floor = _FLOOR.get((name.split("/")[-1], level), 1.0)
     assert v["compared"] > 0 and v["agreeing"] / v["compared"] >= floor, v["disagreements"][:10]
     layout = {k: c for k, c in v["counts"].items() if k.startswith("layoutTransposes")}
