@@ -100,7 +100,7 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
         copy = _structural_copy(model_path, proto, tmp / "model")
         target = tmp / "optimized.onnx"
         decide = kept_nodes if callable(kept_nodes) else None
-        kept, originals = _write_copy(copy, proto, data, () if decide else kept_nodes)
+        kept, originals = _write_copy(copy, proto, data, _placeholders(proto, () if decide else kept_nodes))
         started = _start_optimize(copy, target, ort_level, disabled, child)
         try:
             if meanwhile is not None:
@@ -111,7 +111,7 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
                 kept, originals = _placeholders(proto, decide())
                 if kept:
                     _abandon(started)
-                    kept, originals = _write_copy(copy, proto, data, kept)
+                    _write_copy(copy, proto, data, (kept, originals))
                     started = _start_optimize(copy, target, ort_level, disabled)
         except BaseException:
             _abandon(started)  # ends the session before its temp folder goes
@@ -207,10 +207,11 @@ def _placeholders(proto, kept_nodes):
     return kept, originals
 
 
-def _write_copy(copy, proto, data, kept_nodes):
-    """Write the model ORT optimizes to ``copy``: ``data`` as read, or with the kept function
-    nodes replaced by :data:`PLACEHOLDER_OP`.  Returns :func:`_placeholders` of it."""
-    kept, originals = _placeholders(proto, kept_nodes)
+def _write_copy(copy, proto, data, placeholders):
+    """Write the model ORT optimizes to ``copy``: ``data`` as read, or with the nodes of
+    ``placeholders`` (what :func:`_placeholders` gave) replaced by :data:`PLACEHOLDER_OP`.
+    Returns ``placeholders``."""
+    kept, originals = placeholders
     if not kept:
         copy.write_bytes(data)
         return kept, originals

@@ -151,9 +151,10 @@ def simulate(model, resolution, policy="per-node", pinned=None):
                 matched[i] = rule
         max_rank = table.option("max_tensor_rank")
         if max_rank:
-            for i in [i for i in matched if _rank_over(model, nodes[i], max_rank)]:
+            over = {i: _rank_over(model, nodes[i], max_rank) for i in matched}
+            for i in [i for i, r in over.items() if r]:
                 del matched[i]  # the node groups below may still take it with its group
-                note_reason(i, ep, Rejection("rank", f"a tensor of rank {_rank_over(model, nodes[i], max_rank)} "
+                note_reason(i, ep, Rejection("rank", f"a tensor of rank {over[i]} "
                                              f"(the provider takes rank <= {max_rank})"))
         if table.is_compiling:
             if table.option("node_groups"):  # fusions claimed as a whole (sim/node_groups.py)
