@@ -86,10 +86,11 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
     nodes, partitions, ops_of = {}, [], {}
     source = None
     unique = _UniqueNames()
+    profile_name = _profile_names_for_unnamed(rec)
     for ep, members in rec.get("assignment") or []:
         names = []
         for m in members:
-            name, op = unique(m[0], m[1]), m[1]
+            name, op = unique(m[0] or profile_name(m[1], ep), m[1]), m[1]
             if op in MEMCPY_OPS:
                 continue
             nodes[name] = ep
@@ -177,6 +178,34 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
     elif source is not None:
         obs["status"] = "ok"
     return obs
+
+
+def _profile_names_for_unnamed(rec):
+    """``name(op, ep)``: a name for a node the assignment info reports without one.
+
+    ``get_provider_graph_assignment_info`` gives such a node an empty name, while ORT's profiler
+    calls it ``<op>_<node index>`` (``sequential_executor.cc``; the index a node got when the graph
+    was loaded, Constant nodes not counted), the name partsim's IR gives it too.  When the model
+    ran, each unnamed member takes the next profiled name of its op type and provider that no
+    named member has; two nodes that could swap names have the same op and provider, so the
+    placement read is the same either way.  Without a profiled name: ``""`` (unnamed).
+    """
+    named = {m[0] for _, ms in (rec.get("assignment") or []) for m in ms if m and m[0]}
+    pool = {}
+    for entry in rec.get("profile_nodes") or []:
+        name, op, ep = (list(entry) + [None, None, None])[:3]
+        if name and name not in named and op and ep and name == f"{op}_{name[len(op) + 1:]}" \
+                and name[len(op) + 1:].isdigit():
+            names = pool.setdefault((op, ep), [])
+            if name not in names:  # a node of a loop body runs (and is profiled) more than once
+                names.append(name)
+    for names in pool.values():
+        names.reverse()  # pop() hands them out in the order they ran
+
+    def name(op, ep):
+        left = pool.get((op, ep))
+        return left.pop() if left else ""
+    return name
 
 
 _ADDED = re.compile(r"^(\d+) Memcpy nodes are added to the graph (\S+)")

@@ -98,23 +98,72 @@ def function_claims(proto, tables):
     return out
 
 
-def _orts_index_order(optimized, original):
+def _written_keys(original):
+    """``{key: ORT node index}`` of the main-graph nodes of the model as written.  A node is keyed by
+    its name, an unnamed one by its first output (kept through ORT's rewrites).  ORT's index is
+    the node's position when the graph was loaded, Constant nodes not counted (they become
+    initializers, ``graph.cc``)."""
+    keys, index = {}, 0
+    for n in original.graph.node:
+        if n.op_type == "Constant" and (n.domain or "") in ("", "ai.onnx"):
+            continue
+        keys.setdefault(_node_key(n), index)
+        index += 1
+    return keys
+
+
+def _loaded_count(proto):
+    """How many nodes ORT's graph has when ``proto`` is loaded (Constant nodes become initializers)."""
+    return sum(1 for n in proto.graph.node if not (n.op_type == "Constant" and (n.domain or "") in ("", "ai.onnx")))
+
+
+def _node_key(n):
+    if n.name:
+        return ("name", n.name, n.domain or "", n.op_type)
+    return ("output", n.output[0] if n.output else "", n.domain or "", n.op_type)
+
+
+def _inline(proto, resolution, unclaimed, names=None, rounds=None):
+    """partsim's EP-aware inlining of ``proto`` in place (the function nodes no provider of
+    ``resolution`` claims, and those of ``unclaimed``): ``({new position: op inlined}, {key of a
+    node a body made: (round, order made)})`` (:func:`partsim.sim.inline.ort_node_indices`)."""
+    from ..sim.inline import inline_functions
+
+    opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
+    cache, indices = {}, {}
+    made = inline_functions(proto, lambda n: n.name not in unclaimed and bool(
+        _claimers(proto, n, resolution.tables, opset, cache)), names, rounds, indices)
+    return made, {_node_key(proto.graph.node[k]): order for k, order in indices.items()}
+
+
+def _orts_index_order(optimized, original, keys=None):
     """``optimized``'s main-graph node positions in ORT's node-index order (``None``: as listed).
 
     ORT saves the optimized graph in topological order, but inside the session a node keeps
     the index it was loaded with and nodes a transformer adds come after all of them
     (``graph.cc`` ``AddNode``).  Orders that follow node indices (ORT's default topological
     order, which the OpenVINO EP's clustering walks) need the session's order back: nodes of
-    the model as written (same name and op) first, by their position in the file, then the
-    new ones in the order ORT saved them.  The IR is built in that order from the listed
-    (sorted) proto, so its shapes are inferred once.
+    the model as written (same name and op; an unnamed one by its first output) first, by
+    their index, then the new ones in the order ORT saved them.  The IR is built in that order
+    from the listed (sorted) proto, so its shapes are inferred once.
     """
-    where = {(n.name, n.domain or "", n.op_type): k for k, n in enumerate(original.graph.node) if n.name}
+    where = _written_keys(original) if keys is None else keys
     nodes = optimized.graph.node
-    key = [where.get((n.name, n.domain or "", n.op_type), len(where) + k) for k, n in enumerate(nodes)]
+    key = [where.get(_node_key(n), len(where) + k) for k, n in enumerate(nodes)]
     if key == sorted(key):
         return None
     return sorted(range(len(nodes)), key=key.__getitem__)
+
+
+def _name_unnamed(optimized, keys):
+    """Name the optimized graph's unnamed nodes of the model as written as ORT's profiler does,
+    ``<op>_<node index>`` (``sequential_executor.cc``) with the index they were loaded with: the
+    name partsim's IR gives them at level ``disable``, whatever ORT's rewrites did to the list."""
+    for n in optimized.graph.node:
+        if not n.name:
+            index = keys.get(_node_key(n))
+            if index is not None:
+                n.name = f"{n.op_type}_{index}"
 
 
 def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None, modify=None):
@@ -176,7 +225,7 @@ def _untaken_functions(prepared, resolution):
 def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None, unclaimed=frozenset()):
     from ..io.load import model_from_proto
     from ..io.read import read_model_proto
-    from ..sim.inline import _tensor_names, inline_functions
+    from ..sim.inline import _tensor_names, ort_node_indices
     from ..sim.names import NameGenerator
     from ..sim.pipeline import origin_of
     from ..sim.unique_dq import ensure_unique_dq
@@ -210,18 +259,19 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
         # partitioning round, when their provider refuses them (a CPU kernel takes the others)
         whole = {proto.graph.node[k].name for k, (_, eps) in claims.items()
                  if eps and CPU not in eps and proto.graph.node[k].name not in unclaimed}
+        keys = _written_keys(proto)
+        loaded = _loaded_count(proto)  # before inlining rewrites the proto
         if unclaimed or any(not eps for _, eps in claims.values()):
             names = NameGenerator(_tensor_names(proto.graph))
-            opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
-            cache = {}
             rounds = {}
-            made = inline_functions(proto, lambda n: n.name not in unclaimed and bool(
-                _claimers(proto, n, resolution.tables, opset, cache)), names, rounds)
+            made, made_keys = _inline(proto, resolution, unclaimed, names, rounds)
             inlined_outputs = {tuple(proto.graph.node[k].output): op for k, op in made.items()}
             round_outputs = {tuple(proto.graph.node[k].output): r for k, r in rounds.items()}
-            ensure_unique_dq(proto, names)
+            copies = ensure_unique_dq(proto, names)
+            keys.update(ort_node_indices(made_keys, loaded, len(copies)))
         else:
             ensure_unique_dq(proto)
+        _name_unnamed(proto, keys)
         model = model_from_proto(proto, str(path), sha256, shown_as=shown_as, notes=notes)
     else:
         from .ort_pipeline import pipeline_graph
@@ -249,8 +299,24 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
             """The IR of ORT's optimized graph in ORT's node order, built once per proto."""
             if built.get("proto") is not optimized:
                 built["proto"] = optimized
+                keys = built.setdefault("keys", _written_keys(proto))
+                order = _orts_index_order(optimized, proto, keys)
+                if any(not n.name and _node_key(n) not in keys for n in optimized.graph.node) \
+                        and "inlined" not in built:
+                    # unnamed nodes ORT's inlining made: their indices, from partsim's own inlining
+                    # of a copy (the same bodies, tensor names and order)
+                    import onnx
+
+                    copy = onnx.ModelProto()
+                    copy.CopyFrom(proto)
+                    made_keys = _inline(copy, resolution, unclaimed)[1]
+                    # Level 1's new nodes come before the schema bodies too: not counted (not known)
+                    built["inlined"] = ort_node_indices(made_keys, _loaded_count(proto),
+                                                          len(ensure_unique_dq(copy)))
+                    keys.update(built["inlined"])
+                _name_unnamed(optimized, keys)
                 built["model"] = model_from_proto(optimized, str(path), sha256, shown_as=shown_as, notes=notes,
-                                                  index_order=_orts_index_order(optimized, proto))
+                                                  index_order=order)
             return built["model"]
 
         def cpu_nodes_of(optimized):

@@ -3,7 +3,7 @@
 Ported from ``onnxruntime/core/optimizer/qdq_transformer/ensure_unique_dq_for_node_unit.cc``
 (run by ``InferenceSession::TransformGraph`` before Level 1 at every optimization level,
 also ``ORT_DISABLE_ALL``; skipped only with ``session.disable_quant_qdq=1``).  Nodes are
-visited in topological order; a DQ node (``QDQ::MatchDQNode``: ai.onnx or com.microsoft
+visited in ORT's default topological order; a DQ node (``QDQ::MatchDQNode``: ai.onnx or com.microsoft
 DequantizeLinear) whose output has more than one consumer edge, or is a graph output, is
 duplicated for each consumer edge, edges in ORT's order (consumer node index, then input
 slot).  The original keeps the first edge unless it produces a graph output.  A copy gets
@@ -22,33 +22,22 @@ _DQ_DOMAINS = ("", "ai.onnx", "com.microsoft")
 
 
 def _topological(nodes):
-    """Kahn's order over node positions, ties by position (ORT: GetNodesInTopologicalOrder
-    on a graph loaded in file order)."""
-    import heapq
+    """ORT's default topological order of the node positions (``GraphViewer`` on a graph loaded in
+    file order: :func:`partsim.ir.order.ort_default_order`, a reverse DFS from the sinks), the
+    order ``GetNodesInTopologicalOrder()`` gives the transformer.  Constant nodes are no nodes in
+    ORT (initializers): they produce nothing the walk follows."""
+    from ..ir.order import ort_default_order
 
     producer = {}
     for k, n in enumerate(nodes):
+        if n.op_type == "Constant" and (n.domain or "") in ("", "ai.onnx"):
+            continue
         for o in n.output:
             if o:
                 producer[o] = k
-    indeg = [0] * len(nodes)
-    users = [[] for _ in nodes]
-    for k, n in enumerate(nodes):
-        for t in set(x for x in n.input if x):
-            p = producer.get(t)
-            if p is not None and p != k:
-                indeg[k] += 1
-                users[p].append(k)
-    ready = [k for k in range(len(nodes)) if indeg[k] == 0]
-    heapq.heapify(ready)
-    order = []
-    while ready:
-        k = heapq.heappop(ready)
-        order.append(k)
-        for u in users[k]:
-            indeg[u] -= 1
-            if indeg[u] == 0:
-                heapq.heappush(ready, u)
+    prods = [sorted({producer[t] for t in n.input if t in producer and producer[t] != k})
+             for k, n in enumerate(nodes)]
+    order = ort_default_order(range(len(nodes)), prods.__getitem__)
     if len(order) != len(nodes):  # a cycle: leave the order as written
         return list(range(len(nodes)))
     return order
