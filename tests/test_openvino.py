@@ -287,3 +287,16 @@ def test_contrib_domain_qdq_nodes_are_taken(tmp_path):
     onnx.save(m, path)
     rep = _assert_exact(path, tmp_path)
     assert rep["agreeing"] == 5
+
+
+@needs_ov
+def test_unnamed_nodes_of_a_compiled_partition_are_matched_by_their_load_index(tmp_path):
+    # ORT's assignment info lists the members of OpenVINO's partition without names, and the
+    # profile shows only the fused node: the observation names them from the model (ORT's
+    # <op>_<node index>, the name partsim predicts), so verify compares every node
+    w = h.make_tensor("w", T.FLOAT, [4, 4], [0.5] * 16)
+    nodes = [h.make_node("Relu", ["x"], ["a"]), h.make_node("MatMul", ["a", "w"], ["b"]),
+             h.make_node("Relu", ["b"], ["c"]), h.make_node("Hardmax", ["c"], ["d"]), h.make_node("Sigmoid", ["d"], ["y"])]
+    model = _save(tmp_path, "unnamed", nodes, [_vi("x")], [_vi("y")], inits=[w])
+    rep = _assert_exact(model, tmp_path)
+    assert rep["compared"] == 5

@@ -330,3 +330,16 @@ def test_observation_names_unnamed_members_from_the_profile():
     obs = observation_from_run(rec, "disable")
     # the Abs did not run (no profiled name): it stays unnamed, never matched to a model node by accident
     assert obs["nodes"] == {"<unnamed Abs>#1": CPU, "Add_1": CPU, "Relu_0": CPU, "Relu_2": CPU}
+
+
+def test_observation_names_unnamed_compiled_members_only_when_certain():
+    OV = "OpenVINOExecutionProvider"
+    rec = {"level": "ORT_DISABLE_ALL", "requested": [OV, CPU], "granted": [OV, CPU],
+           "assignment": [[OV, [["", "Relu", ""], ["", "Relu", ""], ["", "Abs", ""]]], [CPU, [["", "Abs", ""]]]],
+           "profile_nodes": [["OpenVINOExecutionProvider_OpenVINO-EP-subgraph_1_0", "OpenVINO-EP-subgraph_1", OV]],
+           "unnamed_loaded": [["Relu", 0], ["Abs", 1], ["Relu", 2], ["Abs", 3]]}
+    obs = observation_from_run(rec, "disable")
+    # two unnamed Relus, both on OpenVINO: which is which changes nothing; the two Abs nodes sit on
+    # two providers and nothing says which is which: they stay unnamed
+    assert {k for k in obs["nodes"] if k.startswith("Relu")} == {"Relu_0", "Relu_2"}
+    assert sorted(k for k in obs["nodes"] if "Abs" in k) == ["<unnamed Abs>#1", "<unnamed Abs>#2"]

@@ -188,9 +188,16 @@ def _profile_names_for_unnamed(rec):
     was loaded, Constant nodes not counted), the name partsim's IR gives it too.  When the model
     ran, each unnamed member takes the next profiled name of its op type and provider that no
     named member has; two nodes that could swap names have the same op and provider, so the
-    placement read is the same either way.  Without a profiled name: ``""`` (unnamed).
+    placement read is the same either way.
+
+    A member the profile cannot name (a compiling EP runs its partition as one fused node; a run
+    that failed) takes the name of the model's unnamed node of its op (``unnamed_loaded``, what
+    the caller read from the model: ``[[op, index], ...]``) when that is certain: the assignment
+    reports as many unnamed nodes of that op as the model has, all on one provider (so which is
+    which changes no placement).  Otherwise: ``""`` (unnamed).
     """
-    named = {m[0] for _, ms in (rec.get("assignment") or []) for m in ms if m and m[0]}
+    assignment = rec.get("assignment") or []
+    named = {m[0] for _, ms in assignment for m in ms if m and m[0]}
     pool = {}
     for entry in rec.get("profile_nodes") or []:
         name, op, ep = (list(entry) + [None, None, None])[:3]
@@ -201,6 +208,22 @@ def _profile_names_for_unnamed(rec):
                 names.append(name)
     for names in pool.values():
         names.reverse()  # pop() hands them out in the order they ran
+
+    profiled = {(op, ep): len(names) for (op, ep), names in pool.items()}
+    loaded = {}
+    for entry in rec.get("unnamed_loaded") or []:
+        op, index = (list(entry) + [None, None])[:2]
+        if isinstance(op, str) and isinstance(index, int) and f"{op}_{index}" not in named:
+            loaded.setdefault(op, []).append(f"{op}_{index}")
+    unnamed_eps = {}
+    for ep, ms in assignment:
+        for m in ms:
+            if m and not m[0] and len(m) > 1:
+                unnamed_eps.setdefault(m[1], []).append(ep)
+    for op, eps in unnamed_eps.items():
+        names = loaded.get(op, [])
+        if len(set(eps)) == 1 and len(names) == len(eps) and not profiled.get((op, eps[0])):
+            pool[(op, eps[0])] = list(reversed(names))
 
     def name(op, ep):
         left = pool.get((op, ep))

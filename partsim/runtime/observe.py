@@ -46,7 +46,31 @@ def run_session(model, providers, level="disable", python=None, timeout=120, see
             else:
                 req["inputs_npz"] = str(Path(tmp) / "feeds.npz")
                 save_npz(req["inputs_npz"], feeds)
-        return _run_child(req, providers, python, timeout, memory_limit)
+        rec = _run_child(req, providers, python, timeout, memory_limit)
+    unnamed = _unnamed_loaded(model)
+    if unnamed:
+        rec["unnamed_loaded"] = unnamed
+    return rec
+
+
+def _unnamed_loaded(model):
+    """``[[op, ORT node index], ...]`` of the model's unnamed main-graph nodes as ORT loads them
+    (Constant nodes become initializers and get no index): what names the unnamed members of
+    the assignment info when the profile cannot (:mod:`partsim.runtime.observation`)."""
+    try:
+        from ..io.read import read_model_proto
+
+        proto, _ = read_model_proto(model)
+    except Exception:  # noqa: BLE001 - the session's record already says what is wrong with the file
+        return []
+    out, index = [], 0
+    for n in proto.graph.node:
+        if n.op_type == "Constant" and (n.domain or "") in ("", "ai.onnx"):
+            continue
+        if not n.name:
+            out.append([n.op_type, index])
+        index += 1
+    return out
 
 
 def _run_child(req, providers, python, timeout, memory_limit):
