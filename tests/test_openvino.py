@@ -300,3 +300,65 @@ def test_unnamed_nodes_of_a_compiled_partition_are_matched_by_their_load_index(t
     model = _save(tmp_path, "unnamed", nodes, [_vi("x")], [_vi("y")], inits=[w])
     rep = _assert_exact(model, tmp_path)
     assert rep["compared"] == 5
+
+
+def _save_inferred(tmp_path, name, nodes, inputs, inits, opset):
+    """``_save`` with the output's type filled in by ONNX shape inference."""
+    graph = h.make_graph(nodes, name, inputs, [h.make_value_info("y", onnx.TypeProto())], initializer=list(inits))
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
+    model.ir_version = 8
+    inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    known = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.output)}
+    y = known["y"]
+    if not y.type.tensor_type.HasField("shape"):  # a run-time shape: rank known from the case (3, 20)
+        y = h.make_tensor_value_info("y", y.type.tensor_type.elem_type, ["a", "b"])
+    return _save(tmp_path, name, nodes, inputs, [y], inits, opset)
+
+
+@needs_ov
+@pytest.mark.parametrize("case", ["unsqueeze_axes_name", "reducemax_int8", "one_node_reshape", "one_node_expand",
+                                  "resize_modes"])
+def test_op_modes_and_one_node_graphs_follow_the_real_ep(case, tmp_path):
+    # each case: a graph the real EP leaves (partly) to the CPU, next to a close one it takes
+    x = _vi("x", shape=(3, 4, 5))
+    if case == "unsqueeze_axes_name":  # data_ops.cc compares the input's *name* with "axes"
+        graphs = [(name, [h.make_node("Unsqueeze", ["x", name], ["u"], name="U"), _relu("u", "y", "R")], [x],
+                   [h.make_tensor(name, T.INT64, [1], [2])]) for name in ("axes", "where")]
+        expect = [{"U": "CPU"}, {"U": "OpenVINO"}]
+    elif case == "reducemax_int8":
+        graphs = [(str(dt), [h.make_node("ReduceMax", ["x"], ["m"], name="M", axes=[1]),
+                             h.make_node("Cast", ["m"], ["c"], name="C", to=T.FLOAT), _relu("c", "y", "R")],
+                   [_vi("x", dt, (3, 4))], []) for dt in (T.INT8, T.INT32)]
+        expect = [{"M": "CPU"}, {"M": "OpenVINO"}]
+    elif case == "one_node_reshape":  # capability.cc SpecialConditionForClusterSizeOne
+        graphs = [("runtime", [h.make_node("Reshape", ["x", "s"], ["y"], name="N")],
+                   [x, _vi("s", T.INT64, (2,))], []),
+                  ("initializer", [h.make_node("Reshape", ["x", "s"], ["y"], name="N")], [x],
+                   [h.make_tensor("s", T.INT64, [2], [3, 20])])]
+        expect = [{"N": "CPU"}, {"N": "OpenVINO"}]
+    elif case == "one_node_expand":
+        shape = h.make_tensor("s", T.INT64, [3], [2, 4, 5])
+        x1 = _vi("x", shape=(1, 4, 5))
+        graphs = [("alone", [h.make_node("Expand", ["x", "s"], ["y"], name="N")], [x1], [shape]),
+                  ("in_a_model", [h.make_node("Expand", ["x", "s"], ["e"], name="N"), _relu("e", "y", "R")], [x1],
+                   [shape])]
+        expect = [{"N": "CPU"}, {"N": "OpenVINO"}]
+    else:
+        scales = h.make_tensor("sc", T.FLOAT, [4], [1.0, 1.0, 2.0, 2.0])
+        x4 = _vi("x", shape=(1, 2, 4, 4))
+        graphs = [(mode, [_relu("x", "r", "R0"), h.make_node("Resize", ["r", "", "sc"], ["z"], name="N", mode="linear",
+                                                            **kw), _relu("z", "y", "R")], [x4], [scales])
+                  for mode, kw in (("antialias", {"antialias": 1}),
+                                   ("symmetric", {"coordinate_transformation_mode": "half_pixel_symmetric"}),
+                                   ("plain", {}))]
+        expect = [{"N": "CPU"}, {"N": "CPU"}, {"N": "OpenVINO"}]
+    for (tag, nodes, inputs, inits), want in zip(graphs, expect):
+        model = _save_inferred(tmp_path, f"{case}_{tag}", nodes, inputs, inits, 13 if case != "resize_modes" else 19)
+        rep = _assert_exact(model, tmp_path)  # partsim agrees with the real session on every node
+        summary = json.loads(subprocess.run(
+            [sys.executable, str(ROOT / "cli.py"), "simulate", str(model), "-p", "openvino", "-f", "json"],
+            capture_output=True, text=True, timeout=120, cwd=ROOT).stdout)
+        got = {n["name"]: n["provider"] for n in summary["nodes"]}
+        for node, provider in want.items():  # and the real session did leave these where the case says
+            assert got[node].startswith(provider), (tag, got)
+        assert rep["compared"] == len(nodes)

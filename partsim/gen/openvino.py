@@ -16,9 +16,11 @@ OpenVINO 2025.4.1):
 Facts checked against real onnxruntime-openvino 1.24.1 sessions on this machine
 (``tests/test_openvino.py``): ``Hardmax`` is *not* claimed (data_ops.cc spells it
 ``"HardMax"``, and the check is a plain string comparison of the op type); float64
-tensors are refused (not in the CPU dtype list); the per-op ``op_list_`` special cases
-of data_ops.cc (Upsample rank 4, ReduceMax int8, ...) are listed only for OpenVINO
-versions up to 2025.2 and so do not apply with 2025.4 (a rank-4 Upsample is claimed).
+tensors are refused (not in the CPU dtype list); of the per-op ``op_list_`` special cases of data_ops.cc, whose version lists end before 2025.4 in
+the source read, the Upsample one does not apply (a rank-4 Upsample is claimed) while the
+Unsqueeze (an input named ``axes``) and ReduceMax (int8/uint8 inputs) ones do
+(``unsupported_op_modes``); a one-node graph goes through ``SpecialConditionForClusterSizeOne``
+(``single_node_graph_checks``: a Reshape with a run-time shape, a float Expand stay on the CPU).
 
 The op check ignores the domain (data_ops.cc compares ``OpType()`` only), and no opset
 version is checked.  ``TopK`` and ``NonZero`` (``InsertNode``) are always treated as
@@ -258,6 +260,21 @@ def _domains_and_constraints(op):
     return out
 
 
+# attribute variants the EP leaves to the CPU, measured on real onnxruntime-openvino 1.24.1 sessions
+# (ONNX node tests, ../shared/observed/nodes/openvino-ort1.24.1.jsonl: every Resize with antialias,
+# exclude_outside, or a tf_crop_and_resize / half_pixel_symmetric coordinate mode ran on the CPU; the
+# other 19 Resize variants on OpenVINO); the check itself is not in the data_ops.cc read
+ATTR_CONDITIONS = {
+    "Resize": [
+        {"name": "antialias", "in": [0], "default": 0, "why": "OpenVINO 1.24.1 leaves antialiased Resize to the CPU"},
+        {"name": "exclude_outside", "in": [0], "default": 0,
+         "why": "OpenVINO 1.24.1 leaves Resize with exclude_outside to the CPU"},
+        {"name": "coordinate_transformation_mode", "not_in": ["tf_crop_and_resize", "half_pixel_symmetric"],
+         "default": "half_pixel", "why": "OpenVINO 1.24.1 leaves this coordinate mode to the CPU"},
+    ],
+}
+
+
 def openvino_table():
     """YAML text of ``rules/openvino.yaml`` (deterministic)."""
     ops = []
@@ -275,6 +292,8 @@ def openvino_table():
                 rule["domain"] = domain
             if constraints:
                 rule["types"] = {c: list(CPU_DTYPES) for c in constraints}
+            if op in ATTR_CONDITIONS:
+                rule["attrs"] = [dict(a) for a in ATTR_CONDITIONS[op]]
             ops.append(rule)
     table = {
         "provider": "OpenVINOExecutionProvider",
@@ -295,6 +314,8 @@ def openvino_table():
             "no_dimension_ops": sorted(NO_DIMENSION_OPS),
             "escaping_output_ops": ["Conv", "Identity"],
             "small_graph_reject_ops": list(ONLY_IN_MODEL_OPS),
+            "unsupported_op_modes": ["Unsqueeze", "ReduceMax"],
+            "single_node_graph_checks": True,
             "subgraphs": "unsupported",
         },
         "notes": [

@@ -42,7 +42,8 @@ The onnxruntime-openvino 1.24.1 reading is from intel/onnxruntime commit b912b18
 from ..ir.graph import weakly_connected_groups
 from ..ir.order import ort_default_order
 
-__all__ = ["ort_default_topological_order", "openvino_clusters", "tensor_refusal"]
+__all__ = ["ort_default_topological_order", "openvino_clusters", "tensor_refusal", "op_mode_refusal",
+           "single_node_refusal", "OP_MODE_CHECKS"]
 
 #: data_ops.cc node_is_supported: ops that may see a zero-sized dimension on the CPU device
 ZERO_DIM_OPS = frozenset({"Expand", "Equal", "Slice", "Concat", "Shape", "Cast", "Resize"})
@@ -99,6 +100,58 @@ def tensor_refusal(model, i, no_dimension_ops):
     return None
 
 
+# data_ops.cc op_list_ (UnsupportedOpMode): per-op refusals the op list cannot express.  Their
+# version lists in the stored source end before 2025.4, but real onnxruntime-openvino 1.24.1
+# sessions (OpenVINO 2025.4.1) apply these two: an Unsqueeze with an input *named* "axes" (the
+# check compares the name, so an initializer called "axes" counts too) and a ReduceMax reading
+# int8/uint8 stay on the CPU.
+def _unsqueeze_axes_named(model, node):
+    if any(t == "axes" for t in node.inputs):
+        return "an input is named 'axes' (data_ops.cc op_list_ Unsqueeze compares the input's name)"
+    return None
+
+
+def _reducemax_8bit(model, node):
+    for t in node.inputs:
+        v = model.value(t) if t else None
+        if v is not None and v.dtype in ("int8", "uint8"):
+            return f"input {t!r} is {v.dtype} (data_ops.cc op_list_ ReduceMax: int8/uint8 refused)"
+    return None
+
+
+OP_MODE_CHECKS = {"Unsqueeze": _unsqueeze_axes_named, "ReduceMax": _reducemax_8bit}
+
+
+def op_mode_refusal(model, i, ops):
+    """Why data_ops.cc's ``unsupported_op_mode`` refuses node ``i`` (its op among ``ops``, the
+    table's ``unsupported_op_modes``), or ``None``."""
+    node = model.nodes[i]
+    check = OP_MODE_CHECKS.get(node.op_type) if node.op_type in ops else None
+    return check(model, node) if check else None
+
+
+def single_node_refusal(model, i):
+    """capability.cc: a graph that is one supported node goes through
+    ``SpecialConditionForClusterSizeOne`` (data_ops.cc, device CPU): a Reshape whose shape is not
+    an initializer, an Expand whose output is not float16, a RoiAlign not typed (float16, float16,
+    float) -> float16 stay on the CPU.  Checked on real 1.24.1 sessions for Reshape and Expand."""
+    node = model.nodes[i]
+    op = node.op_type
+
+    def dtype(t):
+        v = model.value(t) if t else None
+        return v.dtype if v is not None else None
+    shape_value = model.value(node.inputs[1]) if len(node.inputs) > 1 and node.inputs[1] else None
+    if op == "Reshape" and not (shape_value is not None and shape_value.kind in ("initializer", "constant")):
+        return "a one-node graph: a Reshape whose shape is not an initializer is left to the CPU"
+    if op == "Expand" and node.outputs and dtype(node.outputs[0]) != "float16":
+        return "a one-node graph: an Expand whose output is not float16 is left to the CPU"
+    if op == "RoiAlign" and len(node.inputs) > 2 and node.outputs and (
+            [dtype(t) for t in node.inputs[:3]] + [dtype(node.outputs[0])]) != ["float16", "float16", "float", "float16"]:
+        return "a one-node graph: a RoiAlign not typed float16/float16/float -> float16 is left to the CPU"
+    return None
+
+
 def _adjacent(model, i, comp):
     """``AddTrivialClusterToNextClusterIfConnected``: is node ``i`` a producer or consumer of ``comp``?"""
     inside = set(comp)
@@ -122,7 +175,8 @@ def openvino_clusters(model, members, supported, table, graph_inputs, graph_outp
         ``supported(i)`` -> bool (matched by the table and still unassigned).
     table : RuleTable
         Options read: ``no_dimension_ops``, ``single_node_cluster_only_last``,
-        ``escaping_output_ops``, ``small_graph_reject_ops``.
+        ``escaping_output_ops``, ``small_graph_reject_ops``, ``unsupported_op_modes``,
+        ``single_node_graph_checks``.
     graph_inputs, graph_outputs : set of str
         Non-constant inputs and the outputs of the scope.
 
@@ -150,8 +204,26 @@ def openvino_clusters(model, members, supported, table, graph_inputs, graph_outp
         def supported(i):
             return i not in refusals and matched(i)
 
+    modes = set(table.option("unsupported_op_modes", ()) or ())
+    if modes:
+        matched_mode = supported
+        mode_refusals = {}
+        for i in order:
+            if matched_mode(i):
+                why = op_mode_refusal(model, i, modes)
+                if why:
+                    mode_refusals[i] = why
+                    dropped.append((i, why))
+
+        def supported(i):
+            return i not in mode_refusals and matched_mode(i)
+
     if order and all(supported(i) for i in order):
         small = set(table.option("small_graph_reject_ops", ()) or ())
+        if len(order) == 1 and table.option("single_node_graph_checks", False):
+            why = single_node_refusal(model, order[0])
+            if why:
+                return [], [(order[0], why)], []
         if not graph_inputs:
             return [], [(i, "the graph has no inputs (ORT folds it)") for i in order], []
         if len(order) <= 3 and model.nodes[order[0]].op_type in small:
