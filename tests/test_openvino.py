@@ -362,3 +362,34 @@ def test_op_modes_and_one_node_graphs_follow_the_real_ep(case, tmp_path):
         for node, provider in want.items():  # and the real session did leave these where the case says
             assert got[node].startswith(provider), (tag, got)
         assert rep["compared"] == len(nodes)
+
+
+@needs_ov
+@pytest.mark.parametrize("case", ["scatternd_add", "onnx_attention"])
+def test_nodes_openvino_claims_but_cannot_compile_fail_the_session(case, tmp_path):
+    # the EP claims them (data_ops.cc lists the op) and its ONNX frontend then throws: the real
+    # session fails; partsim predicts that refusal, with the frontend's reason, and verify agrees.
+    # The close graph (ScatterND without a reduction; the same model without Attention) runs.
+    if case == "scatternd_add":
+        graphs = []
+        for red in ("add", "none"):
+            nodes = [h.make_node("ScatterND", ["x", "i", "u"], ["s"], name="S", **({"reduction": red} if red != "none"
+                                                                                    else {})), _relu("s", "y", "R")]
+            graphs.append(_save(tmp_path, f"snd_{red}", nodes, [_vi("x", shape=(4, 4, 4)), _vi("u", shape=(2, 4, 4))],
+                                [_vi("y", shape=(4, 4, 4))], [h.make_tensor("i", T.INT64, [2, 1], [0, 2])], opset=18))
+    else:
+        q = [_vi(t, shape=(1, 2, 4, 8)) for t in "qkv"]
+        attention = [h.make_node("Attention", ["q", "k", "v"], ["o"], name="A"), _relu("o", "y", "R")]
+        plain = [h.make_node("Add", ["q", "k"], ["o"], name="A"), h.make_node("Mul", ["o", "v"], ["p"], name="M"),
+                 _relu("p", "y", "R")]
+        graphs = [_save(tmp_path, f"attn_{tag}", nodes, q, [_vi("y", shape=(1, 2, 4, 8))], opset=23)
+                  for tag, nodes in (("onnx", attention), ("none", plain))]
+    failing, running = graphs
+    rc, rep = _verify(failing, tmp_path)
+    # verify compares the two refusals: both sides refused, so it passes
+    assert rc == 0 and rep["passed"] and rep["refusal"]["observed"] and rep["refusal"]["predicted"], rep
+    summary = json.loads(subprocess.run(
+        [sys.executable, str(ROOT / "cli.py"), "simulate", str(failing), "-p", "openvino", "-f", "json"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT).stdout)
+    assert ("reduction" if case == "scatternd_add" else "Attention") in summary["failure"]
+    _assert_exact(running, tmp_path)

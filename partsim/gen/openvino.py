@@ -275,6 +275,20 @@ ATTR_CONDITIONS = {
 }
 
 
+# ops the EP claims (data_ops.cc lists the name) but its ONNX frontend cannot translate: the compile
+# step throws and ORT refuses the session instead of falling back.  Messages of real
+# onnxruntime-openvino 1.24.1 sessions (OpenVINO 2025.4.1); the node tests agree (all 39 ONNX
+# Attention-23/24 cases and the 3 ScatterND reduction cases failed this way)
+KERNEL_REQUIRES = {
+    ("", "ScatterND"): [{"name": "reduction", "in": ["none"], "default": "none",
+                         "why": "OpenVINO's ONNX frontend (op/scatter_nd.cpp): only reduction none is supported"}],
+}
+COMPILE_FAILURES = {
+    ("", "Attention"): "OpenVINO's ONNX frontend has no ONNX Attention (\"OpenVINO does not support the following "
+                       "ONNX operations: Attention\"); the op name it lists is com.microsoft's",
+}
+
+
 def openvino_table():
     """YAML text of ``rules/openvino.yaml`` (deterministic)."""
     ops = []
@@ -294,6 +308,10 @@ def openvino_table():
                 rule["types"] = {c: list(CPU_DTYPES) for c in constraints}
             if op in ATTR_CONDITIONS:
                 rule["attrs"] = [dict(a) for a in ATTR_CONDITIONS[op]]
+            if (domain, op) in KERNEL_REQUIRES:
+                rule["kernel_requires"] = [dict(a) for a in KERNEL_REQUIRES[(domain, op)]]
+            if (domain, op) in COMPILE_FAILURES:
+                rule["compile_failure"] = COMPILE_FAILURES[(domain, op)]
             ops.append(rule)
     table = {
         "provider": "OpenVINOExecutionProvider",

@@ -249,7 +249,8 @@ def _build_table(data, lines, path):
             layout_sensitive=bool(r.get("layout_sensitive", False)),
             layout_refusal=bool(r.get("layout_refusal", False)), notes=r.get("notes", ""), line=line,
             kernel_requires=tuple(tuple(sorted((k, _freeze(v)) for k, v in a.items()))
-                                  for a in r.get("kernel_requires", ())))
+                                  for a in r.get("kernel_requires", ())),
+            compile_failure=r.get("compile_failure", ""))
         rules.setdefault((rule.domain, rule.op), []).append(rule)
     return RuleTable(
         provider=data["provider"], kind=data["kind"], source=dict(data["source"]),

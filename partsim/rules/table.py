@@ -42,6 +42,7 @@ class OpRule:
     notes: str = ""
     line: int = 0
     kernel_requires: tuple = ()  # attr conditions the kernel's constructor enforces (else ORT refuses the session)
+    compile_failure: str = ""  # a node this rule claims makes the provider's compile step throw: why
 
 
 @dataclass(frozen=True)

@@ -40,9 +40,13 @@ def kernel_creation_failures(model, assigned, rules, order):
     out = []
     for i in order:
         rule = rules.get(i)
-        if rule is None or not rule.kernel_requires:
+        if rule is None or not (rule.kernel_requires or rule.compile_failure):
             continue
         node = model.nodes[i]
+        if rule.compile_failure:
+            out.append((i, f"{assigned[i]} claims {node.name} ({node.qualified_op}) and fails to compile it: "
+                           f"{rule.compile_failure}"))
+            continue
         for cond in rule.kernel_requires:
             bad = _attr_ok(cond, node)
             if bad:
