@@ -393,3 +393,21 @@ def test_nodes_openvino_claims_but_cannot_compile_fail_the_session(case, tmp_pat
         capture_output=True, text=True, timeout=120, cwd=ROOT).stdout)
     assert ("reduction" if case == "scatternd_add" else "Attention") in summary["failure"]
     _assert_exact(running, tmp_path)
+
+
+@needs_ov
+def test_the_ort_build_openvino_ships_refuses_opset_26(tmp_path):
+    from partsim.api import predict
+
+    # onnxruntime-openvino 1.24.1 carries its own ORT, which loads ai.onnx opsets up to 25 (1.31.1: 26)
+    for opset in (26, 25):
+        model = _save(tmp_path, f"relu_{opset}", [_relu("x", "y", "R")], [_vi("x")], [_vi("y")], opset=opset)
+        rc, rep = _verify(model, tmp_path)
+        assert rc == 0 and rep["passed"], rep
+        summary, _ = predict(str(model), ["openvino"])
+        if opset == 26:
+            assert rep["refusal"]["observed"] and "opset 26" in summary["failure"]
+        else:
+            assert summary["status"] == "ok" and rep["agreeing"] == rep["compared"] == 1
+        cpu_only, _ = predict(str(model), ["cpu"])
+        assert cpu_only["status"] == "ok"  # ORT 1.31.1 itself loads both

@@ -334,6 +334,9 @@ def openvino_table():
             "small_graph_reject_ops": list(ONLY_IN_MODEL_OPS),
             "unsupported_op_modes": ["Unsqueeze", "ReduceMax"],
             "single_node_graph_checks": True,
+            # the ORT build onnxruntime-openvino 1.24.1 ships: every opset-26 node test failed to load
+            # (model_load_utils.h ValidateOpsetForDomain), every opset-25 one loaded
+            "runtime_max_onnx_opset": 25,
             "subgraphs": "unsupported",
         },
         "notes": [

@@ -226,7 +226,7 @@ def simulate(model, resolution, policy="per-node", pinned=None):
                         f"({model.nodes[i].since_version}) node with name '{model.nodes[i].name}'")
         failure_nodes = tuple(i for i, _ in no_kernel)
     if status == "ok":  # ORT's refusals at load and at kernel creation (sim/refusals.py)
-        refusal = load_refusal(model)
+        refusal = load_refusal(model, resolution.tables)
         created = kernel_creation_failures(model, assigned, rules, order)
         if refusal:
             status, failure = "session_would_fail", refusal

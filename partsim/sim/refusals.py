@@ -23,12 +23,20 @@ ORT_MAX_IR_VERSION = 13
 ORT_MAX_ONNX_OPSET = 26
 
 
-def load_refusal(model):
-    """Why ORT would refuse to load ``model`` at all, or ``None``."""
+def load_refusal(model, tables=()):
+    """Why ORT would refuse to load ``model`` at all, or ``None``.  A table whose provider comes
+    with its own ORT build (onnxruntime-openvino 1.24.1) may lower the newest ai.onnx opset
+    (``partitioning.runtime_max_onnx_opset``)."""
+    opset = model.opsets.get("")
+    for t in tables:
+        limit = t.option("runtime_max_onnx_opset") if hasattr(t, "option") else None
+        if opset is not None and limit is not None and opset > limit:
+            return (f"ORT refuses the model at load: ai.onnx opset {opset}, the ORT build {t.provider} ships "
+                    f"({t.source.get('version', 'its package')}) supports up to {limit} "
+                    f"(model_load_utils.h: ValidateOpsetForDomain)")
     if model.ir_version > ORT_MAX_IR_VERSION:
         return (f"ORT refuses the model at load: IR version {model.ir_version}, the newest onnxruntime "
                 f"1.31.1 supports is {ORT_MAX_IR_VERSION} (onnxruntime/core/graph/model.cc)")
-    opset = model.opsets.get("")
     if opset is not None and opset > ORT_MAX_ONNX_OPSET:
         return (f"ORT refuses the model at load: ai.onnx opset {opset}, official support in onnxruntime "
                 f"1.31.1 ends at {ORT_MAX_ONNX_OPSET} (model_load_utils.h: ValidateOpsetForDomain)")
