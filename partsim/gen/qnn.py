@@ -343,7 +343,17 @@ QDQ_OPS = {
     "MaxPool": ([(1, 4, 5, 5)], None, None, {"kernel_shape": [2, 2]}),
     "GlobalAveragePool": ([(1, 4, 5, 5)], None, None, {}),
     "Concat": ([(1, 3, 4), (1, 3, 4)], None, None, {"axis": 1}),
+    "PRelu": ([(1, 3, 4), (4,)], 1, None, {}),
 }
+# element-wise ops ORT's QDQ selectors make node units of (``qdq_selectors.cc``/``shared/utils.cc`` unary, binary
+# and variadic op lists) and QNN has a builder for: one activation (or two) of each dtype, like Relu above.  The
+# HTP takes some only unsigned: a HardSigmoid or LeakyRelu unit of int8 or int16 is refused whole (measured,
+# MobileNetV3's int8 QDQ HardSwish blocks)
+for _op in ("Abs Asin Atan Ceil Cos Elu Exp Floor Gelu HardSigmoid HardSwish LeakyRelu Log LogSoftmax Neg Round "
+            "Sign Sin Sqrt").split():
+    QDQ_OPS[_op] = ([(1, 3, 4)], None, None, {})
+for _op in ("Sub", "Div", "Max", "Min"):
+    QDQ_OPS[_op] = ([(1, 3, 4), (1, 3, 4)], None, None, {})
 
 
 def qdq_specs():
