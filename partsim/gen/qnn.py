@@ -343,7 +343,25 @@ QDQ_OPS = {
     "MaxPool": ([(1, 4, 5, 5)], None, None, {"kernel_shape": [2, 2]}),
     "GlobalAveragePool": ([(1, 4, 5, 5)], None, None, {}),
     "Concat": ([(1, 3, 4), (1, 3, 4)], None, None, {"axis": 1}),
+    "PRelu": ([(1, 3, 4), (4,)], 1, None, {}),
+    "ConvTranspose": ([(1, 4, 5, 5), (4, 4, 1, 1), (4,)], 1, 2, {}),
+    "GlobalMaxPool": ([(1, 4, 5, 5)], None, None, {}),
+    "LRN": ([(1, 4, 5, 5)], None, None, {"size": 3}),
+    "DepthToSpace": ([(1, 4, 4, 4)], None, None, {"blocksize": 2}),
+    "SpaceToDepth": ([(1, 4, 4, 4)], None, None, {"blocksize": 2}),
 }
+# the other ops ORT's QDQ selectors make node units of (``qdq_transformer/selectors_actions/shared/utils.cc``:
+# the unary, Clip, Reciprocal, binary and variadic op lists) that QNN has a builder for, on one activation (or
+# two) of each dtype, like Relu above (no axes input: a Reduce reduces every axis).  The HTP takes some only
+# unsigned: a HardSigmoid or LeakyRelu unit of int8 or int16 is refused whole (measured; MobileNetV3's int8
+# QDQ HardSwish blocks).  Not probed: the ops whose unit needs the same scale on its DQ and Q (Gather,
+# Reshape, Transpose, ...) and those with non-quantized side inputs (Slice, Split, Pad, Resize)
+for _op in ("Abs Asin Atan Ceil Clip Cos Elu Exp Floor Gelu HardSigmoid HardSwish LeakyRelu Log LogSoftmax "
+            "LpNormalization Neg Reciprocal ReduceMax ReduceMean ReduceMin ReduceProd ReduceSum Round Sign Sin "
+            "Sqrt").split():
+    QDQ_OPS[_op] = ([(1, 3, 4)], None, None, {})
+for _op in ("Sub", "Div", "Pow", "Max", "Min"):
+    QDQ_OPS[_op] = ([(1, 3, 4), (1, 3, 4)], None, None, {})
 
 
 def qdq_specs():

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from ..ir.order import topological_order
 from ..rules.providers import CPU
 from .cpu_preferred import cpu_preferred_nodes
+from .graph_io import reclaim_graph_io
 from .layout import layout_pass
 from .refusals import kernel_creation_failures, load_refusal
 from ..rules.table import OpRule
@@ -119,6 +120,7 @@ def simulate(model, resolution, policy="per-node", pinned=None):
     # node-group members without a rule of their own: seen claimed only after the NHWC layout
     # transformation (q_tiny_resnet.ts.dyn's ConvIntegers keep their layout and name on QNN)
     late = set()
+    io_held = {}  # provider -> {node: rule} left out only for graph I/O quantization
 
     def note_reason(i, provider, why):
         if provider == first and first_reason[i] is None:
@@ -164,7 +166,9 @@ def simulate(model, resolution, policy="per-node", pinned=None):
                         matched[i] = OpRule(op=nodes[i].op_type, domain=nodes[i].domain)
                         if nodes[i].op_type == "ConvInteger":
                             late.add(i)
-            refused.extend(_claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason))
+            held = io_held.setdefault(ep, {})
+            refused.extend(_claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason,
+                                         held))
         else:
             tentative = [i for i in order if i in matched]
             moved = set()
@@ -200,6 +204,8 @@ def simulate(model, resolution, policy="per-node", pinned=None):
     if first == CPU:
         first_reason = [None] * n
     layout, layout_refused = layout_pass(model, resolution.tables, assigned, rules, late)
+    for r in layout:  # the second GetCapability sees the graph the layout transformation left (sim/graph_io.py)
+        reclaim_graph_io(model, r, io_held.get(r.provider, {}), assigned, rules, partitions)
     cpu_fallback = [i for i in order if assigned[i] == CPU and first != CPU]
     if policy == "whole-graph" and cpu_fallback and any(t.provider != CPU for t in resolution.tables):
         status = "session_would_fail"
@@ -253,10 +259,13 @@ def _rank_over(model, node, limit):
     return worst
 
 
-def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason):
+def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason, held=None):
+    """Claim the provider's groups; ``held`` (a dict, filled in) gets the nodes left out only for graph
+    I/O quantization, with their rules: the layout transformation may move them off the graph I/O."""
     ep = table.provider
     refused = []
     excluded = set()
+    io_excluded = set()  # left out for graph I/O quantization (kept apart: sim/graph_io.py may take them back)
     stop_ops = set(table.option("stop_ops", ()) or ())
     if stop_ops:
         excluded = _excluded_by_stop_ops(model, stop_ops)
@@ -268,7 +277,7 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
     if table.option("offload_graph_io_quantization"):
         for i in _graph_io_quantization(model):
             if i in matched:
-                excluded.add(i)
+                io_excluded.add(i)
                 note_reason(i, ep, Rejection("group_rejected", "quantization of a graph input/output is left to "
                                              "the CPU (offload_graph_io_quantization)"))
 
@@ -280,7 +289,7 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                                          f"zero-size tensor '{t}' (measured on onnxruntime-qnn 2.7.0)"))
 
     def supported(i):
-        return assigned[i] is None and i in matched and i not in excluded
+        return assigned[i] is None and i in matched and i not in excluded and i not in io_excluded
 
     for i in excluded:
         if i in matched:
@@ -336,7 +345,7 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
             in_count, down = model.scope_edges(scope)
             flags = dict.fromkeys(members, False)
             for i in members:
-                if i in matched and assigned[i] is None and i not in excluded:
+                if i in matched and assigned[i] is None and i not in excluded and i not in io_excluded:
                     flags[i] = True
             unit_supported = flags.__getitem__  # supported(i), looked up without a Python call
             unit_members = None
@@ -392,6 +401,8 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                     rules[i] = matched[i]
                 partitions.append((ep, tuple(g)))
                 refused.extend(partition_refusals(model, g, table))  # sim/graph_inputs.py
+    if held is not None:
+        held.update((i, matched[i]) for i in sorted(io_excluded - excluded) if assigned[i] is None)
     return refused
 
 

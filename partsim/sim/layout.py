@@ -114,6 +114,9 @@ class LayoutResult:
     inserted: tuple = ()
     removed: tuple = ()
     touched: tuple = ()  # model node indices whose inputs or outputs the optimizer rewired
+    # with the table's offload_graph_io_quantization: model node indices that quantize a graph input or
+    # dequantize to a graph output in the graph as the optimizer left it (ORT's second GetCapability sees that)
+    graph_io: tuple = ()
 
 
 def _static(shape):
@@ -205,9 +208,12 @@ def nhwc_layout(model, provider, table, assigned, rank_of, order_of):
     optimize(g, provider)
 
     max_rank = table.option("max_tensor_rank")
+    io_quant = _graph_io_quantization(g, model.graph_inputs) if table.option("offload_graph_io_quantization") else set()
 
     def takes(op, i):
         nd = g.nodes[i]
+        if i in io_quant:  # a Q/DQ the optimizer moved to a graph input or output: left to the CPU
+            return CPU
         shapes_ok = all(_static(g.shape(t)) for t in nd.inputs[:1] + nd.outputs[:1] if t)
         # a tensor of too high a rank (a Transpose pushed below a Reshape to rank 6): refused as any node
         rank_ok = not max_rank or all(len(g.shape(t)) <= max_rank for t in nd.inputs[:1] + nd.outputs[:1]
@@ -228,4 +234,22 @@ def nhwc_layout(model, provider, table, assigned, rank_of, order_of):
     touched = tuple(i for i in main if i not in converted and g.nodes[i].alive
                     and (tuple(g.nodes[i].inputs) != tuple(model.nodes[i].inputs)
                          or tuple(g.nodes[i].outputs) != tuple(model.nodes[i].outputs)))
-    return LayoutResult(provider, converted, tuple(kept), (), tuple(others), removed, touched)
+    graph_io = tuple(sorted(g.nodes[i].orig for i in io_quant if g.nodes[i].orig is not None))
+    return LayoutResult(provider, converted, tuple(kept), (), tuple(others), removed, touched, graph_io)
+
+
+def _graph_io_quantization(g, graph_inputs):
+    """Ids of the live nodes of ``g`` that quantize a graph input or dequantize to a graph output (the QNN
+    EP's ``offload_graph_io_quantization``, ``qnn_execution_provider.cc``), after the transpose optimizer:
+    it can move a graph-output DequantizeLinear behind the output Transpose (its QDQ fix-up then adds a
+    new Q/DQ pair after it), so the original one no longer writes the output and the new one does."""
+    inputs = set(graph_inputs)
+    out = set()
+    for i, nd in g.nodes.items():
+        if not nd.alive or nd.domain not in ("", "com.microsoft"):
+            continue
+        if nd.op == "QuantizeLinear" and nd.inputs and nd.inputs[0] in inputs:
+            out.add(i)
+        elif nd.op == "DequantizeLinear" and nd.outputs and nd.outputs[0] in g.graph_outputs:
+            out.add(i)
+    return out
