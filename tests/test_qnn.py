@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
 
@@ -701,3 +702,48 @@ def test_the_rest_of_the_corpus_against_real_qnn(name, level, tmp_path):
     assert v["compared"] > 0 and v["agreeing"] / v["compared"] >= floor, v["disagreements"][:10]
     layout = {k: c for k, c in v["counts"].items() if k.startswith("layoutTransposes")}
     assert all(c["predicted"] == c["observed"] for c in layout.values()), layout
+
+
+@needs_qnn
+@pytest.mark.parametrize("opset", [6, 24, 26])
+def test_layout_transformer_opset_range_decides_whether_qnn_is_asked(opset, tmp_path):
+    # graph_partitioner.cc: an NHWC EP gets no capability when the layout transformation does not
+    # support the model's ai.onnx opset; 1.31.1 converts a Conv at opsets 24 and 26, and gives QNN
+    # nothing of an opset-6 model (the same model otherwise)
+    w = h.make_tensor("W", T.FLOAT, [4, 3, 3, 3], [0.1] * 108)
+    g = h.make_graph([_conv("x", "c", "C"), h.make_node("Relu", ["c"], ["y"], name="R")], "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 8, 8])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [1, 4, 8, 8])], [w])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 3 if opset < 7 else 10
+    path = tmp_path / f"conv{opset}.onnx"
+    onnx.save(m, str(path))
+    rec, obs = _observe(path)
+    assert rec["state"] == "ok", rec.get("error")
+    summary, _ = predict(str(path), ["qnn"])
+    predicted = {n.get("ortName", n["name"]): n["provider"] for n in summary["nodes"] + summary["insertedNodes"]}
+    assert predicted == obs["nodes"]
+    on_qnn = {k for k, v in obs["nodes"].items() if v == QNN}
+    if opset == 6:
+        assert not on_qnn and not summary["insertedNodes"]
+        assert {n["reason"] for n in summary["nodes"]} == {"opset_version"}
+    else:
+        assert "R" in on_qnn and len(summary["insertedNodes"]) == 2  # the Conv's two layout Transposes
+
+
+@needs_qnn
+@pytest.mark.parametrize("op", ["Max", "Min", "Sum", "Mean"])
+def test_variadic_ops_need_two_inputs_on_qnn(op, tmp_path):
+    # "QNN EP requires Max to have at least 2 inputs" (measured on 2.7.0): one input -> CPU, two -> QNN
+    for n_in in (1, 2):
+        ins = [h.make_tensor_value_info(f"x{k}", T.FLOAT, [2, 3]) for k in range(n_in)]
+        g = h.make_graph([h.make_node(op, [i.name for i in ins], ["y"], name="N")], "g", ins,
+                         [h.make_tensor_value_info("y", T.FLOAT, [2, 3])])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+        m.ir_version = 8
+        path = tmp_path / f"{op}{n_in}.onnx"
+        onnx.save(m, str(path))
+        rec, obs = _observe(path)
+        summary, _ = predict(str(path), ["qnn"])
+        assert {n["name"]: n["provider"] for n in summary["nodes"]} == obs["nodes"]
+        assert obs["nodes"]["N"] == (QNN if n_in == 2 else "CPUExecutionProvider")

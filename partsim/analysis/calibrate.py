@@ -296,6 +296,8 @@ def _rule_dict(rule):
     if rule.kernel_requires:
         d["kernel_requires"] = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in a}
                                 for a in rule.kernel_requires]
+    if rule.min_inputs is not None:
+        d["min_inputs"] = rule.min_inputs
     if rule.compile_failure:
         d["compile_failure"] = rule.compile_failure
     if rule.notes:

@@ -338,6 +338,15 @@ QNN_PREDICATES = {
     "Conv_notes": None,
 }
 QNN_PREDICATES.pop("Conv_notes")
+# the variadic element-wise builders refuse a single input: "QNN EP requires Max to have at least 2
+# inputs" (Min, Sum alike; Mean: "Mean op requires at least two inputs"), measured on onnxruntime-qnn
+# 2.7.0 (node tests max_one_input, min_one_input and built one-input graphs of all four)
+for _op in ("Max", "Min", "Sum", "Mean"):
+    QNN_PREDICATES[_op] = {**QNN_PREDICATES.get(_op, {}), "min_inputs": 2}
+# pool_op_builder.cc: "QNN Pool only supports dilations 1!" (seen in 2.7.0's log for a MaxPool with dilations)
+for _op in ("MaxPool", "AveragePool"):
+    QNN_PREDICATES[_op] = {**QNN_PREDICATES.get(_op, {}),
+                           "attrs": QNN_PREDICATES.get(_op, {}).get("attrs", []) + [_attr("dilations", max=1)]}
 
 
 # resize_op_builder.cc (IsOpSupported): no anti-aliasing, the coordinate modes of

@@ -14,7 +14,7 @@ from ..ir.order import topological_order
 from ..rules.providers import CPU
 from .cpu_preferred import cpu_preferred_nodes
 from .graph_io import reclaim_graph_io
-from .layout import layout_pass
+from .layout import layout_opset_refusal, layout_pass
 from .refusals import kernel_creation_failures, load_refusal
 from ..rules.table import OpRule
 from .match import Matcher, Rejection, accepts_other_dtypes
@@ -140,6 +140,12 @@ def simulate(model, resolution, policy="per-node", pinned=None):
         ep = table.provider
         if ep == CPU and k == last:
             break  # the CPU fallback below takes the rest
+        unused = layout_opset_refusal(model, table)
+        if unused:
+            for i in order:
+                if assigned[i] is None:
+                    note_reason(i, ep, Rejection("opset_version", unused))
+            continue
         matched = {}
         match = Matcher.of(table, model).match
         nodes = model.nodes

@@ -33,7 +33,7 @@ from .transpose_opt import (OptGraph, _transpose_input, _transpose_output, chann
                             channel_last_to_first, optimize)
 
 __all__ = ["LAYOUT_SENSITIVE_OPS", "NHWC_PROVIDERS", "LayoutResult", "nhwc_layout", "layout_pass",
-           "ort_default_order", "handles_layout"]
+           "ort_default_order", "handles_layout", "layout_opset_refusal"]
 
 CPU = "CPUExecutionProvider"
 
@@ -42,7 +42,23 @@ CPU = "CPUExecutionProvider"
 # nnapi_execution_provider.cc unless NNAPI_FLAG_USE_NCHW, xnnpack_execution_provider.cc)
 NHWC_PROVIDERS = frozenset({"QNNExecutionProvider", "NnapiExecutionProvider", "XnnpackExecutionProvider"})
 # IsSupportedOpset (layout_transformation.cc): onnx_transpose_optimization kMinSupportedOpset .. kMaxSupportedOpset
-MIN_OPSET, MAX_OPSET = 7, 24
+# (optimizer_api.h: 7 .. 25 in the stored ~1.25 source; real onnxruntime 1.31.1 + QNN sessions insert the
+# layout Transposes around a Conv at opsets 25 and 26 too, and leave an opset-6 model to the CPU)
+MIN_OPSET, MAX_OPSET = 7, 26
+
+
+def layout_opset_refusal(model, table):
+    """Why ORT never asks NHWC provider ``table`` for nodes of ``model`` (``None`` when it does):
+    ``GetCapabilityForEP`` (graph_partitioner.cc) gives an NHWC EP no capability when the layout
+    transformation does not support the model's ai.onnx opset ("cannot be used with this model due
+    to its ONNX opset not being supported by the layout transformer")."""
+    if not handles_layout(table):
+        return None
+    opset = model.opsets.get("", 0)
+    if MIN_OPSET <= opset <= MAX_OPSET:
+        return None
+    return (f"ORT does not use {table.provider} for a model of ai.onnx opset {opset or 'none'}: its NHWC layout "
+            f"transformation supports opsets {MIN_OPSET}-{MAX_OPSET} (graph_partitioner.cc GetCapabilityForEP)")
 
 
 def handles_layout(table):

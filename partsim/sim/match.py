@@ -89,9 +89,12 @@ def _attr_ok(cond, node, rank=None):
         return f"{name}={value!r} not in {list(c['in'])}"
     if "not_in" in c and value in c["not_in"]:
         return f"{name}={value!r} is not supported"
-    if "min" in c and isinstance(value, (int, float)) and value < c["min"]:
+    # min/max bound a number, or each number of a list (dilations: max 1)
+    numbers = value if isinstance(value, tuple) and all(isinstance(v, (int, float)) for v in value) else (
+        (value,) if isinstance(value, (int, float)) else ())
+    if "min" in c and any(v < c["min"] for v in numbers):
         return f"{name}={value!r} below {c['min']}"
-    if "max" in c and isinstance(value, (int, float)) and value > c["max"]:
+    if "max" in c and any(v > c["max"] for v in numbers):
         return f"{name}={value!r} above {c['max']}"
     if c.get("last_axis") and isinstance(value, int) and rank and value not in (rank - 1, -1):
         return f"{name}={value} is not the last axis (rank {rank})"
@@ -124,6 +127,10 @@ def _check_rule(rule, node, model):
         for t in node.outputs:
             if t and not model.value(t).is_static:
                 return "dynamic_shape", "an output has no static shape", None
+    if rule.min_inputs is not None:
+        given = sum(1 for t in node.inputs if t)
+        if given < rule.min_inputs:
+            return "attribute", f"{given} input(s) given; the provider needs at least {rule.min_inputs}", None
     if rule.max_outputs is not None:
         used = sum(1 for t in node.outputs if t)
         if used > rule.max_outputs:
