@@ -425,7 +425,11 @@ def test_recorded_node_tests_of_measured_attribute_refusals():
 
     base = Path(shared_path("observed/nodes"))
     ops = ("test_layer_normalization_", "test_rms_normalization_", "test_gridsample_", "test_scatter_elements_",
-           "test_scatternd_", "test_resize_", "test_roialign_", "test_top_k", "test_split_")
+           "test_scatternd_", "test_resize_", "test_roialign_", "test_top_k", "test_split_",
+           # builder checks from the EP's log: nonpad_kv_seqlen, one-input variadic ops, pool dilations,
+           # and opset-1 models no NHWC EP is asked about
+           "test_attention_", "test_max_", "test_min_", "test_sum_", "test_mean_", "test_averagepool_",
+           "test_maxpool_", "test_not_")
     checked = 0
     wrong = []
     for line in (base / "qnn-ort1.31.1-qnn2.7.0-soc60.jsonl").read_text().splitlines():

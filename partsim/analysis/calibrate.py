@@ -298,6 +298,8 @@ def _rule_dict(rule):
                                 for a in rule.kernel_requires]
     if rule.min_inputs is not None:
         d["min_inputs"] = rule.min_inputs
+    if rule.max_inputs is not None:
+        d["max_inputs"] = rule.max_inputs
     if rule.compile_failure:
         d["compile_failure"] = rule.compile_failure
     if rule.notes:

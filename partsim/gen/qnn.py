@@ -782,7 +782,7 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     """YAML text of the measured QNN table (see the module docstring)."""
     import onnx
 
-    from .ep_tables import TABLES
+    from .ep_tables import QNN_PREDICATES, TABLES
     from .yamlout import dump_table
 
     with tempfile.TemporaryDirectory(prefix="partsim-qnn-probes-") as tmp:
@@ -875,8 +875,11 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
                                                          {b["name"] for b in rule["attrs"]}]
             ops_out.append(merged)
     for key in sorted(set(derived) - seen):
+        # an op the builder list lacks but the sessions show claimed: the builder checks known for it
+        # (QNN_PREDICATES, e.g. Attention's inputs) still apply
+        known = QNN_PREDICATES.get(key[1], {}) if not key[0] else {}
         for d in derived[key]:
-            ops_out.append({"op": key[1], **({"domain": key[0]} if key[0] else {}), **d})
+            ops_out.append({"op": key[1], **({"domain": key[0]} if key[0] else {}), **known, **d})
     # ORT's node units take com.microsoft QuantizeLinear/DequantizeLinear as they take ONNX's (node_unit.cc,
     # qdq_selectors.cc match both domains), and so does the QNN EP: the 16-bit QDQ models ORT's quantization
     # tools write (get_qnn_qdq_config, com.microsoft Q/DQ) ran whole on QNN 2.7.0 (four torchvision models)

@@ -433,7 +433,7 @@ class _Linter:
                          f"{label}: attribute {name!r} must be absent yet has a value condition")
 
     def _pairs(self, seen):
-        match_keys = ("types", "static_shape", "static_outputs", "max_outputs", "min_inputs", "min_rank", "max_rank", "rank_inputs", "const_inputs",
+        match_keys = ("types", "static_shape", "static_outputs", "max_outputs", "min_inputs", "max_inputs", "min_rank", "max_rank", "rank_inputs", "const_inputs",
                       "attrs", "dtype_pairs")
         side_keys = ("host_inputs", "host_outputs", "layout_sensitive")
         for (domain, op), rules in sorted(seen.items()):

@@ -238,6 +238,7 @@ def _build_table(data, lines, path):
             op=r["op"], domain=normalize_domain(r.get("domain", "")), versions=versions, types=types,
             static_shape=bool(merged["static_shape"]), static_outputs=bool(merged["static_outputs"]),
             max_outputs=merged["max_outputs"], min_inputs=merged["min_inputs"],
+            max_inputs=merged["max_inputs"],
             min_rank=merged["min_rank"],
             max_rank=merged["max_rank"],
             rank_inputs=tuple(merged["rank_inputs"]) if merged["rank_inputs"] is not None else None,

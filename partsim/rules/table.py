@@ -8,7 +8,7 @@ from ..ir.schemas import normalize_domain
 __all__ = ["OpRule", "RuleTable", "adhoc_table"]
 
 
-PREDICATE_KEYS = ("static_shape", "static_outputs", "max_outputs", "min_inputs", "min_rank", "max_rank", "rank_inputs", "const_inputs", "attrs",
+PREDICATE_KEYS = ("static_shape", "static_outputs", "max_outputs", "min_inputs", "max_inputs", "min_rank", "max_rank", "rank_inputs", "const_inputs", "attrs",
                   "dtype_pairs")
 
 
@@ -30,6 +30,7 @@ class OpRule:
     static_outputs: bool = False  # every output's shape known too (QNN builds its tensors from them)
     max_outputs: object = None  # at most this many outputs used (QNN's LayerNormalization builds only Y)
     min_inputs: object = None  # at least this many inputs given (QNN's Max/Min/Sum/Mean builders)
+    max_inputs: object = None  # no input given past this many slots (QNN's Attention: no nonpad_kv_seqlen)
     min_rank: object = None
     max_rank: object = None
     rank_inputs: object = None

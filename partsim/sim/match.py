@@ -131,6 +131,10 @@ def _check_rule(rule, node, model):
         given = sum(1 for t in node.inputs if t)
         if given < rule.min_inputs:
             return "attribute", f"{given} input(s) given; the provider needs at least {rule.min_inputs}", None
+    if rule.max_inputs is not None:
+        late = [k for k, t in enumerate(node.inputs) if t and k >= rule.max_inputs]
+        if late:
+            return "attribute", f"input {late[0]} is given; the provider takes inputs 0..{rule.max_inputs - 1} only", None
     if rule.max_outputs is not None:
         used = sum(1 for t in node.outputs if t)
         if used > rule.max_outputs:
