@@ -189,34 +189,23 @@ def openvino_clusters(model, members, supported, table, graph_inputs, graph_outp
     """
     order = ort_default_topological_order(model, members)
     dropped = []
+    # data_ops.cc node_is_supported's checks beyond the op list: tensors (rank 0, zero-size) and op modes
     no_dim = table.option("no_dimension_ops")
-    if no_dim is not None:
-        no_dim = set(no_dim)
+    no_dim = set(no_dim) if no_dim is not None else None
+    modes = set(table.option("unsupported_op_modes", ()) or ())
+    if no_dim is not None or modes:
         matched = supported
         refusals = {}
         for i in order:
             if matched(i):
-                why = tensor_refusal(model, i, no_dim)
+                why = (tensor_refusal(model, i, no_dim) if no_dim is not None else None) or (
+                    op_mode_refusal(model, i, modes) if modes else None)
                 if why:
                     refusals[i] = why
                     dropped.append((i, why))
 
         def supported(i):
             return i not in refusals and matched(i)
-
-    modes = set(table.option("unsupported_op_modes", ()) or ())
-    if modes:
-        matched_mode = supported
-        mode_refusals = {}
-        for i in order:
-            if matched_mode(i):
-                why = op_mode_refusal(model, i, modes)
-                if why:
-                    mode_refusals[i] = why
-                    dropped.append((i, why))
-
-        def supported(i):
-            return i not in mode_refusals and matched_mode(i)
 
     if order and all(supported(i) for i in order):
         small = set(table.option("small_graph_reject_ops", ()) or ())
