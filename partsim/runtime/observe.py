@@ -63,14 +63,9 @@ def _unnamed_loaded(model):
         proto, _ = read_model_proto(model)
     except Exception:  # noqa: BLE001 - the session's record already says what is wrong with the file
         return []
-    out, index = [], 0
-    for n in proto.graph.node:
-        if n.op_type == "Constant" and (n.domain or "") in ("", "ai.onnx"):
-            continue
-        if not n.name:
-            out.append([n.op_type, index])
-        index += 1
-    return out
+    from ..sim.names import loaded_nodes
+
+    return [[n.op_type, index] for index, n in enumerate(loaded_nodes(proto.graph.node)) if not n.name]
 
 
 def _run_child(req, providers, python, timeout, memory_limit):

@@ -103,18 +103,19 @@ def _written_keys(original):
     its name, an unnamed one by its first output (kept through ORT's rewrites).  ORT's index is
     the node's position when the graph was loaded, Constant nodes not counted (they become
     initializers, ``graph.cc``)."""
-    keys, index = {}, 0
-    for n in original.graph.node:
-        if n.op_type == "Constant" and (n.domain or "") in ("", "ai.onnx"):
-            continue
+    from ..sim.names import loaded_nodes
+
+    keys = {}
+    for index, n in enumerate(loaded_nodes(original.graph.node)):
         keys.setdefault(_node_key(n), index)
-        index += 1
     return keys
 
 
 def _loaded_count(proto):
     """How many nodes ORT's graph has when ``proto`` is loaded (Constant nodes become initializers)."""
-    return sum(1 for n in proto.graph.node if not (n.op_type == "Constant" and (n.domain or "") in ("", "ai.onnx")))
+    from ..sim.names import loaded_nodes
+
+    return len(loaded_nodes(proto.graph.node))
 
 
 def _node_key(n):

@@ -14,7 +14,7 @@ Pure: works on an in-memory ``onnx.ModelProto`` (main graph), reads no file.
 
 from functools import lru_cache
 
-from .names import NameGenerator
+from .names import NameGenerator, is_constant_node
 
 __all__ = ["function_body", "inline_functions", "is_function_node", "is_context_dependent", "value_types"]
 
@@ -188,7 +188,7 @@ def inline_functions(model, keep, names=None, rounds=None, indices=None):
             for n in expanded:
                 inlined[id(n)] = inlined.get(id(node), node.op_type)
                 depth[id(n)] = depth.get(id(node), 0) + (0 if local else 1)
-                if not _is_constant(n):
+                if not is_constant_node(n):
                     made[id(n)] = len(made)
         current = out_nodes
         if not grew or not any(is_context_dependent(model, n) and not keep(n) for n in current):
@@ -219,10 +219,6 @@ def ort_node_indices(made, loaded, added_between):
     for rank, (key, (round_, _)) in enumerate(sorted(made.items(), key=lambda kv: kv[1])):
         out[key] = loaded + rank + (added_between if round_ else 0)
     return out
-
-
-def _is_constant(node):
-    return node.op_type == "Constant" and (node.domain or "") in ("", "ai.onnx")
 
 
 def _with_nodes(model, nodes):

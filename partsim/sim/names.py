@@ -5,9 +5,28 @@ when it is free, else ``base + "_token_" + N`` with N taken from one counter per
 both share and that only moves when a name collides.  A node name is free when no tensor
 (NodeArg) has it and the generator has not handed it out; a tensor name is free when no
 tensor has it and the generator has not handed it out.
+
+A node without a name has none in ORT either; its profiler calls it ``<op>_<node index>``
+(``sequential_executor.cc``), the index being the node's position among the nodes ORT made when it
+loaded the graph, where Constant nodes are none (they become initializers): :func:`loaded_nodes`.
 """
 
-__all__ = ["NameGenerator"]
+__all__ = ["NameGenerator", "is_constant_node", "loaded_nodes"]
+
+
+def is_constant_node(node):
+    """An ai.onnx Constant NodeProto: ORT turns it into an initializer when it loads the graph."""
+    return node.op_type == "Constant" and (node.domain or "") in ("", "ai.onnx")
+
+
+def loaded_nodes(nodes):
+    """The NodeProtos of ``nodes`` that become nodes of ORT's graph, in order: position = ORT node index.
+
+    >>> from onnx import helper as h
+    >>> [n.op_type for n in loaded_nodes([h.make_node("Constant", [], ["c"]), h.make_node("Relu", ["x"], ["y"])])]
+    ['Relu']
+    """
+    return [n for n in nodes if not is_constant_node(n)]
 
 
 class NameGenerator:

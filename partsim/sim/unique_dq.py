@@ -14,7 +14,7 @@ is left unassigned (partitioning assigns it).
 Pure: works on an in-memory ``onnx.ModelProto`` (main graph).
 """
 
-from .names import NameGenerator
+from .names import NameGenerator, is_constant_node
 
 __all__ = ["ensure_unique_dq"]
 
@@ -30,7 +30,7 @@ def _topological(nodes):
 
     producer = {}
     for k, n in enumerate(nodes):
-        if n.op_type == "Constant" and (n.domain or "") in ("", "ai.onnx"):
+        if is_constant_node(n):
             continue
         for o in n.output:
             if o:
