@@ -125,6 +125,7 @@ class _Builder:
         self.shown_as = shown_as  # (path, sha256) the model reports, when it is a rewrite of another file
         self.notes = list(notes)
         self.int_consts = {}  # main-graph small int constants: name -> tuple
+        self.scalar_consts = {}  # main-graph one-element constants: name -> (dtype, value)
         self.warnings = warnings
         self.values = {}
         self.producer = {}
@@ -170,14 +171,27 @@ class _Builder:
         model = Model(path, sha256, self.opsets, nodes, self.values, self.producer,
                       self.consumers, [self._main_inputs[i] for i in range(len(self._main_inputs))],
                       self._main_outputs, self.scope_outputs, self.warnings + self.notes, op_schemas=self.op_schemas,
-                      ir_version=ir_version, int_consts=self.int_consts, _derived=known)
+                      ir_version=ir_version, int_consts=self.int_consts,
+                      scalar_consts=self.scalar_consts, _derived=known)
         if not self.in_order:
             self._check_acyclic(model)
         return model
 
     def _keep_ints(self, name, t):
-        """Keep the values of a small int32/int64 tensor (Reshape shapes, axes inputs)."""
+        """Keep the values of a small int32/int64 tensor (Reshape shapes, axes inputs), and of any
+        one-element numeric tensor (Q/DQ scales and zero points)."""
         import onnx
+
+        if len(t.dims) <= 1 and all(d == 1 for d in t.dims) and t.data_location != onnx.TensorProto.EXTERNAL \
+                and t.data_type not in (onnx.TensorProto.STRING, onnx.TensorProto.UNDEFINED):
+            from onnx import numpy_helper
+
+            try:
+                (value,) = numpy_helper.to_array(t).reshape(-1).tolist()
+            except (ValueError, TypeError):
+                pass
+            else:
+                self.scalar_consts[name] = (_dtype_name(t.data_type).lower(), value)
 
         if t.data_type not in (onnx.TensorProto.INT64, onnx.TensorProto.INT32) or len(t.dims) > 1:
             return

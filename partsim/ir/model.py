@@ -194,6 +194,9 @@ class Model:
     warnings : list of str
     int_consts : dict
         Name -> tuple of ints, for small integer constants of the main graph.
+    scalar_consts : dict
+        Name -> ``(dtype, value)`` for the one-element constants of the main graph (the scales
+        and zero points ORT's QDQ selectors compare).
     op_schemas : dict
         ``(domain, op_type) -> OpSchemaInfo`` (or ``None``) of every op in the model, under
         its opsets: resolved once when the IR is built, so the matcher reads no schema library.
@@ -215,6 +218,8 @@ class Model:
     #: main-graph int32/int64 constants of at most 64 elements (initializers and Constant nodes):
     #: name -> tuple of ints (the shapes and axes ORT's transpose optimizer reads)
     int_consts: dict = field(default_factory=dict, repr=False, compare=False)
+    #: main-graph constants of one element (initializers and Constant nodes): name -> (dtype, value)
+    scalar_consts: dict = field(default_factory=dict, repr=False, compare=False)
     _in_edges: list = field(default=None, repr=False)
     _out_edges: list = field(default=None, repr=False)
     _derived: dict = field(default_factory=dict, repr=False, compare=False)

@@ -50,6 +50,7 @@ class PipelineResult:
     def __init__(self, proto, failure="", ort_level="", disabled=(), kept=()):
         self.missing_kernel = False
         self.pinned = ()
+        self.cpu_pass_nodes = ()  # every node of the region the CPU pass rewrote (CPU at partitioning)
         self.proto = proto
         self.failure = failure
         self.ort_level = ort_level
@@ -134,7 +135,7 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
                 n.op_type, n.domain = orig.op_type, orig.domain
                 del n.attribute[:]
                 n.attribute.extend(orig.attribute)
-        pinned = ()
+        pinned, pass_nodes = (), ()
         # Level 2/3 on the nodes partitioning leaves on the CPU: next to CUDA nodes the CPU-only
         # transformers; next to a compiling provider's partitions (which Level 2/3 never touch)
         # every transformer of the requested level
@@ -143,10 +144,14 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
                                                                   and ort_level != ORT_LEVEL["basic"])):
             names, types = cpu_nodes_of(out)
             order = {n.name: k for k, n in enumerate(proto.graph.node) if n.name}
+            before = {_signature(n) for n in out.graph.node}
             out, pinned = _cpu_pass(out, names, tmp, cpu_level or ort_level, types, order,
                                     any_op=bool(cpu_level), float16=float16)
+            # the nodes the pass made or rewired: the EPs validated other forms of them at partitioning
+            pass_nodes = tuple(sorted(n.name for n in out.graph.node if _signature(n) not in before))
     result = PipelineResult(out, "", ort_level, disabled, kept)
     result.pinned = pinned
+    result.cpu_pass_nodes = pass_nodes
     return result
 
 
@@ -292,6 +297,10 @@ def _finish_optimize(started):
     if not target.is_file():
         return "ONNX Runtime wrote no optimized model"
     return None
+
+
+def _signature(node):
+    return (node.name, node.domain or "", node.op_type, tuple(node.input), tuple(node.output))
 
 
 def _sparse_weights(target, name):

@@ -372,6 +372,9 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
     pinned = {}
     if level != "disable" and result.pinned:
         pinned = dict.fromkeys(result.pinned, CPU)
+    if level != "disable" and result.cpu_pass_nodes:
+        # read by sim/qnn_tensors.py (through sim/assign.py): nodes the EPs never saw in this form
+        model.derived("rewritten_after_partitioning", lambda: frozenset(result.cpu_pass_nodes))
     prepared = Prepared(model, origins, level, failure, summary_notes, pinned)
     prepared.whole_functions = frozenset(whole)
     return prepared

@@ -315,7 +315,11 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
                     excluded.add(i)
                     note_reason(i, ep, Rejection("group_rejected", why))
         if table.option("quantized_tensor_types") and not scope:  # sim/qnn_tensors.py
-            bad, admitted, dissolved = quantized_tensor_verdicts(model, members, units, table)
+            # nodes already placed (an earlier provider took them) or rewritten by a Level 2/3 transformer
+            # after partitioning (pipeline: the EP validated their earlier form) register no tensor here
+            later = model.derived("rewritten_after_partitioning", frozenset)
+            bad, admitted, dissolved = quantized_tensor_verdicts(
+                model, [i for i in members if assigned[i] is None and model.nodes[i].name not in later], units, table)
             for t in dissolved:
                 del units[t]
             for i, why in sorted(bad.items()):

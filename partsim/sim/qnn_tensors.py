@@ -20,9 +20,10 @@ The HTP backend's op definitions never mix the two for one op (seen on real onnx
 sessions, ``q_tiny_transformer.dynamo.qop``: "Unsupported input/output datatypes ... in[0]:
 UFIXED_POINT_8, out[0]: UINT_8" for a Reshape after a quantized Transpose).  Hence:
 
-- a DequantizeLinear alone whose input was registered plain is refused (its input is not quantized);
-  where partsim's structural QDQ unit has such a DQ, the unit is dissolved and its members judged alone
-  (ORT's selectors formed no unit there on q_tiny_transformer.dynamo.qop at ORT_ENABLE_ALL, but one);
+- a DequantizeLinear alone whose input was registered plain is refused (its input is not quantized),
+  and so is a whole QDQ node unit whose DQ reads such a tensor (its output is quantized: "Input and
+  output data types do not match"); whether ORT's selectors form the unit at all decides which of the
+  two happens (``partsim.sim.qdq``: a DQ -> Gather -> Q unit needs equal scales and zero points);
 - a node of another op that reads a quantized 8/16-bit tensor and writes a plain 8/16-bit one is
   refused (the mismatch above);
 - a passthrough op on a quantized input is taken on the quantized data type, which its plain rule
@@ -120,11 +121,20 @@ def quantized_tensor_verdicts(model, members, units, table):
         if unit_of[i] != i:
             continue  # a unit's DQ/Q members: handled with their target
         unit = units[i]
-        if any(nodes[m].op_type == "DequantizeLinear" and nodes[m].inputs and state.get(nodes[m].inputs[0]) is False
-               for m in unit):
-            dissolved.append(i)  # a DQ on a plain tensor: no unit; its members are judged one by one
+        plain = [nodes[m].inputs[0] for m in unit if nodes[m].op_type == "DequantizeLinear" and nodes[m].inputs
+                 and state.get(nodes[m].inputs[0]) is False]
+        if plain:
+            # the unit reads a tensor registered plain and writes quantized ones: refused whole, DQ and Q
+            # with it (seen on real 2.7.0 sessions, q_tiny_transformer.dynamo.qop at ORT_ENABLE_ALL:
+            # "Input and output data types do not match" for a DQ -> Gather -> Q unit)
             for m in unit:
-                single(m)
+                refused[m] = (f"its QDQ unit reads {plain[0]!r}, which the QNN EP registered as a plain integer "
+                              "tensor, and writes quantized ones: the HTP backend's input and output data types "
+                              "do not match")
+            for m in unit:
+                n = nodes[m]
+                if n.op_type == "QuantizeLinear" and n.outputs:
+                    register(n.outputs[0], True)
             continue
         for m in unit:
             n = nodes[m]
