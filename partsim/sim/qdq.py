@@ -6,7 +6,9 @@ units (NNAPI, CoreML, QNN, XNNPACK) take ``DQ… -> op -> Q…`` as one unit.  T
 is a structural approximation of those selectors: a target op whose inputs that
 come from nodes all come from DequantizeLinear nodes feeding only it, and whose
 outputs all go only to QuantizeLinear nodes (and are not graph outputs).  A DQ of
-an initializer therefore goes with the op that uses it.
+an initializer therefore goes with the op that uses it.  For the ops of the
+DropQDQNodeGroupSelector (Gather, Reshape, Transpose, ...) the selector's own check
+applies too: the Q and the DQ must share their scale (:func:`drop_qdq_pair_ok`).
 """
 
 __all__ = ["find_node_units", "drop_qdq_pair_ok"]
