@@ -704,6 +704,19 @@ def test_the_rest_of_the_corpus_against_real_qnn(name, level, tmp_path):
     assert all(c["predicted"] == c["observed"] for c in layout.values()), layout
 
 
+def _same_as_real_qnn(model, path):
+    """Save ``model`` to ``path``, observe a real QNN session on it (ORT_DISABLE_ALL) and check that
+    partsim names the same nodes on the same providers (converted nodes by ORT's name, inserted
+    nodes included); returns ``(summary, observation)``."""
+    onnx.save(model, str(path))
+    rec, obs = _observe(path)
+    assert rec["state"] == "ok", rec.get("error")
+    summary, _ = predict(str(path), ["qnn"])
+    predicted = {n.get("ortName", n["name"]): n["provider"] for n in summary["nodes"] + summary["insertedNodes"]}
+    assert predicted == obs["nodes"]
+    return summary, obs
+
+
 @needs_qnn
 @pytest.mark.parametrize("opset", [6, 24, 26])
 def test_layout_transformer_opset_range_decides_whether_qnn_is_asked(opset, tmp_path):
@@ -716,13 +729,7 @@ def test_layout_transformer_opset_range_decides_whether_qnn_is_asked(opset, tmp_
                      [h.make_tensor_value_info("y", T.FLOAT, [1, 4, 8, 8])], [w])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
     m.ir_version = 3 if opset < 7 else 10
-    path = tmp_path / f"conv{opset}.onnx"
-    onnx.save(m, str(path))
-    rec, obs = _observe(path)
-    assert rec["state"] == "ok", rec.get("error")
-    summary, _ = predict(str(path), ["qnn"])
-    predicted = {n.get("ortName", n["name"]): n["provider"] for n in summary["nodes"] + summary["insertedNodes"]}
-    assert predicted == obs["nodes"]
+    summary, obs = _same_as_real_qnn(m, tmp_path / f"conv{opset}.onnx")
     on_qnn = {k for k, v in obs["nodes"].items() if v == QNN}
     if opset == 6:
         assert not on_qnn and not summary["insertedNodes"]
@@ -770,11 +777,5 @@ def test_drop_qdq_units_need_equal_scales_as_the_plugins_selector(case, tmp_path
                       h.make_tensor("zp", T.UINT8, [], [128]), h.make_tensor("zq", T.UINT8, [], [zp_out])])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
     m.ir_version = 8
-    path = tmp_path / f"drop_qdq_{case}.onnx"
-    onnx.save(m, str(path))
-    rec, obs = _observe(path)
-    assert rec["state"] == "ok", rec.get("error")
-    summary, _ = predict(str(path), ["qnn"])
-    predicted = {n.get("ortName", n["name"]): n["provider"] for n in summary["nodes"] + summary["insertedNodes"]}
-    assert predicted == obs["nodes"]
+    summary, obs = _same_as_real_qnn(m, tmp_path / f"drop_qdq_{case}.onnx")
     assert obs["nodes"]["T"] == (QNN if case == "other_scale" else "CPUExecutionProvider")

@@ -177,7 +177,7 @@ class _Builder:
             self._check_acyclic(model)
         return model
 
-    def _keep_ints(self, name, t):
+    def _keep_values(self, name, t):
         """Keep the values of a small int32/int64 tensor (Reshape shapes, axes inputs), and of any
         one-element numeric tensor (Q/DQ scales and zero points)."""
         import onnx
@@ -256,7 +256,7 @@ class _Builder:
             typ = (_dtype_name(init.data_type).lower() if init.data_type else None,) + _dims_of(init.dims)
             unique = self.define(init.name, scope, visible, "initializer", typ)
             if parent is None:
-                self._keep_ints(unique, init)
+                self._keep_values(unique, init)
         for sinit in g.sparse_initializer:
             self.text(sinit.values.name, "a sparse initializer name")
             for t, what in ((sinit.values, ""), (sinit.indices, " indices")):
@@ -328,7 +328,7 @@ class _Builder:
                                  else Value(o, typ[0], typ[1], kind, typ[3]))
                     visible[o] = o
             if value_attr is not None and parent is None and outputs and outputs[0]:
-                self._keep_ints(outputs[0], value_attr)
+                self._keep_values(outputs[0], value_attr)
             if not constant:
                 # ORT turns Constant nodes into initializers when it loads a graph, so they are
                 # never assigned to a provider; their outputs were defined above as constants.
