@@ -18,11 +18,16 @@ def check_external_location(t, what, base, path, resolved=None):
     info = {e.key: e.value for e in t.external_data}
     if not all(isinstance(x, str) for kv in info.items() for x in kv):
         raise ModelError(f"{what}: an external-data entry is not valid UTF-8 text", path)
-    loc = info.get("location", "")
+    return check_location(info.get("location", ""), what, base, path, resolved), info
+
+
+def check_location(loc, what, base, path, resolved=None):
+    """The file an external-data location ``loc`` names, refused (ModelError naming ``path``)
+    unless it is a relative path to a file inside ``base``; see :func:`check_external_location`."""
     if not loc or os.path.isabs(loc) or loc.startswith(("/", "\\")):
         raise ModelError(f"{what}: external data location {loc!r} is not a relative path", path)
     if resolved is not None and loc in resolved:
-        return resolved[loc], info
+        return resolved[loc]
     if "\0" in loc:
         raise ModelError(f"{what}: external data location {loc!r} contains a NUL byte", path)
     try:
@@ -33,4 +38,4 @@ def check_external_location(t, what, base, path, resolved=None):
         raise ModelError(f"{what}: external data location {loc!r} escapes the model's folder", path)
     if resolved is not None:
         resolved[loc] = target
-    return target, info
+    return target

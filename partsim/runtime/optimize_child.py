@@ -52,3 +52,9 @@ def main():
 
 if __name__ == "__main__":
     main()
+    # the answer is out; tearing the session and the interpreter down took ~0.03 s the caller waited for
+    sys.stdout.flush()
+    sys.stderr.flush()
+    import os
+
+    os._exit(0)

@@ -35,7 +35,7 @@ from pathlib import Path
 from ..sim.pipeline import ORT_LEVEL, transformers_to_disable
 from .fp16_casts import has_float16, undo_insert_cast
 
-__all__ = ["pipeline_graph", "PipelineResult", "PLACEHOLDER_OP"]
+__all__ = ["pipeline_graph", "PipelineResult", "PLACEHOLDER_OP", "begin_early", "OptimizerRun"]
 
 # the stand-in for a claimed function node while ORT optimizes a CPU-only session: an ONNX op
 # with a float CPU kernel that no rewrite rule or fusion of core/optimizer/ matches
@@ -59,7 +59,7 @@ class PipelineResult:
 
 
 def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data=None, cpu_nodes_of=None,
-                   child=None, meanwhile=None):
+                   child=None, meanwhile=None, early=None):
     """Run ORT's optimizer for ``level`` as a session over ``providers`` would.
 
     Parameters
@@ -83,26 +83,30 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
     meanwhile : callable, optional
         Called (no arguments) while ORT's session runs in the child: the caller's own checks of
         the model overlap the session instead of delaying it.  What it raises propagates.
+    early : OptimizerRun, optional
+        The session :func:`begin_early` started from the file's bytes before ``onnx`` was
+        imported; used when it is the one this call would start (same bytes, external-data
+        sizes, level and transformers), else ended and started again.
     """
-    import onnx
 
     from ..io.read import read_model_proto
 
     if proto is None:
         proto, data = read_model_proto(model_path)
+    ort_level, disabled = session_settings(level, providers)
     compiling = any(c for _, c in providers)
-    ort_level = ORT_LEVEL[level]
-    if compiling and level in ("extended", "all"):
-        ort_level = ORT_LEVEL["basic"]
     kernel_eps = [p for p, c in providers if not c]
-    disabled = transformers_to_disable(kernel_eps) if ort_level != ORT_LEVEL["basic"] else ()
-    with tempfile.TemporaryDirectory(prefix="partsim-pipeline-") as tmp:
-        tmp = Path(tmp)
-        copy = _structural_copy(model_path, proto, tmp / "model")
-        target = tmp / "optimized.onnx"
-        decide = kept_nodes if callable(kept_nodes) else None
-        kept, originals = _write_copy(copy, proto, data, _placeholders(proto, () if decide else kept_nodes))
-        started = _start_optimize(copy, target, ort_level, disabled, child)
+    decide = kept_nodes if callable(kept_nodes) else None
+    placeholders = _placeholders(proto, () if decide else kept_nodes)
+    sizes = _external_sizes(proto, model_path)
+    if early is not None and not (early.fits(model_path, ort_level, disabled, data, sizes) and not placeholders[0]):
+        early.close()
+        early = None
+    run = early or begin_optimize(model_path, ort_level, disabled, sizes,
+                                  lambda copy: _write_copy(copy, proto, data, placeholders), child)
+    try:
+        tmp, copy, target, started = run.tmp, run.copy, run.target, run.started
+        kept, originals = placeholders
         try:
             if meanwhile is not None:
                 meanwhile()
@@ -113,42 +117,55 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
                 if kept:
                     _abandon(started)
                     _write_copy(copy, proto, data, (kept, originals))
-                    started = _start_optimize(copy, target, ort_level, disabled)
+                    started = run.started = _start_optimize(copy, target, ort_level, disabled)
         except BaseException:
             _abandon(started)  # ends the session before its temp folder goes
             raise
-        failure = _finish_optimize(started)
-        if failure is not None:
-            # ORT names the copy it was given: name the user's file (same input, same output)
-            failure = failure.replace(str(copy.resolve()), str(model_path)).replace(str(copy), str(model_path))
-            failure = failure.replace(str(tmp.resolve()), "<temp>").replace(str(tmp), "<temp>")
-            result = PipelineResult(None, failure, ort_level, disabled, kept)
-            result.missing_kernel = "Could not find an implementation" in failure or "NOT_IMPLEMENTED" in failure
-            return result
-        out = onnx.load(str(target), load_external_data=False)
-        float16 = any(p != CPU for p, _ in providers) and has_float16(proto)
-        if float16:  # the CPU-only session's float16 casts: not made where an accelerator takes the nodes
-            undo_insert_cast(out, proto)
-        for n in _all_nodes(out.graph):
-            orig = originals.get(n.name)
-            if orig is not None and n.op_type == PLACEHOLDER_OP:
-                n.op_type, n.domain = orig.op_type, orig.domain
-                del n.attribute[:]
-                n.attribute.extend(orig.attribute)
-        pinned, pass_nodes = (), ()
-        # Level 2/3 on the nodes partitioning leaves on the CPU: next to CUDA nodes the CPU-only
-        # transformers; next to a compiling provider's partitions (which Level 2/3 never touch)
-        # every transformer of the requested level
-        cpu_level = ORT_LEVEL[level] if compiling and level in ("extended", "all") else None
-        if cpu_nodes_of is not None and (float16 or cpu_level or (set(kernel_eps) - {CPU}
-                                                                  and ort_level != ORT_LEVEL["basic"])):
-            names, types = cpu_nodes_of(out)
-            order = {n.name: k for k, n in enumerate(proto.graph.node) if n.name}
-            before = {_signature(n) for n in out.graph.node}
-            out, pinned = _cpu_pass(out, names, tmp, cpu_level or ort_level, types, order,
-                                    any_op=bool(cpu_level), float16=float16)
-            # the nodes the pass made or rewired: the EPs validated other forms of them at partitioning
-            pass_nodes = tuple(sorted(n.name for n in out.graph.node if _signature(n) not in before))
+        return _after_optimize(run, model_path, proto, providers, level, ort_level, disabled, kept, originals,
+                               compiling, kernel_eps, cpu_nodes_of)
+    finally:
+        run.cleanup()
+
+
+def _after_optimize(run, model_path, proto, providers, level, ort_level, disabled, kept, originals, compiling,
+                    kernel_eps, cpu_nodes_of):
+    """The second half of :func:`pipeline_graph`: ORT's answer read back, placeholders restored,
+    the CPU pass."""
+    import onnx
+
+    tmp, copy, target, started = run.tmp, run.copy, run.target, run.started
+    failure = _finish_optimize(started)
+    if failure is not None:
+        # ORT names the copy it was given: name the user's file (same input, same output)
+        failure = failure.replace(str(copy.resolve()), str(model_path)).replace(str(copy), str(model_path))
+        failure = failure.replace(str(tmp.resolve()), "<temp>").replace(str(tmp), "<temp>")
+        result = PipelineResult(None, failure, ort_level, disabled, kept)
+        result.missing_kernel = "Could not find an implementation" in failure or "NOT_IMPLEMENTED" in failure
+        return result
+    out = onnx.load(str(target), load_external_data=False)
+    float16 = any(p != CPU for p, _ in providers) and has_float16(proto)
+    if float16:  # the CPU-only session's float16 casts: not made where an accelerator takes the nodes
+        undo_insert_cast(out, proto)
+    for n in _all_nodes(out.graph):
+        orig = originals.get(n.name)
+        if orig is not None and n.op_type == PLACEHOLDER_OP:
+            n.op_type, n.domain = orig.op_type, orig.domain
+            del n.attribute[:]
+            n.attribute.extend(orig.attribute)
+    pinned, pass_nodes = (), ()
+    # Level 2/3 on the nodes partitioning leaves on the CPU: next to CUDA nodes the CPU-only
+    # transformers; next to a compiling provider's partitions (which Level 2/3 never touch)
+    # every transformer of the requested level
+    cpu_level = ORT_LEVEL[level] if compiling and level in ("extended", "all") else None
+    if cpu_nodes_of is not None and (float16 or cpu_level or (set(kernel_eps) - {CPU}
+                                                              and ort_level != ORT_LEVEL["basic"])):
+        names, types = cpu_nodes_of(out)
+        order = {n.name: k for k, n in enumerate(proto.graph.node) if n.name}
+        before = {_signature(n) for n in out.graph.node}
+        out, pinned = _cpu_pass(out, names, tmp, cpu_level or ort_level, types, order,
+                                any_op=bool(cpu_level), float16=float16)
+        # the nodes the pass made or rewired: the EPs validated other forms of them at partitioning
+        pass_nodes = tuple(sorted(n.name for n in out.graph.node if _signature(n) not in before))
     result = PipelineResult(out, "", ort_level, disabled, kept)
     result.pinned = pinned
     result.cpu_pass_nodes = pass_nodes
@@ -231,6 +248,93 @@ def _write_copy(copy, proto, data, placeholders):
     _ensure_opset(changed, 1)
     copy.write_bytes(changed.SerializeToString())
     return kept, originals
+
+
+def session_settings(level, providers):
+    """``(ORT level name, transformers switched off)`` of the CPU-only session that stands for a
+    session over ``providers`` (``[(name, is_compiling)]``) at ``level``: with a compiling provider
+    the whole graph gets Level 1 only (its partitions are fused before Level 2/3 run)."""
+    ort_level = ORT_LEVEL[level]
+    if any(c for _, c in providers) and level in ("extended", "all"):
+        ort_level = ORT_LEVEL["basic"]
+    kernel_eps = [p for p, c in providers if not c]
+    disabled = transformers_to_disable(kernel_eps) if ort_level != ORT_LEVEL["basic"] else ()
+    return ort_level, tuple(disabled)
+
+
+class OptimizerRun:
+    """ORT's optimizer session begun on a structural copy in a temporary folder: ``tmp``,
+    ``copy`` (the file ORT opens), ``target`` (where it saves the optimized graph), ``started``
+    (for :func:`_finish_optimize`), and what it was begun for."""
+
+    def __init__(self, model_path, ort_level, disabled, sizes, data):
+        self._folder = tempfile.TemporaryDirectory(prefix="partsim-pipeline-")
+        self.tmp = Path(self._folder.name)
+        self.model_path = Path(model_path).resolve()
+        self.ort_level, self.disabled, self.sizes, self.data = ort_level, tuple(disabled), dict(sizes), data
+        self.copy = self.target = self.started = None
+
+    def fits(self, model_path, ort_level, disabled, data, sizes):
+        """Whether this is the session :func:`pipeline_graph` would begin for these."""
+        return (Path(model_path).resolve() == self.model_path and ort_level == self.ort_level
+                and tuple(disabled) == self.disabled and dict(sizes) == self.sizes and data == self.data)
+
+    def close(self):
+        """End the session (if it still runs) and remove the folder."""
+        if self.started is not None:
+            _abandon(self.started)
+        self.cleanup()
+
+    def cleanup(self):
+        self._folder.cleanup()
+
+
+def begin_optimize(model_path, ort_level, disabled, sizes, write, child=None, data=None):
+    """Make the structural copy (``sizes``: :func:`_external_sizes`), write the model there
+    (``write(path)``) and hand ORT's session its request (or find its answer in the cache).
+    Returns the :class:`OptimizerRun`; ``data`` is kept for :meth:`OptimizerRun.fits`."""
+    run = OptimizerRun(model_path, ort_level, disabled, sizes, data)
+    try:
+        run.copy = _structural_copy(model_path, sizes, run.tmp / "model")
+        run.target = run.tmp / "optimized.onnx"
+        write(run.copy)
+        run.started = _start_optimize(run.copy, run.target, ort_level, disabled, child)
+    except BaseException:
+        if child is not None:
+            child.close()
+        run.close()
+        raise
+    return run
+
+
+def begin_early(model_path, level, providers, child=None):
+    """ORT's session for :func:`pipeline_graph`, begun from the model file's bytes alone, before
+    partsim imports ``onnx`` (0.1-0.15 s of a cold process): the external-data sizes come from
+    :func:`partsim.io.wire.external_data_sizes`.  ``None`` (``child`` left to the caller) when
+    the file cannot be read or its bytes are not followed that way: the long way then reports
+    what is wrong with it."""
+    from ..errors import ModelError
+    from ..io.external import check_location
+    from ..io.files import read_bytes
+    from ..io.read import MAX_MODEL_BYTES
+    from ..io.wire import external_data_sizes
+
+    try:
+        data = read_bytes(model_path, MAX_MODEL_BYTES, ModelError, "the model")
+    except ModelError:
+        return None
+    found = external_data_sizes(data) if data else None
+    if found is None:
+        return None
+    base, sizes, resolved = Path(model_path).resolve().parent, {}, {}
+    try:
+        for loc, size in found.items():
+            rel = check_location(loc, "", base, model_path, resolved).relative_to(base)
+            sizes[rel] = max(sizes.get(rel, 0), size)
+    except ModelError:
+        return None
+    ort_level, disabled = session_settings(level, providers)
+    return begin_optimize(model_path, ort_level, disabled, sizes, lambda copy: copy.write_bytes(data), child, data)
 
 
 def start_child():
@@ -464,23 +568,30 @@ def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of
     return spliced, tuple(n.name for n in made if (n.name, n.domain or "", n.op_type) not in cut)
 
 
-def _structural_copy(model_path, proto, out_dir):
-    """A folder ORT can open the model from: its external-data files copied when present, else
-    created as sparse files (zeros, nothing written).  Values do not change the graph ORT's
-    optimizer makes from float weights (value checks in ``optimizer_utils.cc`` look at scalars
-    only, and external tensors have >= 256 elements here); they would change outputs, which the
-    pipeline never computes.  Returns the path the model file goes to (not yet written)."""
-    import os
-    import shutil
-
+def _external_sizes(proto, model_path):
+    """``{file relative to the model's folder: bytes read from it}`` over the external-data tensors
+    of ``proto`` (checked: :func:`partsim.io.materialize.external_tensors`)."""
     from ..io.materialize import external_tensors
 
-    out_dir.mkdir(parents=True)
-    base = Path(model_path).resolve().parent
     need = {}
     for e in external_tensors(proto, model_path):
         need[e["rel"]] = max(need.get(e["rel"], 0), e["offset"] + e["nbytes"])
-    for rel, size in sorted(need.items(), key=lambda kv: str(kv[0])):
+    return need
+
+
+def _structural_copy(model_path, sizes, out_dir):
+    """A folder ORT can open the model from: its external-data files (``sizes``, as
+    :func:`_external_sizes`) copied when present, else created as sparse files (zeros, nothing
+    written).  Values do not change the graph ORT's optimizer makes from float weights (value
+    checks in ``optimizer_utils.cc`` look at scalars only, and external tensors have >= 256
+    elements here); they would change outputs, which the pipeline never computes.  Returns the
+    path the model file goes to (not yet written)."""
+    import os
+    import shutil
+
+    out_dir.mkdir(parents=True)
+    base = Path(model_path).resolve().parent
+    for rel, size in sorted(sizes.items(), key=lambda kv: str(kv[0])):
         src, dst = base / rel, out_dir / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         if src.is_file() and src.stat().st_size >= size:

@@ -15,18 +15,23 @@ __all__ = ["prepare", "Prepared", "function_claims"]
 CPU = "CPUExecutionProvider"
 
 
-def _name_counter(model, original, proto):
-    """Where ``Graph``'s name counter stands when partitioning starts: ORT's rewrites before it (inlining,
-    Level 1) named nodes and values ``<base>_token_<k>`` from one counter (``Graph::GenerateNodeName`` /
-    ``GenerateNodeArgName``, graph/graph.cc), which the layout transformation continues; names the model
-    as written has do not count."""
-    import re
-
+def _written_names(original, proto):
+    """Every node and tensor name of the model as written (``original``: its node names)."""
     written = set(original)
     for n in proto.graph.node:
         written.update(n.input)
         written.update(n.output)
     written.update(t.name for t in proto.graph.initializer)
+    return written
+
+
+def _name_counter(model, written):
+    """Where ``Graph``'s name counter stands when partitioning starts: ORT's rewrites before it (inlining,
+    Level 1) named nodes and values ``<base>_token_<k>`` from one counter (``Graph::GenerateNodeName`` /
+    ``GenerateNodeArgName``, graph/graph.cc), which the layout transformation continues; names the model
+    as written has (``written``: :func:`_written_names`) do not count."""
+    import re
+
     token = re.compile(r"_token_(\d+)$")
     top = -1
     for name in [n.name for n in model.nodes] + list(model.values):
@@ -183,15 +188,24 @@ def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None
         ``modify(proto) -> proto``: a change made to the model as read (fixed dimensions, another
         opset) before the pipeline; the external-data files stay the model's own.
     """
-    if level != "disable" and child is None:
-        from .ort_pipeline import start_child
+    early = None
+    if level != "disable":
+        from .ort_pipeline import begin_early, start_child
 
-        child = start_child()  # imports onnxruntime while partsim reads and checks the model
+        if child is None:
+            child = start_child()  # imports onnxruntime while partsim reads and checks the model
+        if modify is None:
+            # ORT's session gets its request now, from the file's bytes, before partsim imports onnx
+            early = begin_early(path, level, [(t.provider, t.is_compiling) for t in resolution.tables], child)
+            if early is not None:
+                child = None  # the early run holds it now
     try:
-        prepared = _prepare(path, level, resolution, seed, shown_as, notes, child, modify)
+        prepared = _prepare(path, level, resolution, seed, shown_as, notes, child, modify, early=early)
     finally:
         if child is not None:
             child.close()
+        if early is not None:
+            early.close()
     # ORT partitions, then inlines the function nodes no provider took and partitions again, until
     # none is left (graph_partitioner.cc PartitionOnnxFormatModel, InlineNodes): a function node a
     # provider's table claims but that provider refuses (a dynamic shape, a rejected group) is
@@ -223,7 +237,7 @@ def _untaken_functions(prepared, resolution):
             and n.index not in a.rules and not (cpu is not None and cpu.rules_for(n.domain, n.op_type))}
 
 
-def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None, unclaimed=frozenset()):
+def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None, unclaimed=frozenset(), early=None):
     from ..io.load import model_from_proto
     from ..io.read import read_model_proto
     from ..sim.inline import _tensor_names, ort_node_indices
@@ -254,6 +268,7 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
     whole = set()
     inlined_outputs = {}  # outputs of a node an inlined body made -> the op inlined
     round_outputs = {}  # outputs of a node an inlined schema-function body made -> its partitioning round
+    built = {}  # the optimized graph's IR and what the model as written gives it (levels above disable)
     if level == "disable":
         written_nodes()  # before inlining rewrites the proto
         # function nodes kept whole that the CPU does not claim: the ones ORT may inline in a later
@@ -279,9 +294,12 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
 
         def check():
             # partsim's own checks, while ORT's session runs: a bad model is a usage error (exit 2,
-            # ORT's answer is dropped), not ORT's failure
+            # ORT's answer is dropped), not ORT's failure; and what the model as written gives the
+            # optimized graph's IR, ready before ORT's answer comes
             model_from_proto(proto, str(path), sha256, infer_shapes=False)
             written_nodes()
+            built["keys"] = _written_keys(proto)
+            built["written"] = _written_names(original, proto)
 
         effective = [(t.provider, t.is_compiling) for t in resolution.tables]
 
@@ -294,13 +312,13 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
                          and proto.graph.node[k].name not in unclaimed)
             return sorted(whole)
 
-        built = {}
-
         def build_optimized(optimized):
             """The IR of ORT's optimized graph in ORT's node order, built once per proto."""
             if built.get("proto") is not optimized:
                 built["proto"] = optimized
-                keys = built.setdefault("keys", _written_keys(proto))
+                if "keys" not in built:
+                    built["keys"] = _written_keys(proto)
+                keys = built["keys"]
                 order = _orts_index_order(optimized, proto, keys)
                 if any(not n.name and _node_key(n) not in keys for n in optimized.graph.node) \
                         and "inlined" not in built:
@@ -336,7 +354,7 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
             return names, types
 
         result = pipeline_graph(path, level, effective, kept_now, proto=proto, data=data,
-                                cpu_nodes_of=cpu_nodes_of, child=child, meanwhile=check)
+                                cpu_nodes_of=cpu_nodes_of, child=child, meanwhile=check, early=early)
         if result.proto is None:
             prepared = prepare(path, "disable", resolution, seed, shown_as, notes, modify=modify)
             prepared.level = level
@@ -353,7 +371,9 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
             model = build_optimized(result.proto)
         except ModelError as exc:
             raise ModelError(f"partsim cannot read ORT's optimized graph: {exc}", path) from None
-    model.derived("ort_name_counter", lambda: _name_counter(model, original, proto))
+    written = built.get("written")
+    model.derived("ort_name_counter", lambda: _name_counter(model, written if written is not None
+                                                             else _written_names(original, proto)))
     if round_outputs:  # read by the simulation (sim/assign.py): later rounds form their own partitions
         model.derived("partition_rounds", lambda: {n.index: round_outputs[tuple(n.outputs)] for n in model.nodes
                                                    if tuple(n.outputs) in round_outputs})
