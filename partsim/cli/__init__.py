@@ -181,9 +181,15 @@ def run():
     A command leaves millions of objects behind on a big model (a million-node IR is
     ~2 GB); freeing them one by one at interpreter shutdown took ~12 % of the run.  Every
     output file is written and closed by then, so the process flushes its standard
-    streams and ends at once (``os._exit``).  In-process callers use :func:`main`.
+    streams and ends at once (``os._exit``).  In-process callers use :func:`main`.  A run whose
+    ORT optimizer session needed a new process leaves a warm one for later runs
+    (:mod:`partsim.runtime.ort_worker`; ``PARTSIM_WORKER=0`` switches that off).
     """
+    from ..runtime import ort_worker
+
+    ort_worker.autostart()  # a run that had to start ORT cold leaves a warm worker for the next one
     code = main()
+    ort_worker.start_wanted()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

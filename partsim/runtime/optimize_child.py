@@ -13,11 +13,20 @@ onnxruntime, so another interpreter (``--python``) can run it.
 import json
 import sys
 
+_SESSIONS = []
+
 
 def main():
-    import onnxruntime as ort  # first: a caller may start this child before its request is ready
+    import onnxruntime  # noqa: F401  first: a caller may start this child before its request is ready
 
-    req = json.load(sys.stdin)
+    print(json.dumps(optimize(json.load(sys.stdin))))
+
+
+def optimize(req):
+    """Run the session ``req`` asks for; its record (``{"state": "ok", "runtime": ...}`` or
+    ``{"state": "failed", "error": ...}``).  Also what :mod:`partsim.runtime.ort_worker`'s sessions run."""
+    import onnxruntime as ort
+
     if req.get("sink_weights"):
         import os
 
@@ -41,13 +50,13 @@ def main():
         so.enable_cpu_mem_arena = False
         so.enable_mem_pattern = False
     try:
-        ort.InferenceSession(req["model"], so, providers=["CPUExecutionProvider"],
-                             disabled_optimizers=list(req.get("disabled") or ()))
+        # kept, not torn down: the process ends with os._exit once its answer is out
+        _SESSIONS.append(ort.InferenceSession(req["model"], so, providers=["CPUExecutionProvider"],
+                                              disabled_optimizers=list(req.get("disabled") or ())))
     except Exception as exc:  # onnxruntime raises its own exception types (Fail, InvalidGraph, ...)
         text = str(exc).strip()
-        print(json.dumps({"state": "failed", "error": text.splitlines()[0] if text else type(exc).__name__}))
-        return
-    print(json.dumps({"state": "ok", "runtime": f"onnxruntime {ort.__version__}"}))
+        return {"state": "failed", "error": text.splitlines()[0] if text else type(exc).__name__}
+    return {"state": "ok", "runtime": f"onnxruntime {ort.__version__}"}
 
 
 if __name__ == "__main__":

@@ -339,11 +339,13 @@ def begin_early(model_path, level, providers, child=None):
 
 def start_child():
     """The optimizer's child process, started now so that it imports onnxruntime while the caller
-    works (:class:`partsim.runtime.child.EarlyChild`); hand it to :func:`pipeline_graph`."""
+    works (:class:`partsim.runtime.child.EarlyChild`), or a request to the warm worker when one
+    runs (:mod:`partsim.runtime.ort_worker`); hand it to :func:`pipeline_graph`."""
     from .child import EarlyChild
     from .optimizer import CHILD
+    from .ort_worker import connect
 
-    return EarlyChild(CHILD)
+    return connect() or EarlyChild(CHILD)
 
 
 def _optimize(model, target, ort_level, disabled=(), child=None):
@@ -380,6 +382,7 @@ def _abandon(started):
 
 def _finish_optimize(started):
     from .child import run_child
+    from .ort_worker import WorkerChild
     from .optimizer import CHILD
     from .optimizer_cache import remember
 
@@ -387,6 +390,9 @@ def _finish_optimize(started):
     if record is None:
         r = child.run(request, timeout=600) if child is not None else run_child(CHILD, request, timeout=600)
         started["child"] = None
+        if r.state == "crashed" and isinstance(child, WorkerChild):
+            # the warm worker's process died (or the worker went away): a plain child decides
+            r = run_child(CHILD, request, timeout=600)
         if r.state != "ok":
             return f"ONNX Runtime's optimizer did not finish ({r.state}): {r.error}"
         record = r.record
