@@ -68,7 +68,23 @@ def load_for_prediction(path, optimize="all", seed=0, dims=None, resolution=None
     return prepared.model
 
 
-def _load(path, optimize, seed=0, dims=None, resolution=None, child=None):
+def _begin_early(path, level, requested, tables, extra, child):
+    """ORT's optimizer session started before the tables are parsed: the provider list guessed from
+    the tables' header lines (:meth:`partsim.rules.load.TableSet.headers`); the pipeline checks the
+    guess against the real list and starts again when it was wrong.  ``None`` when no guess."""
+    from .runtime.ort_pipeline import begin_early
+
+    heads = tables.headers() if hasattr(tables, "headers") else None
+    if heads is None:
+        return None
+    try:
+        guess = resolve_providers(requested, heads, extra)
+    except UsageError:
+        return None  # the real resolution says what is wrong
+    return begin_early(path, level, [(t.provider, t.is_compiling) for t in guess.tables], child)
+
+
+def _load(path, optimize, seed=0, dims=None, resolution=None, child=None, early=None):
     from .runtime.pipeline import prepare
     from .sim.pipeline import normalize_level
 
@@ -78,11 +94,12 @@ def _load(path, optimize, seed=0, dims=None, resolution=None, child=None):
     if resolution is None:
         resolution = resolve_providers(list(DEFAULT_PROVIDERS), load_tables())
     if not dims:
-        return prepare(path, level, resolution, seed=seed, child=child)
+        return prepare(path, level, resolution, seed=seed, child=child, early=early)
     from .io.variants import check_dims, load_variant_prepared
 
-    if child is not None:
-        child.close()
+    for c in (child, early):
+        if c is not None:
+            c.close()
     check_dims(load_model(path, infer_shapes=False), dims)
     return load_variant_prepared(path, level, fix_dims=dims, seed=seed, resolution=resolution,
                                  label="symbolic dimensions fixed with --dim")
@@ -180,13 +197,19 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
         from .runtime.ort_pipeline import start_child
 
         child = start_child()  # ORT's optimizer process imports onnxruntime while the tables load
+    early = None
     try:
         tables = load_tables(rule_paths)
         requested, extra = build_request(providers, support, support_name, support_kind)
+        if child is not None and not dims:
+            early = _begin_early(model_or_path, level, requested, tables, extra, child)
+            if early is not None:
+                child = None  # the early session holds it now
         resolution = resolve_providers(requested, tables, extra)
     except BaseException:
-        if child is not None:
-            child.close()
+        for c in (child, early):
+            if c is not None:
+                c.close()
         raise
     origins, failure, notes, pinned = None, "", [], None
     if isinstance(model_or_path, Model):
@@ -195,7 +218,7 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
         box = []
         with stage(f"loading {model_or_path} (ORT pipeline, level {level})",
                    lambda: f"loaded {len(box[0].model.nodes):,} nodes"):
-            box.append(_load(model_or_path, level, dims=dims, resolution=resolution, child=child))
+            box.append(_load(model_or_path, level, dims=dims, resolution=resolution, child=child, early=early))
         m, origins, failure, notes, pinned = (box[0].model, box[0].origins, box[0].failure, box[0].notes,
                                               box[0].pinned)
     with stage(f"assigning nodes to {', '.join(resolution.effective)}", "assigned every node"):

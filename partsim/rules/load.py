@@ -304,16 +304,37 @@ _HEADER_PROVIDER = re.compile(r"^provider:[ \t]*['\"]?([A-Za-z0-9_]+)", re.M)
 _HEADER_VARIANT = re.compile(r"^variant:[ \t]*['\"]?([a-z0-9_-]+)", re.M)
 
 
+_HEADER_KIND = re.compile(r"^kind:[ \t]*['\"]?([a-z]+)", re.M)
+_HEADER_DEFAULT = re.compile(r"^default_variant:[ \t]*(true|false)", re.M)
+
+
 def _scan_header(path):
-    """(provider, variant) read cheaply from a table's top-level keys, or (None, "")."""
+    """(provider, variant, kind, default_variant) read cheaply from a table's top-level keys, or
+    (None, "", None, None); a key not found is ``None`` (the table's parse decides)."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             head = f.read(65536)
     except OSError:
-        return None, ""
+        return None, "", None, None
     m = _HEADER_PROVIDER.search(head)
     v = _HEADER_VARIANT.search(head)
-    return (m.group(1) if m else None), (v.group(1) if v else "")
+    k = _HEADER_KIND.search(head)
+    d = _HEADER_DEFAULT.search(head)
+    return ((m.group(1) if m else None), (v.group(1) if v else ""), (k.group(1) if k else None),
+            (d.group(1) == "true" if d else None))
+
+
+class TableHeader:
+    """A table as its header lines describe it (:meth:`TableSet.headers`)."""
+
+    __slots__ = ("provider", "variant", "default_variant", "kind")
+
+    def __init__(self, provider, variant, default_variant, kind):
+        self.provider, self.variant, self.default_variant, self.kind = provider, variant, default_variant, kind
+
+    @property
+    def is_compiling(self):
+        return self.kind == "compiling"
 
 
 class TableSet(Mapping):
@@ -326,16 +347,38 @@ class TableSet(Mapping):
 
     def __init__(self):
         self._entries = {}  # provider -> list of [path, variant, RuleTable or None]
+        self._headers = {}  # path -> (kind, default_variant) as its header lines say
 
     def add_file(self, path, front=False):
-        provider, variant = _scan_header(path)
+        provider, variant, kind, default = _scan_header(path)
         if provider is None:  # no readable header: parse now so the user gets the real error
             t = load_table(path)
             provider, variant = t.provider, t.variant
             entry = [str(path), variant, t]
         else:
             entry = [str(path), variant, None]
+            self._headers[str(path)] = (kind, default)
         self._insert(provider, entry, front)
+
+    def headers(self):
+        """``{provider: [TableHeader]}``: what the header lines of every table say (provider,
+        variant, default variant, kind), no table parsed; ``None`` when a header lacks one of
+        them.  :func:`partsim.rules.resolve.resolve_providers` takes it in place of the tables to
+        guess, early and cheaply, the provider list a run will have (work started on that guess
+        is checked against the real list later)."""
+        out = {}
+        for provider, entries in self._entries.items():
+            heads = []
+            for path, variant, table in entries:
+                if table is not None:
+                    heads.append(TableHeader(provider, variant, table.default_variant, table.kind))
+                    continue
+                kind, default = self._headers.get(path, (None, None))
+                if kind is None:
+                    return None
+                heads.append(TableHeader(provider, variant, bool(default), kind))
+            out[provider] = heads
+        return out
 
     def add_table(self, table, front=True):
         if table.overlay is not None:  # layered over the table it overlays, not in place of it

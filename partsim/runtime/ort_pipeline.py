@@ -160,12 +160,14 @@ def _after_optimize(run, model_path, proto, providers, level, ort_level, disable
     if cpu_nodes_of is not None and (float16 or cpu_level or (set(kernel_eps) - {CPU}
                                                               and ort_level != ORT_LEVEL["basic"])):
         names, types = cpu_nodes_of(out)
-        order = {n.name: k for k, n in enumerate(proto.graph.node) if n.name}
-        before = {_signature(n) for n in out.graph.node}
-        out, pinned = _cpu_pass(out, names, tmp, cpu_level or ort_level, types, order,
-                                any_op=bool(cpu_level), float16=float16)
-        # the nodes the pass made or rewired: the EPs validated other forms of them at partitioning
-        pass_nodes = tuple(sorted(n.name for n in out.graph.node if _signature(n) not in before))
+        passed, pinned = _cpu_pass(out, names, tmp, cpu_level or ort_level, types,
+                                   lambda: {n.name: k for k, n in enumerate(proto.graph.node) if n.name},
+                                   any_op=bool(cpu_level), float16=float16)
+        if passed is not out:
+            # the nodes the pass made or rewired: the EPs validated other forms of them at partitioning
+            before = {_signature(n) for n in out.graph.node}
+            pass_nodes = tuple(sorted(n.name for n in passed.graph.node if _signature(n) not in before))
+            out = passed
     result = PipelineResult(out, "", ort_level, disabled, kept)
     result.pinned = pinned
     result.cpu_pass_nodes = pass_nodes
@@ -535,7 +537,7 @@ def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of
     if not outs:
         return graph_model, ()
     # ORT's node indices: the model's own order, nodes added by Level 1 after them
-    index_of = index_of or {}
+    index_of = (index_of() if callable(index_of) else index_of) or {}
     cpu = [n for _, n in sorted(enumerate(cpu), key=lambda kn: (index_of.get(kn[1].name, len(index_of) + kn[0])))]
     sub = onnx.helper.make_graph(_session_order(cpu), g.name + "_cpu", ins, outs, [inits[t] for t in used_inits])
     sub_model = onnx.helper.make_model(sub, opset_imports=list(graph_model.opset_import),

@@ -172,7 +172,7 @@ def _name_unnamed(optimized, keys):
                 n.name = f"{n.op_type}_{index}"
 
 
-def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None, modify=None):
+def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None, modify=None, early=None):
     """The graph ORT partitions for ``resolution``'s providers at ``level``, as partsim IR.
 
     Parameters
@@ -187,9 +187,14 @@ def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None
     modify : callable, optional
         ``modify(proto) -> proto``: a change made to the model as read (fixed dimensions, another
         opset) before the pipeline; the external-data files stay the model's own.
+    early : OptimizerRun, optional
+        ORT's session the caller began already (:func:`partsim.runtime.ort_pipeline.begin_early`);
+        closed here.
     """
-    early = None
-    if level != "disable":
+    if early is not None and (level == "disable" or modify is not None):
+        early.close()
+        early = None
+    if level != "disable" and early is None:
         from .ort_pipeline import begin_early, start_child
 
         if child is None:
