@@ -67,6 +67,27 @@ def _parse_type(tp):
     return _type_string(tp), None, None, False
 
 
+def _int_values(t, wide):
+    """The values of an int64 (``wide``) or int32 TensorProto as a tuple of ints, read without
+    numpy (``numpy_helper.to_array`` costs ~5 us a tensor, and a model has thousands of shape
+    constants); ``None`` when its data does not match its shape (as ``to_array`` refuses)."""
+    numel = 1
+    for d in t.dims:
+        numel *= d
+    raw = t.raw_data
+    if raw:
+        size = 8 if wide else 4
+        if len(raw) != numel * size:
+            return None
+        import struct
+
+        return struct.unpack(f"<{numel}{'q' if wide else 'i'}", raw)
+    data = t.int64_data if wide else t.int32_data
+    if len(data) != numel:
+        return None
+    return tuple(data)
+
+
 def _dims_of(dims):
     """``(shape, bad, static)`` for a TensorProto's dims."""
     shape = tuple([int(d) for d in dims])
@@ -182,27 +203,28 @@ class _Builder:
         one-element numeric tensor (Q/DQ scales and zero points)."""
         import onnx
 
-        if len(t.dims) <= 1 and all(d == 1 for d in t.dims) and t.data_location != onnx.TensorProto.EXTERNAL \
-                and t.data_type not in (onnx.TensorProto.STRING, onnx.TensorProto.UNDEFINED):
-            from onnx import numpy_helper
-
-            try:
-                (value,) = numpy_helper.to_array(t).reshape(-1).tolist()
-            except (ValueError, TypeError):
-                pass
-            else:
-                self.scalar_consts[name] = (_dtype_name(t.data_type).lower(), value)
-
-        if t.data_type not in (onnx.TensorProto.INT64, onnx.TensorProto.INT32) or len(t.dims) > 1:
+        dtype, dims = t.data_type, t.dims
+        if t.data_location == onnx.TensorProto.EXTERNAL or len(dims) > 1:
             return
-        if t.data_location == onnx.TensorProto.EXTERNAL or (t.dims and t.dims[0] > 64):
+        scalar = all(d == 1 for d in dims) and dtype not in (onnx.TensorProto.STRING, onnx.TensorProto.UNDEFINED)
+        ints = None
+        if dtype in (onnx.TensorProto.INT64, onnx.TensorProto.INT32) and not (dims and dims[0] > 64):
+            ints = _int_values(t, dtype == onnx.TensorProto.INT64)
+            if ints is not None:
+                self.int_consts[name] = ints
+        if not scalar:
+            return
+        if ints is not None:
+            if len(ints) == 1:
+                self.scalar_consts[name] = (_dtype_name(dtype).lower(), ints[0])
             return
         from onnx import numpy_helper
 
         try:
-            self.int_consts[name] = tuple(int(x) for x in numpy_helper.to_array(t).reshape(-1))
+            (value,) = numpy_helper.to_array(t).reshape(-1).tolist()
         except (ValueError, TypeError):
             return
+        self.scalar_consts[name] = (_dtype_name(dtype).lower(), value)
 
     def define(self, name, scope, visible, kind, typ=None):
         """Add tensor ``name`` (``typ`` = ``(dtype, shape, bad, static)`` or None); returns its unique name."""
