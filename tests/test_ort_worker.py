@@ -165,3 +165,28 @@ def test_no_worker_in_a_folder_others_may_enter(tmp_path, monkeypatch):
     assert ort_worker.socket_path() is not None
     monkeypatch.setenv("PARTSIM_WORKER", "0")
     assert ort_worker.socket_path() is None
+
+
+def test_the_command_line_starts_the_optimizer_process_only_where_one_runs():
+    from partsim.cli import _runs_ort_optimizer
+
+    assert _runs_ort_optimizer(["simulate", "m.onnx", "-p", "cuda"])
+    assert _runs_ort_optimizer(["--no-cache", "render", "m.onnx", "--level", "basic"])
+    for argv in (["simulate", "m.onnx", "--level", "disable"], ["simulate", "m.onnx", "--level=disable"],
+                 ["blame", "m.onnx", "--optimize", "none"], ["simulate", "--help"], ["lint", "rules"],
+                 ["observe", "m.onnx"], []):
+        assert not _runs_ort_optimizer(argv), argv
+
+
+def test_a_prestarted_process_nobody_takes_is_ended(monkeypatch):
+    monkeypatch.setenv("PARTSIM_WORKER", "0")
+    ort_worker.prestart()
+    child = ort_worker._PRESTARTED[-1]
+    proc = child.proc
+    ort_worker.end_prestarted()
+    assert ort_worker.take_prestarted() is None
+    assert proc.poll() is not None  # killed and reaped, not left running
+    ort_worker.prestart()
+    taken = ort_worker.take_prestarted()
+    assert taken is not None and ort_worker.take_prestarted() is None
+    taken.close()

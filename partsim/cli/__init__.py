@@ -175,6 +175,21 @@ def main(argv=None):
         return 0
 
 
+def _runs_ort_optimizer(argv):
+    """Whether the command line is one that predicts at an ORT level above ``disable`` (ORT's
+    optimizer session runs): ``simulate``, ``render``, ``blame``, ``whatif``, without a level that
+    needs no ORT and without ``--help``.  A guess: a process started for nothing is ended at exit."""
+    if _command_of(argv) not in ("simulate", "render", "blame", "whatif"):
+        return False
+    words = set(argv)
+    if words & {"-h", "--help", "--level=disable", "--optimize=none"}:
+        return False
+    for flag, value in (("--level", "disable"), ("--optimize", "none")):
+        if flag in argv and argv.index(flag) + 1 < len(argv) and argv[argv.index(flag) + 1] == value:
+            return False
+    return True
+
+
 def run():
     """The ``partsim`` program: :func:`main`, then exit without tearing the interpreter down.
 
@@ -188,7 +203,10 @@ def run():
     from ..runtime import ort_worker
 
     ort_worker.autostart()  # a run that had to start ORT cold leaves a warm worker for the next one
+    if _runs_ort_optimizer(sys.argv[1:]):
+        ort_worker.prestart()  # onnxruntime loads in the optimizer's process while partsim loads here
     code = main()
+    ort_worker.end_prestarted()
     ort_worker.start_wanted()
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -345,9 +345,9 @@ def start_child():
     runs (:mod:`partsim.runtime.ort_worker`); hand it to :func:`pipeline_graph`."""
     from .child import EarlyChild
     from .optimizer import CHILD
-    from .ort_worker import connect
+    from .ort_worker import connect, take_prestarted
 
-    return connect() or EarlyChild(CHILD)
+    return take_prestarted() or connect() or EarlyChild(CHILD)
 
 
 def _optimize(model, target, ort_level, disabled=(), child=None):

@@ -32,7 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["WorkerChild", "connect", "autostart", "socket_path", "enabled"]
+__all__ = ["WorkerChild", "connect", "autostart", "socket_path", "enabled", "prestart", "take_prestarted",
+           "end_prestarted"]
 
 HERE = Path(__file__).resolve()
 SESSION_CODE = HERE.with_name("optimize_child.py")
@@ -202,6 +203,29 @@ def connect():
             _AUTOSTART["wanted"] = True
         return None
     return WorkerChild(s)
+
+
+_PRESTARTED = []
+
+
+def prestart():
+    """Connect to the worker, or else start the optimizer's child, now: the command line calls this
+    first thing for the commands that predict at an ORT level, so that the child imports
+    onnxruntime while partsim itself still loads.  :func:`take_prestarted` hands it on; one nobody
+    took is ended by :func:`end_prestarted`."""
+    from .child import EarlyChild
+
+    _PRESTARTED.append(connect() or EarlyChild(SESSION_CODE))
+
+
+def take_prestarted():
+    """The process :func:`prestart` started, once, or ``None``."""
+    return _PRESTARTED.pop() if _PRESTARTED else None
+
+
+def end_prestarted():
+    while _PRESTARTED:
+        _PRESTARTED.pop().close()
 
 
 def autostart(on=True):
