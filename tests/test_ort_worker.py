@@ -39,9 +39,21 @@ def _wait(cond, timeout=30.0):
 
 
 @pytest.fixture
-def worker(tmp_path, monkeypatch):
+def short_dir():
+    """A private folder with a short path: a Unix socket's path must fit in ~100 bytes, and pytest's
+    own temporary folders (with the test's name in them) can be longer on a CI machine."""
+    import shutil
+    import tempfile
+
+    d = Path(tempfile.mkdtemp(prefix="psw-"))
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def worker(short_dir, monkeypatch):
     """A running worker in a private folder of the test; stopped (its socket removed) afterwards."""
-    folder = tmp_path / "w"
+    folder = short_dir / "w"
     monkeypatch.setenv("PARTSIM_WORKER", "1")
     monkeypatch.setenv("PARTSIM_WORKER_DIR", str(folder))
     monkeypatch.setenv("PARTSIM_WORKER_IDLE", "60")
@@ -131,10 +143,10 @@ def test_timeout_kills_the_session_and_a_dead_session_is_a_crash(worker, tmp_pat
     assert ort_worker.connect() is not None  # the worker itself is still there
 
 
-def test_idle_worker_ends_and_cli_leaves_one(tmp_path, monkeypatch):
+def test_idle_worker_ends_and_cli_leaves_one(short_dir):
     from conftest import shared_path
 
-    folder = tmp_path / "cli"
+    folder = short_dir / "cli"
     env = {**os.environ, "PARTSIM_WORKER": "1", "PARTSIM_WORKER_DIR": str(folder), "PARTSIM_WORKER_IDLE": "2",
            "PARTSIM_NO_CACHE": "1"}
     model = shared_path("corpus", "full", "tiny_resnet.ts.onnx")
@@ -154,8 +166,8 @@ def test_idle_worker_ends_and_cli_leaves_one(tmp_path, monkeypatch):
     assert not any(folder.glob("*.sock"))  # switched off: none left behind
 
 
-def test_no_worker_in_a_folder_others_may_enter(tmp_path, monkeypatch):
-    folder = tmp_path / "open"
+def test_no_worker_in_a_folder_others_may_enter(short_dir, monkeypatch):
+    folder = short_dir / "open"
     folder.mkdir(mode=0o755)
     folder.chmod(0o755)
     monkeypatch.setenv("PARTSIM_WORKER", "1")
