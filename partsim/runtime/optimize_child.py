@@ -17,7 +17,15 @@ _SESSIONS = []
 
 
 def main():
-    import onnxruntime  # noqa: F401  first: a caller may start this child before its request is ready
+    try:  # first: a caller may start this child before its request is ready
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        if not sys.flags.no_site:
+            raise
+        import site  # started with -S (EarlyChild quick=True) where site-packages need site's .pth files
+
+        site.main()
+        import onnxruntime  # noqa: F401
 
     print(json.dumps(optimize(json.load(sys.stdin))))
 

@@ -347,7 +347,7 @@ def start_child():
     from .optimizer import CHILD
     from .ort_worker import connect, take_prestarted
 
-    return take_prestarted() or connect() or EarlyChild(CHILD)
+    return take_prestarted() or connect() or EarlyChild(CHILD, quick=True)
 
 
 def _optimize(model, target, ort_level, disabled=(), child=None):

@@ -215,7 +215,7 @@ def prestart():
     took is ended by :func:`end_prestarted`."""
     from .child import EarlyChild
 
-    _PRESTARTED.append(connect() or EarlyChild(SESSION_CODE))
+    _PRESTARTED.append(connect() or EarlyChild(SESSION_CODE, quick=True))
 
 
 def take_prestarted():
@@ -249,9 +249,10 @@ def start_wanted():
     except ValueError:
         idle = DEFAULT_IDLE_S
     try:
+        # one OpenBLAS thread: numpy's threads would be the only ones a fork leaves half-copied
         subprocess.Popen([sys.executable, str(HERE), str(path), str(idle)], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
-                         start_new_session=True, cwd="/")
+                         start_new_session=True, cwd="/", env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
     except OSError:
         pass
 
