@@ -202,3 +202,20 @@ def test_a_prestarted_process_nobody_takes_is_ended(monkeypatch):
     taken = ort_worker.take_prestarted()
     assert taken is not None and ort_worker.take_prestarted() is None
     taken.close()
+
+
+def test_quick_child_imports_onnxruntime_and_falls_back_to_site(tmp_path):
+    from partsim.runtime.child import EarlyChild, quick_start_env
+
+    env = quick_start_env()
+    assert env["OPENBLAS_NUM_THREADS"] == "1" and env["PYTHONPATH"]
+    req = _request(tmp_path, ROOT / "fixtures" / "demo.onnx")
+    child = EarlyChild(ort_worker.SESSION_CODE, quick=True)
+    assert child.argv[1] == "-S"
+    r = child.run(req, timeout=120)
+    assert r.state == "ok" and r.record["state"] == "ok", r.error
+    # no import path handed over: the child reads site's .pth files itself and still answers
+    bare = {k: v for k, v in env.items() if k != "PYTHONPATH"}
+    p = subprocess.run([sys.executable, "-S", str(ort_worker.SESSION_CODE)], input=json.dumps(req), env=bare,
+                       capture_output=True, text=True, timeout=120)
+    assert json.loads(p.stdout.strip().splitlines()[-1])["state"] == "ok", p.stderr
