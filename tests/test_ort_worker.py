@@ -59,7 +59,10 @@ def worker(short_dir, monkeypatch):
     monkeypatch.setenv("PARTSIM_WORKER_IDLE", "60")
     ort_worker.autostart()
     try:
-        assert ort_worker.connect() is None  # none yet: the run wants one
+        assert ort_worker.connect() is None  # none yet
+        ort_worker.start_wanted()
+        assert not _wait(lambda: folder.exists() and any(folder.glob("*.sock")), 1.5)  # no session ran: none
+        ort_worker.cold_session_ran()  # a session ran in a new child: the run wants a worker
         ort_worker.start_wanted()
     finally:
         ort_worker.autostart(False)

@@ -384,12 +384,14 @@ def _abandon(started):
 
 def _finish_optimize(started):
     from .child import run_child
-    from .ort_worker import WorkerChild
     from .optimizer import CHILD
+    from .ort_worker import WorkerChild, cold_session_ran
     from .optimizer_cache import remember
 
     request, record, child, target = started["request"], started["record"], started["child"], started["target"]
     if record is None:
+        if not isinstance(child, WorkerChild):
+            cold_session_ran()  # a new interpreter imported onnxruntime for it: a worker would have helped
         r = child.run(request, timeout=600) if child is not None else run_child(CHILD, request, timeout=600)
         started["child"] = None
         if r.state == "crashed" and isinstance(child, WorkerChild):

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 __all__ = ["WorkerChild", "connect", "autostart", "socket_path", "enabled", "prestart", "take_prestarted",
-           "end_prestarted"]
+           "end_prestarted", "cold_session_ran"]
 
 HERE = Path(__file__).resolve()
 SESSION_CODE = HERE.with_name("optimize_child.py")
@@ -199,10 +199,16 @@ def connect():
         s.connect(str(path))
     except OSError:
         s.close()
-        if _AUTOSTART["on"]:
-            _AUTOSTART["wanted"] = True
         return None
     return WorkerChild(s)
+
+
+def cold_session_ran():
+    """Note that this run's optimizer session needed a new interpreter (no worker answered): the
+    command line then leaves a worker for the next run (:func:`start_wanted`).  A run the cache
+    answered starts none."""
+    if _AUTOSTART["on"]:
+        _AUTOSTART["wanted"] = True
 
 
 _PRESTARTED = []
@@ -229,7 +235,7 @@ def end_prestarted():
 
 
 def autostart(on=True):
-    """Let this process leave a worker behind when it exits, if it needed a child for lack of one
+    """Let this process leave a worker behind when it exits, if its session needed a new child
     (the command line switches this on; :func:`partsim.cli.main` calls :func:`start_wanted`)."""
     _AUTOSTART["on"] = on
 
