@@ -176,6 +176,14 @@ class WorkerChild:
 
     def close(self):
         """End the request: its process is killed unless it has answered."""
+        if not self.done and self.sent and not self.pid and self.sock is not None:
+            try:  # the worker names the process right after it forks: learn it to stop it
+                line = self._line(time.monotonic() + 1.0)
+                rec = json.loads(line) if line else None
+                if isinstance(rec, dict) and set(rec) == {"pid"}:
+                    self.pid = rec["pid"]
+            except (TimeoutError, socket.timeout, OSError, ValueError):
+                pass
         if not self.done and self.pid:
             import signal
 
