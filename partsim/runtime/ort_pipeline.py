@@ -88,7 +88,6 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
         imported; used when it is the one this call would start (same bytes, external-data
         sizes, level and transformers), else ended and started again.
     """
-
     from ..io.read import read_model_proto
 
     if proto is None:
