@@ -239,3 +239,10 @@ def test_quick_child_imports_onnxruntime_and_falls_back_to_site(tmp_path):
     p = subprocess.run([sys.executable, "-S", str(ort_worker.SESSION_CODE)], input=json.dumps(req), env=bare,
                        capture_output=True, text=True, timeout=120)
     assert json.loads(p.stdout.strip().splitlines()[-1])["state"] == "ok", p.stderr
+
+
+def test_help_names_the_switches(run_cli):
+    code, out, _ = run_cli("--help")
+    assert code == 0
+    for name in ("PARTSIM_WORKER=0", "PARTSIM_WORKER_IDLE", "PARTSIM_WORKER_DIR", "PARTSIM_NO_CACHE"):
+        assert name in out

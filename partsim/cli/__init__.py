@@ -29,6 +29,18 @@ words used in the output (docs/contract.md defines them exactly):
 """
 
 
+ENVIRONMENT = """\
+environment:
+  PARTSIM_CACHE_DIR    where parsed tables and ORT optimizer results are kept (~/.cache/partsim)
+  PARTSIM_NO_CACHE=1   neither read nor write that cache (as --no-cache)
+  PARTSIM_WORKER=0     leave no warm ORT worker behind: a run whose ORT optimizer session had to
+                       start a new interpreter otherwise leaves one, and later runs hand it their
+                       session (a process forked per session; private Unix socket)
+  PARTSIM_WORKER_IDLE  seconds the worker waits for a request before it ends (600)
+  PARTSIM_WORKER_DIR   the worker's socket folder ($XDG_RUNTIME_DIR/partsim-<uid>, else the
+                       temporary folder); a folder others may enter means no worker
+"""
+
 # commands defined in another command's module
 _HOSTED = {"providers": "observe"}
 
@@ -40,7 +52,7 @@ def build_parser(command=None):
     from ..report.glossary import glossary_text
 
     parser = argparse.ArgumentParser(prog="partsim", description=DESCRIPTION + glossary_text(width=80) + "\n",
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     epilog=ENVIRONMENT, formatter_class=argparse.RawDescriptionHelpFormatter)
     from .. import __version__
     parser.add_argument("--version", action="version", version=f"partsim {__version__}")
     parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
