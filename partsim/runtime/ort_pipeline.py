@@ -93,8 +93,6 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
     if proto is None:
         proto, data = read_model_proto(model_path)
     ort_level, disabled = session_settings(level, providers)
-    compiling = any(c for _, c in providers)
-    kernel_eps = [p for p, c in providers if not c]
     decide = kept_nodes if callable(kept_nodes) else None
     placeholders = _placeholders(proto, () if decide else kept_nodes)
     sizes = _external_sizes(proto, model_path)
@@ -120,19 +118,20 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
         except BaseException:
             _abandon(started)  # ends the session before its temp folder goes
             raise
-        return _after_optimize(run, model_path, proto, providers, level, ort_level, disabled, kept, originals,
-                               compiling, kernel_eps, cpu_nodes_of)
+        return _after_optimize(run, model_path, proto, providers, level, kept, originals, cpu_nodes_of)
     finally:
         run.cleanup()
 
 
-def _after_optimize(run, model_path, proto, providers, level, ort_level, disabled, kept, originals, compiling,
-                    kernel_eps, cpu_nodes_of):
+def _after_optimize(run, model_path, proto, providers, level, kept, originals, cpu_nodes_of):
     """The second half of :func:`pipeline_graph`: ORT's answer read back, placeholders restored,
     the CPU pass."""
     import onnx
 
     tmp, copy, target, started = run.tmp, run.copy, run.target, run.started
+    ort_level, disabled = run.ort_level, run.disabled
+    compiling = any(c for _, c in providers)
+    kernel_eps = [p for p, c in providers if not c]
     failure = _finish_optimize(started)
     if failure is not None:
         # ORT names the copy it was given: name the user's file (same input, same output)

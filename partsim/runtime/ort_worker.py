@@ -151,8 +151,7 @@ class WorkerChild:
                     self._drop()
                     return ChildResult("crashed", error="the warm ORT worker's session ended without an answer")
                 rec = json.loads(line)
-                if isinstance(rec, dict) and set(rec) == {"pid"}:
-                    self.pid = rec["pid"]
+                if self._named(rec):
                     continue
                 self.done = True
                 self._drop()
@@ -165,6 +164,13 @@ class WorkerChild:
         except (OSError, ValueError):
             self.close()
             return ChildResult("crashed", error="the warm ORT worker's answer was cut off")
+
+    def _named(self, rec):
+        """Whether ``rec`` is the worker's first line, naming the process it forked (kept)."""
+        if isinstance(rec, dict) and set(rec) == {"pid"}:
+            self.pid = rec["pid"]
+            return True
+        return False
 
     def _drop(self):
         if self.sock is not None:
@@ -179,9 +185,7 @@ class WorkerChild:
         if not self.done and self.sent and not self.pid and self.sock is not None:
             try:  # the worker names the process right after it forks: learn it to stop it
                 line = self._line(time.monotonic() + 1.0)
-                rec = json.loads(line) if line else None
-                if isinstance(rec, dict) and set(rec) == {"pid"}:
-                    self.pid = rec["pid"]
+                self._named(json.loads(line) if line else None)
             except (TimeoutError, socket.timeout, OSError, ValueError):
                 pass
         if not self.done and self.pid:
