@@ -106,15 +106,12 @@ class EarlyChild:
     """
 
     def __init__(self, script, python=None, memory_limit=DEFAULT_MEMORY_LIMIT, script_args=(), quick=False):
-        """``quick``: the child is only ever this interpreter importing onnxruntime
-        (:func:`quick_start`), so it starts without ``site`` and with one BLAS thread."""
-        exe = str(python) if python else sys.executable
-        env = None
-        if quick and python is None:
-            exe, env = [exe, "-S"], quick_start_env()
-        else:
-            exe = [exe]
-        self.argv = [*exe, str(script), *script_args]
+        """``quick``: the child is only ever this interpreter importing onnxruntime, so it starts
+        without ``site`` and with one BLAS thread (:func:`quick_start_env`)."""
+        quick = quick and python is None
+        env = quick_start_env() if quick else None
+        self.argv = [str(python) if python else sys.executable, *(("-S",) if quick else ()), str(script),
+                     *script_args]
         self.error = ""
         try:
             self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
