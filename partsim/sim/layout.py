@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 from ..ir.order import ort_default_order
 from .layout_checks import refused_after_layout
-from .transpose_opt import (OptGraph, _transpose_input, _transpose_output, channel_first_to_last,
-                            channel_last_to_first, optimize)
+from .transpose_opt import OptGraph, channel_first_to_last, channel_last_to_first, optimize
+from .transpose_opt.edits import _transpose_input, _transpose_output
 
 __all__ = ["LAYOUT_SENSITIVE_OPS", "NHWC_PROVIDERS", "LayoutResult", "nhwc_layout", "layout_pass",
            "ort_default_order", "handles_layout", "layout_opset_refusal"]
