@@ -50,8 +50,12 @@ def test_readme_example_passes_then_catches_a_symbolic_batch(repo):
     symbolic_batch(folder / "models" / "tiny_unet.ts.onnx", folder / "models" / "tiny_unet.ts.onnx")
     r = subprocess.run(["partsim", "check"], cwd=folder, env=env, capture_output=True, text=True)
     assert r.returncode == 1
-    assert "FAIL android models/tiny_unet.ts.onnx: accelerated: NOT accelerated" in r.stdout
-    assert "FAIL android models/tiny_unet.ts.onnx: lock firstProviderNodes" in r.stdout
+    fail = r.stdout.splitlines()
+    k = fail.index(next(line for line in fail if line.startswith("FAIL android models/tiny_unet.ts.onnx: ")))
+    assert "NOT accelerated" in fail[k] and "more)" in fail[k]  # the budget, and the lock's rules
+    assert fail[k + 1].startswith("why: dynamic_shape (")
+    assert fail[k + 2].startswith("next: fix the dims: dims = {batch = <size>}")
+    assert fail[k + 2].endswith("or partsim check --update if the change is intended")
     assert r.stderr == ""
 
 

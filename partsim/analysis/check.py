@@ -32,13 +32,27 @@ def _describe(nodes):
              "reasonDetail": n.get("reasonDetail")} for n in nodes]
 
 
-def evaluate_budgets(summary, budgets):
+def reason_counts(nodes):
+    """``{reason: nodes}`` over ``nodes`` (``none`` for a node without one), most frequent first."""
+    counts = {}
+    for n in nodes:
+        counts[n["reason"] or "none"] = counts.get(n["reason"] or "none", 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def evaluate_budgets(summary, budgets, expect=None):
     """``[{budget, limit, actual, passed, message, nodes}]`` for the config's budgets, in a fixed order.
 
     ``max_partitions`` counts the first provider's partitions, ``min_delegated_share`` its
     nodes over all nodes, ``max_memcpy`` Memcpy nodes in both directions; a failure names
-    the nodes off the first provider (op and reason) that explain it.
+    the nodes off the first provider (op and reason) that explain it.  ``expect`` (a model's
+    ``{accelerated, reason}``) replaces the ``accelerated`` budget; a model expected on the CPU
+    is not held to the accelerator's budgets (partitions, share, forbidden reasons).
     """
+    if expect is not None:
+        skip = ("accelerated",) + (() if expect["accelerated"] else
+                                   ("max_partitions", "min_delegated_share", "forbid_reasons"))
+        budgets = {k: v for k, v in budgets.items() if k not in skip}
     first, on_first, share = _first_share(summary)
     off = _describe(n for n in summary["nodes"] if n["provider"] != first)
     per = summary["perProvider"].get(first, {"partitions": 0})
@@ -48,7 +62,8 @@ def evaluate_budgets(summary, budgets):
     def add(name, limit, actual, ok, message, nodes=()):
         nodes = list(nodes)
         out.append({"budget": name, "limit": limit, "actual": actual, "passed": ok,
-                    "message": "" if ok else message, "nodes": [] if ok else nodes[:100]})
+                    "message": "" if ok else message, "nodes": [] if ok else nodes[:100],
+                    "reasons": {} if ok else reason_counts(nodes)})
 
     why = f"; off {first}: {node_gist(off)}" if off else ""
     if "max_partitions" in budgets:
@@ -70,7 +85,7 @@ def evaluate_budgets(summary, budgets):
     if "accelerated" in budgets:
         want, v = budgets["accelerated"], summary["accelerated"]
         add("accelerated", want, v, v == want,
-            ("NOT accelerated: no node on an accelerator" + why) if want else "accelerated, expected not")
+            ("NOT accelerated: no node on an accelerator" + why) if want else "accelerated, expected not", off)
     if "forbid_reasons" in budgets:
         bad = [n for n in off if n["reason"] in budgets["forbid_reasons"]]
         add("forbid_reasons", list(budgets["forbid_reasons"]), len(bad), not bad,
@@ -79,6 +94,11 @@ def evaluate_budgets(summary, budgets):
         want, v = budgets["status"], summary["status"]
         add("status", want, v, v == want, f"status {v}, expected {want}"
             + (f": {summary['failure']}" if summary.get("failure") else ""))
+    if expect is not None:
+        want, v = expect["accelerated"], summary["accelerated"]
+        add("expect", want, v, v == want,
+            (f"NOT accelerated, expected accelerated ({expect['reason']}){why}" if want else
+             f"accelerated now ({len(on_first)} nodes on {first}), expected not ({expect['reason']})"), off)
     return out
 
 
@@ -141,7 +161,8 @@ def _resolution(check):
 
 
 def _model_job(path, items, root, lock_path):
-    """Load ``path`` once per level and run every check of ``items``: ``[(index, Check, lock entry)]``.
+    """Load ``path`` once per (level, providers, dims) and run every check of ``items``:
+    ``[(index, Check, lock entry)]``.
 
     Returns ``[(index, result, record)]``, or ``("error", message)`` for a PartsimError.
     """
@@ -153,43 +174,89 @@ def _model_job(path, items, root, lock_path):
         with _gc_paused():
             models = {}
             rel = _relative(path, root)
+            symbolic = None
             for index, check, entry in items:
                 resolution = _resolution(check)
+                settings = check.settings_for(rel)
+                if settings["dims"] and symbolic is None:
+                    symbolic = _symbolic_dims(path)
+                dims = _dims_for(check, rel, settings, symbolic or {})
                 # the graph ORT partitions depends on the level and, above disable, on the providers
-                key = (check.optimize, resolution.effective if check.optimize != "disable" else ())
+                key = (check.optimize, resolution.effective if check.optimize != "disable" else (),
+                       tuple(sorted(dims.items())))
                 if key not in models:
-                    models[key] = load_for_prediction(path, check.optimize, resolution=resolution)
+                    models[key] = load_for_prediction(path, check.optimize, dims=dims or None, resolution=resolution)
                 summary = summarize(simulate(models[key], resolution, check.policy))
                 summary["model"]["path"] = rel
                 record = baseline_record(summary, resolution, check.level)
-                result = _result(check, rel, summary, record, entry, lock_path)
+                if dims:
+                    record["dims"] = dims
+                context = {"dims": dims, "expect": settings["expect"], "line": settings["line"],
+                           "unfixed": sorted(set(symbolic or _symbolic_dims_of(models[key])) - set(dims))}
+                result = _result(check, rel, summary, record, entry, lock_path, context)
                 out.append((index, result, record))
     except PartsimError as exc:
         return ("error", str(exc))
     return out
 
 
-def _result(check, rel, summary, record, entry, lock_path):
-    budgets = evaluate_budgets(summary, check.budgets)
+def _symbolic_dims(path):
+    from ..io.load import load_model
+    from ..io.variants import dim_params
+
+    return dim_params(load_model(path, infer_shapes=False))
+
+
+def _symbolic_dims_of(model):
+    from ..io.variants import dim_params
+
+    return dim_params(model)
+
+
+def _dims_for(check, rel, settings, symbolic):
+    """The dims fixed on this model: the check's that it has, and every one its own table names."""
+    missing = sorted(settings["own_dims"] - set(symbolic))
+    if missing:
+        raise UsageError(f"check {check.name!r}, model {rel}: dims {missing[0]}: no graph input has that symbolic "
+                         f"dimension (symbolic: {', '.join(symbolic) or 'none'})")
+    return {name: size for name, size in settings["dims"].items() if name in symbolic}
+
+
+def _result(check, rel, summary, record, entry, lock_path, context):
+    expect = context["expect"]
+    budgets = evaluate_budgets(summary, check.budgets, expect)
     first, on_first, share = _first_share(summary)
     lock = {"status": "absent" if lock_path is None else "not_in_lock", "failures": [], "rules": []}
     if entry is not None:
         key = _entry_key(check.name, rel)
         try:
             check_baseline_context(record, entry, lock_path)
+            if entry.get("dims") != record.get("dims"):
+                raise UsageError(f"baseline was measured with other dims (baseline {entry.get('dims') or {}}, now "
+                                 f"{record.get('dims') or {}}); re-record it (check --update)", lock_path)
         except UsageError as exc:
             raise UsageError(f"entry {key!r}: {exc.message}", lock_path) from None
         b = compare_baseline(summary, entry, record)
+        for r in b["rules"]:  # the rule's nodes: those that left the first provider since the lock (and new ones)
+            full = b["moved"] if r["rule"] == "firstProviderNodes" else b["moved"] + b["added"]
+            r["reasons"] = reason_counts(full) if not r["passed"] and r["nodes"] else {}
         lock = {"status": "compared", "failures": b["failures"], "rules": b["rules"],
                 "modelChanged": b["modelChanged"]}
     passed = all(b["passed"] for b in budgets) and not lock["failures"]
-    return {"check": check.name, "model": rel, "providers": list(summary["effectiveProviders"]),
-            "level": check.level, "passed": passed, "status": summary["status"],
-            "accelerated": summary["accelerated"],
-            "counts": dict(record["counts"], nodeCount=summary["model"]["nodeCount"],
-                           delegatedShare=round(share, 6),
-                           firstProviderPartitions=summary["perProvider"].get(first, {}).get("partitions", 0)),
-            "budgets": budgets, "lock": lock}
+    result = {"check": check.name, "model": rel, "providers": list(summary["effectiveProviders"]),
+              "level": check.level, "dims": context["dims"], "passed": passed, "status": summary["status"],
+              "accelerated": summary["accelerated"],
+              "counts": dict(record["counts"], nodeCount=summary["model"]["nodeCount"],
+                             delegatedShare=round(share, 6),
+                             firstProviderPartitions=summary["perProvider"].get(first, {}).get("partitions", 0)),
+              "budgets": budgets, "lock": lock}
+    if expect is not None:
+        result["expect"] = dict(expect)
+    if not passed:
+        from .check_brief import failure_brief
+
+        result["brief"] = failure_brief(result, check, context)
+    return result
 
 
 # --- the whole run ----------------------------------------------------------------------
@@ -246,6 +313,7 @@ def run_checks(config, jobs=None, update=False, progress=None):
         raise UsageError(errors[first])
     ordered = [results[i] for i in order]
     docs = [r for r, _ in ordered]
+    _unused_dims(config, docs)
     new_lock = None
     if update:
         new_lock = {}
@@ -261,6 +329,16 @@ def run_checks(config, jobs=None, update=False, progress=None):
                                                      ("absent" if lock_entries is None else "compared")},
                 "passed": summary["failed"] == 0, "summary": summary, "results": docs}
     return document, new_lock
+
+
+def _unused_dims(config, docs):
+    """A check's dims name no model's symbolic dimension: a typo, one line naming the config line."""
+    for check in config.checks:
+        used = {name for r in docs if r["check"] == check.name for name in r["dims"]}
+        unused = sorted(set(check.dims) - used)
+        if unused:
+            raise UsageError(f"check {check.name!r}: dims {unused[0]}: none of its models has that symbolic "
+                             f"dimension", config.path, check.dims_line)
 
 
 def _collect(path, got, results, errors):

@@ -20,6 +20,11 @@ against its budgets, and against partsim.lock.json when there is one.
   min_delegated_share = 0.9           # nodes on the first provider / nodes
   max_transfers = 10                  # optional budgets: also max_memcpy,
   forbid_reasons = ["dynamic_shape"]  #   accelerated = true, status = "ok"
+  dims = {batch = 1, seq = 128}       # symbolic dims fixed as --dim (in the models that have them)
+
+  [check.model."models/vad.onnx"]     # one model of the check above: its own dims and expectation
+  dims = {seq = 512}
+  expect = {accelerated = false, reason = "LSTM inside an If body"}
 
   partsim check                        # partsim.toml or pyproject.toml here
   partsim check --update               # (re)write the lock: today's counts become budgets
@@ -30,6 +35,8 @@ The lock holds, per (check, model), the counts of the last --update: a later run
 fails when the first provider loses nodes, "accelerated" turns false, the status
 changes, or partitions, fragments, transfers or Memcpy nodes grow.  Each model is
 loaded once for all its checks; models run in parallel (--jobs, default: all cores).
+A failure is three lines: what changed, why (the reason behind it) and the next
+command; every budget and node is in -f json, junit, sarif and markdown.
 
 Exit codes: 0 every budget met, 1 a budget exceeded or a regression against the
 lock, 2 bad config (file:line), bad model or a lock made with other providers,

@@ -14,6 +14,11 @@
     accelerated = true
     forbid_reasons = ["dynamic_shape"]
     status = "ok"
+    dims = {batch = 1}                  # symbolic input dimensions fixed, as --dim (models without them: as is)
+
+    [check.model."models/vad.onnx"]     # one model of the check above (a path or glob as in models)
+    dims = {seq = 512}                  # added to (and overriding) the check's dims
+    expect = {accelerated = false, reason = "LSTM inside an If body"}
 
 Top level (optional): ``lock = "partsim.lock.json"`` (relative to the config file),
 ``rules = ["my-rules/"]`` (extra tables for every check).  Every mistake is a
@@ -29,14 +34,16 @@ from ..errors import UsageError
 from ..sim.pipeline import LEVELS as PREDICTED_LEVELS
 from ..sim.pipeline import normalize_level
 
-__all__ = ["Check", "Config", "load_config", "find_config", "LEVELS", "BUDGET_KEYS"]
+__all__ = ["Check", "ModelSettings", "Config", "load_config", "find_config", "LEVELS", "BUDGET_KEYS"]
 
 # the level names partsim predicts (ORT's names and aliases are accepted too: normalize_level)
 LEVELS = PREDICTED_LEVELS
 
 BUDGET_KEYS = ("max_partitions", "min_delegated_share", "max_transfers", "max_memcpy", "accelerated",
                "forbid_reasons", "status")
-_CHECK_KEYS = ("name", "models", "providers", "level", "policy", "rules") + BUDGET_KEYS
+_CHECK_KEYS = ("name", "models", "providers", "level", "policy", "rules", "dims", "model") + BUDGET_KEYS
+_MODEL_KEYS = ("dims", "expect")
+_EXPECT_KEYS = ("accelerated", "reason")
 _TOP_KEYS = ("check", "lock", "rules")
 _STATUSES = ("ok", "session_would_fail")
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -55,10 +62,41 @@ class Check:
     rules: tuple = ()
     budgets: dict = field(default_factory=dict)
     line: int = 0
+    dims: dict = field(default_factory=dict)  # {dim_param: size} for every model that has the name
+    per_model: tuple = ()  # (ModelSettings, …) in config order
+    dims_line: int = 0
 
     @property
     def optimize(self):
         return normalize_level(self.level)
+
+    def settings_for(self, rel):
+        """The settings of the model at config-relative path ``rel``: ``{dims, own_dims, expect, line}``,
+        the check's dims updated by every ``[check.model."…"]`` table whose pattern matches it (in
+        order); ``own_dims`` are the names those tables set (the model must have them)."""
+        dims, own, expect, line = dict(self.dims), set(), None, self.line
+        for s in self.per_model:
+            if s.matches(rel):
+                dims.update(s.dims)
+                own.update(s.dims)
+                expect = s.expect if s.expect is not None else expect
+                line = s.line
+        return {"dims": dims, "own_dims": own, "expect": expect, "line": line}
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """One ``[check.model."PATTERN"]`` table: dims and an expectation for the models it names."""
+
+    pattern: str
+    dims: dict
+    expect: dict = None  # {"accelerated": bool, "reason": str}
+    line: int = 0
+
+    def matches(self, rel):
+        import fnmatch
+
+        return rel == self.pattern or fnmatch.fnmatchcase(rel, self.pattern)
 
 
 @dataclass(frozen=True)
@@ -92,6 +130,13 @@ class _Lines:
             if pat.match(self.lines[k]):
                 return k + 1
         return start
+
+    def mention(self, index, text):
+        """Line of the first mention of ``"text"`` (quoted) from the index-th [[check]] table on."""
+        for k in range(self.check(index) - 1, len(self.lines)):
+            if f'"{text}"' in self.lines[k] or f"'{text}'" in self.lines[k]:
+                return k + 1
+        return self.check(index)
 
     def top_key(self, key):
         pat = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
@@ -268,5 +313,55 @@ def _check(c, k, lines, fail, root, top_rules):
             fail(f"no model matches {pat!r} (relative to {root})", lines.key(k, "models"))
         models.extend(hits)
     models = tuple(dict.fromkeys(models))
+    dims = _dims(c["dims"], "dims", lambda: lines.key(k, "dims"), fail) if "dims" in c else {}
+    per_model = _per_model(c.get("model"), k, lines, fail, root, models)
     return Check(name.strip(), models, tuple(patterns), tuple(p.strip() for p in providers),
-                 normalize_level(level), policy, tuple(rules), budgets, here)
+                 normalize_level(level), policy, tuple(rules), budgets, here, dims, per_model,
+                 lines.key(k, "dims"))
+
+
+def _dims(value, what, line, fail):
+    """``{name: positive int}`` (the meaning of ``--dim NAME=VALUE``), sorted by name."""
+    if not isinstance(value, dict):
+        fail(f"{what} must be a table of symbolic dimension sizes, e.g. {{batch = 1}}", line())
+    for name, size in value.items():
+        if not name.strip():
+            fail(f"{what}: a dimension name is empty", line())
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            fail(f"{what}.{name} must be a positive whole number, not {size!r}", line())
+    return dict(sorted(value.items()))
+
+
+def _per_model(tables, k, lines, fail, root, models):
+    """``[check.model."PATTERN"]`` tables -> ``(ModelSettings, …)``; each pattern must name a model of the check."""
+    if tables is None:
+        return ()
+    if not isinstance(tables, dict) or not all(isinstance(v, dict) for v in tables.values()):
+        fail(f'model must be tables, one per model: [check.model."models/x.onnx"]', lines.key(k, "model"))
+    rels = [Path(m).resolve().relative_to(root).as_posix() if Path(m).resolve().is_relative_to(root) else m
+            for m in models]
+    out = []
+    for pattern, table in tables.items():
+        line = lines.mention(k, pattern)
+        norm = pattern[2:] if pattern.startswith("./") else pattern
+        for key in table:
+            if key not in _MODEL_KEYS:
+                fail(f"unknown key {key!r} for model {pattern!r} (known: {', '.join(_MODEL_KEYS)})", line)
+        settings = ModelSettings(norm, _dims(table["dims"], f"model {pattern!r} dims", lambda: line, fail)
+                                 if "dims" in table else {}, _expect(table.get("expect"), pattern, line, fail), line)
+        if not any(settings.matches(r) for r in rels):
+            fail(f"model {pattern!r} is none of this check's models (paths relative to {root})", line)
+        out.append(settings)
+    return tuple(out)
+
+
+def _expect(value, pattern, line, fail):
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) != set(_EXPECT_KEYS):
+        fail(f'model {pattern!r} expect must be {{accelerated = true|false, reason = "why"}}', line)
+    if not isinstance(value["accelerated"], bool):
+        fail(f"model {pattern!r} expect.accelerated must be true or false", line)
+    if not isinstance(value["reason"], str) or not value["reason"].strip():
+        fail(f"model {pattern!r} expect.reason must say why, in words", line)
+    return {"accelerated": value["accelerated"], "reason": " ".join(value["reason"].split())}

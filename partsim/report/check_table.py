@@ -1,4 +1,5 @@
-"""``partsim check`` as a table for people: one row per (check, model), then every failure."""
+"""``partsim check`` as a table for people: one row per (check, model), then each failure in
+three lines (what, why, the next command) and the models accepted by an ``expect``."""
 
 from .text import format_table
 
@@ -24,9 +25,14 @@ def render_check_table(doc):
     failed = [r for r in doc["results"] if not r["passed"]]
     if failed:
         out.append("")
-    for r in failed:
-        for what, message in failure_lines(r):
-            out.append(f"FAIL {r['check']} {r['model']}: {what}: {message}")
+    for r in failed:  # three lines each; every budget and node is in -f json / junit / sarif / markdown
+        out.extend(r["brief"])
+    expected = [r for r in doc["results"] if r["passed"] and r.get("expect")]
+    if expected:
+        out.append("")
+    for r in expected:
+        state = "accelerated" if r["expect"]["accelerated"] else "not accelerated"
+        out.append(f"expected {state}: {r['check']} {r['model']}: {r['expect']['reason']}")
     s = doc["summary"]
     lock = doc["lock"]
     out.append("")
