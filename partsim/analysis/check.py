@@ -252,10 +252,10 @@ def _result(check, rel, summary, record, entry, lock_path, context):
               "budgets": budgets, "lock": lock}
     if expect is not None:
         result["expect"] = dict(expect)
-    if not passed:
-        from .check_brief import failure_brief
-
-        result["brief"] = failure_brief(result, check, context)
+    # what the three-line failure (report/check_table.py) names: the command to run, the line to edit
+    result["hints"] = {"requested": list(check.providers), "unfixedDims": context["unfixed"],
+                       "checkLine": check.line, "dimsLine": check.dims_line or check.line,
+                       "modelLine": context["line"]}
     return result
 
 
