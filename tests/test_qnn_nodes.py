@@ -82,7 +82,7 @@ def test_attribute_vetoes_explain_each_refusal_once():
     refused exactly the ``select_last_index=1`` ones, which also carry ``axis=-1``; the derived rule
     vetoes select_last_index and not the axis, so the other half's ``axis=-1`` nodes are predicted
     on QNN as recorded."""
-    from partsim.gen.qnn import _features, derive_rules, usable_evidence
+    from partsim.gen.qnn_derive import _features, derive_rules, usable_evidence
 
     for op in ("ArgMax", "ArgMin"):
         evidence, judged = [], []

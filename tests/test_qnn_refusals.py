@@ -150,7 +150,7 @@ def test_generator_bounds_claimed_ranks_by_refusals_after_layout():
 def test_generator_reads_ceil_pool_refusals_as_the_layout_check(tmp_path):
     """The ceil-mode pools refused after the conversion are the ``pool_ceil_output`` check's, not a
     refusal of MaxPool/AveragePool as such: the generator counts them as claimed (sim/layout_checks.py)."""
-    from partsim.gen.qnn import _explained_after_layout
+    from partsim.gen.qnn_derive import _explained_after_layout
 
     dropped = save(_pool("MaxPool", 2, 1, 2, 0, 1), tmp_path / "dropped.onnx")
     same = save(_pool("MaxPool", 4, 3, 2, 0, 2), tmp_path / "same.onnx")
