@@ -9,7 +9,7 @@ import pytest
 from conftest import ROOT, shared_path
 from partsim.api import load_tables
 from partsim.analysis.calibrate import agreement, read_node_records
-from partsim.gen import ep_tables, kernel_doc
+from partsim.gen import ep_tables, ep_tensorrt, kernel_doc
 
 
 @pytest.fixture(scope="module")
@@ -51,17 +51,17 @@ def test_observed_kernels_fill_every_schema_version_up_to_the_one_seen():
 def test_tensorrt_type_names_are_all_known():
     """The TensorRT op list's type names all map to dtypes (ConstantOfShape once said INF64, and
     the generator dropped it without a word); the generator now refuses unknown names."""
-    for line in ep_tables.TRT_OPERATORS.strip().splitlines():
+    for line in ep_tensorrt.TRT_OPERATORS.strip().splitlines():
         op, _, types = line.strip().partition(" ")
         for t in filter(None, types.strip().split(",")):  # some ops list no types
-            assert t in ep_tables._TRT_DTYPES, (op, t)
-    saved = ep_tables.TRT_OPERATORS
+            assert t in ep_tensorrt._TRT_DTYPES, (op, t)
+    saved = ep_tensorrt.TRT_OPERATORS
     try:
-        ep_tables.TRT_OPERATORS = saved.replace("INT32,INT64,BOOL", "INT32,INF64,BOOL", 1)
+        ep_tensorrt.TRT_OPERATORS = saved.replace("INT32,INT64,BOOL", "INT32,INF64,BOOL", 1)
         with pytest.raises(ValueError, match="INF64"):
             ep_tables.build_table("tensorrt")
     finally:
-        ep_tables.TRT_OPERATORS = saved
+        ep_tensorrt.TRT_OPERATORS = saved
 
 
 def test_cpu_preferred_placements_of_the_expanded_tests(cuda_cases):

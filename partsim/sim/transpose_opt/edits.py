@@ -6,8 +6,6 @@ from dataclasses import dataclass, field
 from .graph import OptGraph, _is_identity, _permute, _unsqueeze_perm, _unsqueeze_shape, _valid_perm, compose, invert
 
 
-
-
 @dataclass
 class _Ctx:
     g: OptGraph

@@ -6,8 +6,6 @@ from .edits import (_help_unsqueeze, _perm_attr, _perm_values, _read_axes, _tran
                     _transpose_outputs, _unsqueeze_input)
 
 
-
-
 def _all_inputs(ctx, i):
     return list(range(len(ctx.g.nodes[i].inputs)))
 

@@ -1,0 +1,175 @@
+"""Observations read as *cases* (a model file and the node -> provider map one session produced), and how
+well a table set predicts them (:func:`agreement`).  The shapes read are listed in :mod:`partsim.analysis.calibrate`.
+"""
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ModelError, ObservationError, PartsimError
+from ..runtime.observation import import_observation, is_unnamed, observation_from_records
+from .verify import repeated_names
+
+
+MAX_JSONL_BYTES = 256 * 1024 * 1024
+_VERSION_IN_NAME = re.compile(r"ort(\d+(?:\.\d+)+)")
+
+
+@dataclass
+class Case:
+    """One observed session: ``nodes`` maps node name -> provider ORT gave it.
+
+    ``refused`` holds ORT's error when the session could not be created (then
+    ``nodes`` is empty).  ``source`` names the observation file (and the line).
+    """
+
+    name: str
+    model: Path
+    nodes: dict
+    source: str
+    runtime: str = ""
+    device: str = ""
+    requested: list = field(default_factory=list)
+    refused: str = ""
+    op_types: dict = field(default_factory=dict)
+
+
+def _runtime_from_name(path):
+    m = _VERSION_IN_NAME.search(Path(path).name)
+    return f"onnxruntime {m.group(1)}" if m else ""
+
+
+def read_node_records(path):
+    """Cases of a ``shared/observed/nodes/*.jsonl`` file, in file order.
+
+    A record whose session was refused (``create_error``) becomes a case with
+    ``refused`` set; one that was created but failed to run keeps its placement.
+    """
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_JSONL_BYTES:
+            raise ObservationError("file is too large for an observation", path)
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ObservationError("no such file", path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ObservationError(f"cannot read: {exc}", path) from None
+    runtime = _runtime_from_name(p)
+    cases = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ObservationError(f"line {n}: not valid JSON: {exc.msg}", path) from None
+        if not isinstance(rec, dict) or not isinstance(rec.get("case"), str):
+            raise ObservationError(f"line {n}: a node record must be an object with a 'case'", path)
+        test = rec["case"][len("node__"):] if rec["case"].startswith("node__") else rec["case"]
+        model = p.parent / "models" / f"{test}.onnx"
+        obs = observation_from_records(rec, runtime=runtime, path=path, strict=False)
+        refused = "" if obs["nodes"] or rec.get("assignment") else str(rec.get("create_error") or rec.get("run_error") or "no placement")
+        # a node ORT made without a name (function inlining, inserted casts) cannot be told apart
+        nodes = {k: v for k, v in obs["nodes"].items() if not is_unnamed(k)}
+        cases.append(Case(name=rec["case"], model=model, nodes=nodes, source=f"{p}:{n}",
+                          runtime=runtime, device=str(rec.get("device", "")),
+                          requested=list(rec.get("requested") or []), refused=refused,
+                          op_types=dict(obs.get("opTypes") or {})))
+    return cases
+
+
+def read_cases(paths, model=None, level=None):
+    """Cases from observation files of any supported format (see the module doc).
+
+    ``model`` is the model of observations that do not say (a profile, partsim's
+    observation JSON of one model); ``observed.json`` records use ``model.onnx``
+    beside them.
+    """
+    cases = []
+    for path in paths:
+        p = Path(path)
+        if p.suffix == ".jsonl":
+            cases.extend(read_node_records(p))
+            continue
+        obs = import_observation(p, level=level)
+        m = Path(model) if model else p.parent / "model.onnx"
+        if not m.exists():
+            raise ObservationError(f"no model for this observation (looked for {m}; give --model)", path)
+        named = {k: v for k, v in obs["nodes"].items() if not is_unnamed(k)}
+        cases.append(Case(name=p.parent.name if not model else m.stem, model=m, nodes=named,
+                          source=str(p), runtime=str(obs.get("runtime") or ""),
+                          device=str(obs.get("device") or ""), requested=list(obs.get("requested") or []),
+                          op_types=dict(obs.get("opTypes") or {})))
+    return cases
+
+
+def split_cases(cases, part):
+    """Half ``part`` (0 or 1) of ``cases``, split by the parity of the sha256 of each case's
+    name: deterministic, and independent of file order."""
+    import hashlib
+
+    return [c for c in cases if hashlib.sha256(c.name.encode("utf-8")).digest()[0] % 2 == part]
+
+
+def predict_case(case, providers, tables, models=None):
+    """``(summary, assignment)`` for ``case`` with ``tables``, or ``(None, error)`` when
+    partsim cannot load the model.  ``models`` caches loaded models by path."""
+    from ..io.load import load_model
+    from ..rules.resolve import resolve_providers
+    from ..sim import simulate, summarize
+
+    key = str(case.model)
+    if models is not None and key in models:
+        m = models[key]
+    else:
+        try:
+            m = load_model(case.model)
+        except (ModelError, PartsimError) as exc:
+            m = exc
+        if models is not None:
+            models[key] = m
+    if isinstance(m, Exception):
+        return None, str(m)
+    resolution = resolve_providers(list(providers), tables)
+    assignment = simulate(m, resolution, "per-node")
+    return summarize(assignment), assignment
+
+
+def agreement(cases, providers, tables, models=None):
+    """Node agreement of ``tables`` on ``cases``.
+
+    Returns
+    -------
+    dict
+        ``nodes`` (observed nodes), ``agreeing``, ``cases`` (per case: name, nodes,
+        agreeing, misses [(node, op, predicted, observed)], loadError), and
+        ``refused`` (sessions ORT refused: name, predicted status).
+    """
+    total = agree = 0
+    per_case, refused = [], []
+    for case in cases:
+        summary, extra = predict_case(case, providers, tables, models)
+        if case.refused:
+            refused.append({"case": case.name, "observed": case.refused[:200],
+                            "predicted": summary["status"] if summary else f"load error: {extra}"[:200]})
+            continue
+        misses = []
+        if summary is None:
+            misses = [(name, case.op_types.get(name, ""), "load error", ep) for name, ep in sorted(case.nodes.items())]
+        else:
+            predicted = {n["name"]: n["provider"] for n in summary["nodes"]}
+            repeats = repeated_names(case.nodes, predicted)
+            for name, ep in sorted(case.nodes.items()):
+                got = predicted.get(repeats.get(name, name), "absent")
+                if got != ep:
+                    misses.append((name, case.op_types.get(name, ""), got, ep))
+        n = len(case.nodes)
+        total += n
+        agree += n - len(misses)
+        per_case.append({"case": case.name, "nodes": n, "agreeing": n - len(misses), "misses": misses,
+                         "loadError": None if summary is not None else extra})
+    return {"nodes": total, "agreeing": agree, "share": agree / total if total else 0.0, "cases": per_case,
+            "refused": refused}
+
+
