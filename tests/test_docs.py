@@ -15,8 +15,9 @@ import pytest
 
 from tests.conftest import ROOT, shared_path
 from tests.test_baseline_gate import symbolic_batch
+from tests.test_decompose import hsig_chain
 
-PAGES = ("ci.md",)
+PAGES = ("ci.md", "analysis.md")
 
 
 def examples(page):
@@ -37,23 +38,6 @@ def examples(page):
     return out
 
 
-def hardsigmoid_model(path):
-    """Conv -> HardSigmoid -> Conv: the HardSigmoid keeps NNAPI from taking the whole graph."""
-    import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-
-    rng = np.random.default_rng(0)
-    w1 = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w1")
-    w2 = numpy_helper.from_array(rng.standard_normal((4, 4, 3, 3)).astype(np.float32), "w2")
-    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], name="conv1", pads=[1, 1, 1, 1]),
-             helper.make_node("HardSigmoid", ["a"], ["b"], name="hsig", alpha=0.2, beta=0.5),
-             helper.make_node("Conv", ["b", "w2"], ["y"], name="conv2", pads=[1, 1, 1, 1])]
-    graph = helper.make_graph(nodes, "hsig", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], [w1, w2])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
-
-
 @pytest.fixture
 def folder(tmp_path):
     models = tmp_path / "models"
@@ -62,7 +46,7 @@ def folder(tmp_path):
     symbolic_batch(shared_path("corpus", "full", "tiny_unet.ts.onnx"), models / "unet.onnx")
     shutil.copy(shared_path("corpus", "full", "tiny_resnet.ts.onnx"), models / "resnet.onnx")
     (tmp_path / "small").mkdir()
-    hardsigmoid_model(tmp_path / "small" / "hardsigmoid.onnx")
+    hsig_chain(tmp_path / "small" / "hardsigmoid.onnx")
     return tmp_path
 
 

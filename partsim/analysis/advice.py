@@ -20,8 +20,8 @@ NOT_ACTIONABLE = {
 
 
 def largest_cause(summary):
-    """``{reason, opType, domain, nodes, detail, provider}`` of the largest actionable group of nodes
-    off the first provider, or None (nothing off it, or only the CPU requested).
+    """``{reason, opType, domain, nodes, detail, provider, scopes}`` of the largest actionable group of
+    nodes off the first provider, or None (nothing off it, or only the CPU requested).
 
     >>> s = {"effectiveProviders": ["EP", CPU], "nodes": [
     ...     {"name": "a", "opType": "Erf", "domain": "", "reason": "op_not_in_table", "reasonDetail": "no rule"},
@@ -30,18 +30,26 @@ def largest_cause(summary):
     >>> largest_cause(s)["opType"]
     'Erf'
     """
+    found = causes(summary)
+    return found[0] if found else None
+
+
+def causes(summary):
+    """Every actionable group of nodes off the first provider (as :func:`largest_cause`), largest first.
+    ``scopes``: the control-flow bodies (``"<If node>/then_branch"``) its nodes sit in, empty for the
+    main graph."""
     providers = summary["effectiveProviders"]
     if not providers or providers[0] == CPU:
-        return None
+        return []
     groups = {}
     for n in summary["nodes"]:
         if n["reason"] and n["reason"] not in NOT_ACTIONABLE:
             groups.setdefault((n["reason"], n["domain"], n["opType"]), []).append(n)
-    if not groups:
-        return None
-    (reason, domain, op), nodes = min(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-    return {"reason": reason, "opType": op, "domain": domain, "nodes": len(nodes), "provider": providers[0],
-            "detail": nodes[0].get("reasonDetail") or ""}
+    ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    return [{"reason": reason, "opType": op, "domain": domain, "nodes": len(nodes), "provider": providers[0],
+             "detail": nodes[0].get("reasonDetail") or "",
+             "scopes": sorted({n["scope"] for n in nodes if n.get("scope")})}
+            for (reason, domain, op), nodes in ranked]
 
 
 def suggested_change(cause, symbolic_dims=(), optimized=False):
@@ -56,6 +64,8 @@ def suggested_change(cause, symbolic_dims=(), optimized=False):
     ['--add-support', 'com.microsoft:Gemm']
     """
     op = f"{cause['domain']}:{cause['opType']}" if cause["domain"] else cause["opType"]
+    if cause.get("decomposable") and not cause.get("scopes"):
+        return (["--decompose", op], f"replace every {op} by the ops that define it")
     if cause["reason"] == "dynamic_shape" and symbolic_dims:
         return (["--dim", ",".join(f"{d}=1" for d in symbolic_dims)],
                 "fix the symbolic input dimensions (1 here: put your real sizes)")
@@ -65,7 +75,8 @@ def suggested_change(cause, symbolic_dims=(), optimized=False):
     return (["--add-support", op], f"suppose {cause['provider']} accepted every {op} node")
 
 
-def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=None, level=None):
+def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=None, level=None,
+               measure=None, decomposable=()):
     """What to do after reading a summary: records ``{"text", "command"}`` (``command`` a list of
     words after ``partsim``, or None).
 
@@ -74,7 +85,13 @@ def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=N
     dimensions the prediction fixed (``--dim``): the whatif change keeps them, while whatif's
     "before" and blame start from the model as written, which a last step says.  ``level``: the
     ORT optimization level predicted (the commands repeat it unless it is the default, ``all``);
-    ``None`` keeps the older ``optimized`` flag (``--optimize basic``).
+    ``None`` keeps the older ``optimized`` flag (``--optimize basic``).  ``decomposable``: op types
+    the model could replace by their definition (suggested as ``--decompose`` first).
+
+    ``measure(whatif words) -> text or None`` simulates a suggested change: a change is shown only
+    with its measured effect (``text``), and one that changes no count (``None``) is not shown;
+    the next cause is tried instead (at most three).  Without ``measure`` every change is shown
+    unmeasured (the doctest below).
 
     >>> s = {"effectiveProviders": ["EP", CPU], "nodes": [
     ...     {"name": "a", "opType": "Erf", "domain": "", "reason": "op_not_in_table", "reasonDetail": "no rule"}]}
@@ -85,14 +102,14 @@ def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=N
     if not providers or providers[0] == CPU:
         return [{"text": "only the CPU was asked for: name an accelerator, e.g. -p nnapi, -p cuda, -p openvino "
                          "(`partsim rules list` shows every shipped table)", "command": None}]
-    cause = largest_cause(summary)
     if level is not None:
         same = ["--level", level] if level != "all" else []
         base, blame = list(request) + same, ["blame"] + list(request) + same
     else:
         base = list(request) + (["--base-optimize", "basic"] if optimized else [])
         blame = ["blame"] + list(request) + (["--optimize", "basic"] if optimized else [])
-    if cause is None:
+    found = causes(summary)
+    if not found:
         off = {n["reason"] for n in summary["nodes"] if n["reason"]}
         if not off:
             return [{"text": f"every node is on {providers[0]}: nothing to change", "command": None}]
@@ -100,8 +117,37 @@ def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=N
         return [{"text": f"the nodes off {providers[0]} stay there for reasons a model change does not "
                          f"remove ({why})", "command": None},
                 {"text": "measure what each cause would save anyway:", "command": blame}]
+    steps = []
+    for cause in found[:3]:
+        cause["decomposable"] = not cause["domain"] and cause["opType"] in decomposable
+        command, what = _whatif_command(cause, base, symbolic_dims, optimized, fixed_dims)
+        effect = measure(command[1:]) if measure is not None else ""
+        steps.append(_cause_step(cause))
+        if effect is None:
+            steps[-1]["text"] += f"; {what} changes no count (measured), so it is not suggested"
+            continue
+        steps.append({"text": f"{what}{': ' + effect if effect else ''}; compare:", "command": command})
+        break
+    steps.append({"text": "rank every cause by what lifting it alone saves (partitions, transfers, copies):",
+                  "command": blame})
+    if fixed_dims:
+        steps.append({"text": "whatif's before and blame are the model as written, without your --dim",
+                      "command": None})
+    return steps
+
+
+def _cause_step(cause):
     nodes = f"{cause['nodes']} {cause['opType']} node{'' if cause['nodes'] == 1 else 's'}"
     detail = f": {cause['detail']}" if cause["detail"] else ""
+    where = ""
+    if cause["scopes"]:  # nodes in an If/Loop/Scan body: the control-flow node decides where they run
+        bodies = ", ".join(cause["scopes"][:2]) + (", …" if len(cause["scopes"]) > 2 else "")
+        where = f" inside control flow (the body {bodies})"
+    return {"text": f"the largest cause: {cause['reason']} keeps {nodes}{where} off {cause['provider']}{detail}",
+            "command": None}
+
+
+def _whatif_command(cause, base, symbolic_dims, optimized, fixed_dims):
     change, what = suggested_change(cause, symbolic_dims, optimized)
     if fixed_dims:  # whatif's "after" keeps the user's --dim; its "before" is the model as written
         given = [f"{k}={v}" for k, v in sorted(fixed_dims.items())]
@@ -109,12 +155,16 @@ def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=N
             change = ["--dim", ",".join(given + change[1].split(","))]
         else:
             change = ["--dim", ",".join(given)] + change
-    steps = [{"text": f"the largest cause: {cause['reason']} keeps {nodes} off {cause['provider']}{detail}",
-              "command": None},
-             {"text": f"{what}, and compare:", "command": ["whatif"] + base + change},
-             {"text": "rank every cause by what lifting it alone saves (partitions, transfers, copies):",
-              "command": blame}]
-    if fixed_dims:
-        steps.append({"text": "whatif's before and blame are the model as written, without your --dim",
-                      "command": None})
-    return steps
+    return ["whatif"] + base + change, what
+
+
+def effect_text(result):
+    """The counts a whatif result changes (``None`` when none does): accelerator partitions,
+    transfers, nodes off the CPU, Memcpy nodes."""
+    b, a = result["before"], result["after"]
+    parts = []
+    for key, words in (("acceleratorPartitions", "accelerator partitions"), ("transfers", "transfers"),
+                       ("delegatedNodes", "nodes off the CPU"), ("memcpy", "Memcpy nodes")):
+        if key in b and b[key] != a[key]:
+            parts.append(f"{words} {b[key]} -> {a[key]}")
+    return "measured: " + ", ".join(parts) if parts else None

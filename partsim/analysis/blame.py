@@ -11,7 +11,7 @@ from .context import SCHEMA_VERSION
 from .cost import _saved, metrics
 from .lift import LIFTABLE_REASONS, lift_op_type, lift_reason
 from .remedies import EFFORT, WHO, actionability, opset_candidates
-from ..io.variants import dim_params, load_variant
+from ..io.variants import decomposable, dim_params, load_variant
 
 __all__ = ["blame"]
 
@@ -112,16 +112,31 @@ def _mark(row, table, op=None):
     return row
 
 
-def _variant(ctx, optimize, fix_dims=None, opset=None):
+def _variant(ctx, optimize, fix_dims=None, opset=None, decompose=()):
     """A variant of the model, or the one-line reason it cannot be made."""
     from ..api import load_for_prediction
 
     try:  # the graph ORT partitions depends on the providers (inlining, Level 2/3 sets)
-        if not fix_dims and opset is None:
+        if not fix_dims and opset is None and not decompose:
             return load_for_prediction(ctx.path, optimize, seed=ctx.seed, resolution=ctx.resolution()), None
-        return load_variant(ctx.path, optimize, fix_dims, opset, seed=ctx.seed, resolution=ctx.resolution()), None
+        return load_variant(ctx.path, optimize, fix_dims, opset, seed=ctx.seed, resolution=ctx.resolution(),
+                            decompose=decompose), None
     except ModelError as exc:
         return None, str(exc)
+
+
+def _run_lifted(ctx, lifted):
+    """``(summary, model)`` of the first provider's lifted table.  Above level ``disable`` the graph
+    ORT partitions depends on what the providers take (nodes left to the CPU get its layout
+    rewrites, NCHWc), so the model is prepared again for the lifted tables; on the model prepared
+    for the real tables a lifted ``dynamic_shape`` would find its nodes already rewritten for the
+    CPU and move almost nothing."""
+    if ctx.optimize == "disable":
+        return ctx.run(lifted)[0], ctx.model
+    from ..api import load_for_prediction
+
+    model = load_for_prediction(ctx.path, ctx.optimize, seed=ctx.seed, resolution=lifted)
+    return ctx.run(lifted, model=model)[0], model
 
 
 def _higher_levels(current):
@@ -187,9 +202,9 @@ def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True, analyse_lev
     names = [n.name for n in model.nodes]
     for (domain, op), idx in sorted(by_op.items()):
         lifted = replace(res, tables=(lift_op_type(first, domain, op),) + rest)
-        after_s, _ = ctx.run(lifted)
+        after_s, after_model = _run_lifted(ctx, lifted)
         label = f"{domain}:{op}" if domain else op
-        row = _row("opType", label, [names[i] for i in idx], before_m, before_s, after_s, model, link, device,
+        row = _row("opType", label, [names[i] for i in idx], before_m, before_s, after_s, after_model, link, device,
                    f"{first.provider} accepts {label} for any dtype and shape")
         cats = {}
         for i in idx:
@@ -204,8 +219,8 @@ def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True, analyse_lev
         if table is None:
             not_liftable[cat] = len(idx)
             continue
-        after_s, _ = ctx.run(replace(res, tables=(table,) + rest))
-        row = _row("reason", cat, [names[i] for i in idx], before_m, before_s, after_s, model, link, device,
+        after_s, after_model = _run_lifted(ctx, replace(res, tables=(table,) + rest))
+        row = _row("reason", cat, [names[i] for i in idx], before_m, before_s, after_s, after_model, link, device,
                    LIFTABLE_REASONS[cat])
         if cat == "cpu_preferred":
             region = _shape_subgraphs(model, idx)
@@ -254,6 +269,13 @@ def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True, analyse_lev
         for n in opset_candidates(model, first, rejected):
             measure("opset", f"opset {n}", (ctx.optimize, None, n),
                     f"the model converted to opset {n} (onnx.version_converter)")
+    opset = ctx.model.opsets.get("", 0)
+    for (domain, op), idx in sorted(by_op.items()):  # model-side remedies: the op replaced by its definition
+        if domain == "" and decomposable(op, opset) and all(model.nodes[i].parent is None for i in idx):
+            row = measure("decompose", f"decompose {op}", (ctx.optimize, None, None, (op,)),
+                          f"every {op} node replaced by the ops that define it")
+            if row is not None:
+                row["nodes"], row["nodeCount"] = [names[i] for i in idx], len(idx)
     rows.extend(dim_rows)
     rows.sort(key=_rank_key)
     for k, r in enumerate(rows, 1):

@@ -24,7 +24,7 @@ WHO = {
 # how much work each kind of change is for the user: a tie in coverage and partitions goes
 # to the cheaper one (a session option before a re-export before a graph edit; the named op type
 # before the category it falls in)
-EFFORT = {"level": 0, "dims": 1, "dim": 2, "opset": 3, "level+dims": 4, "opType": 5, "reason": 6}
+EFFORT = {"level": 0, "dims": 1, "dim": 2, "opset": 3, "decompose": 3, "level+dims": 4, "opType": 5, "reason": 6}
 
 _REASON_WHO = {
     "non_constant_input": ("model", "make those inputs constant initializers (ORT's basic level folds constant "
@@ -58,6 +58,9 @@ def actionability(kind, cause, table=None, op=None):
     if kind in ("dim", "dims"):
         return True, "model", (f"export with fixed input sizes ({cause}) or set them as free dimension "
                                "overrides in the session options")
+    if kind == "decompose":
+        op = cause.split()[-1]
+        return True, "model", f"replace each {op} by the ops that define it, at export or by editing the graph"
     if kind == "opset":
         return True, "model", f"convert the model: onnx.version_converter.convert_version(model, {cause.split()[-1]})"
     if kind == "reason":

@@ -73,27 +73,29 @@ def _per_provider(before, after):
     return out
 
 
-def whatif(ctx, add=(), fix_dims=None, opset=None, drop=(), reorder=(), optimize=None, link=None):
+def whatif(ctx, add=(), fix_dims=None, opset=None, drop=(), reorder=(), optimize=None, link=None, decompose=()):
     """Simulate the request as given and with the changes; both summaries' counts side by side.
 
     ``add`` (``OP``, ``DOMAIN:OP``, ``OP:dtype``) is applied to the first provider of the
     changed list.  ``optimize`` is the level of the changed run (default: the baseline's).
+    ``decompose`` (op types) replaces those nodes by the ops that define them
+    (:func:`partsim.io.variants.decompose_in_proto`).  Above level ``disable`` the changed model
+    is prepared for the changed providers and tables: the graph ORT partitions depends on them.
     """
     before_res = ctx.resolution()
     before_s, _ = ctx.run(before_res)
     before_m = ctx.metrics(before_s, before_res, link=link)
     after_opt = optimize or ctx.optimize
     changes = []
-    model = ctx.model
-    if fix_dims or opset is not None or after_opt != ctx.optimize:
-        if fix_dims:
-            check_dims(ctx.model, fix_dims)
-            changes.append({"change": "fix-dim", "value": ",".join(f"{k}={v}" for k, v in sorted(fix_dims.items()))})
-        if opset is not None:
-            changes.append({"change": "opset", "value": int(opset)})
-        if after_opt != ctx.optimize:
-            changes.append({"change": "optimize", "value": f"{ctx.optimize} -> {after_opt}"})
-        model = load_variant(ctx.path, after_opt, fix_dims, opset, seed=ctx.seed, resolution=ctx.resolution())
+    if fix_dims:
+        check_dims(ctx.model, fix_dims)
+        changes.append({"change": "fix-dim", "value": ",".join(f"{k}={v}" for k, v in sorted(fix_dims.items()))})
+    if opset is not None:
+        changes.append({"change": "opset", "value": int(opset)})
+    for op in decompose:
+        changes.append({"change": "decompose", "value": op})
+    if after_opt != ctx.optimize:
+        changes.append({"change": "optimize", "value": f"{ctx.optimize} -> {after_opt}"})
     requested = _apply_provider_changes(ctx.requested, drop, reorder)
     for d in drop:
         changes.append({"change": "drop-provider", "value": canonical_name(d.partition(":")[0])})
@@ -106,9 +108,17 @@ def whatif(ctx, add=(), fix_dims=None, opset=None, drop=(), reorder=(), optimize
         table = res.tables[0]
         for spec in add:
             domain, op, dtype = parse_support_spec(spec)
-            table = add_support(table, domain, op, dtype, model)
+            table = add_support(table, domain, op, dtype, ctx.model)
             changes.append({"change": "add-support", "value": spec, "provider": table.provider})
         res = replace(res, tables=(table,) + res.tables[1:])
+    model = ctx.model
+    if fix_dims or opset is not None or decompose:
+        model = load_variant(ctx.path, after_opt, fix_dims, opset, seed=ctx.seed, resolution=res,
+                             decompose=decompose)
+    elif after_opt != "disable" and (after_opt != ctx.optimize or res != before_res):
+        from ..api import load_for_prediction
+
+        model = load_for_prediction(ctx.path, after_opt, seed=ctx.seed, resolution=res)
     after_s, _ = ctx.run(res, model=model)
     after_m = ctx.metrics(after_s, res, model=model, link=link)
     change = _saved(after_m, before_m)  # after - before

@@ -25,6 +25,7 @@ Bytes and --link as in `partsim blame --help`.  Presets:
 
 examples:
   partsim whatif model.onnx -p nnapi --add-support Erf
+  partsim whatif model.onnx -p nnapi --decompose HardSigmoid
   partsim whatif swin_t.onnx -p cuda --level disable --optimize all --link pcie4-x16
   partsim whatif model.onnx -p cuda,openvino --reorder openvino,cuda
   partsim whatif model.onnx -p nnapi --dim batch=1 --format json
@@ -46,6 +47,9 @@ def add_parser(sub):
     add_dim_arg(p, "a symbolic input dimension fixed to VALUE (the model reloaded); repeatable, or "
                    "comma-separated", group=g)
     g.add_argument("--fix-dim", action="append", dest="dim", help=argparse.SUPPRESS)  # the old name of --dim
+    g.add_argument("--decompose", action="append", metavar="OP[,…]",
+                   help="OP nodes of the main graph replaced by the ops that define them (HardSigmoid as Mul, Add, "
+                        "Clip; Gelu, HardSwish, Mish, LayerNormalization; else ONNX's function body)")
     g.add_argument("--opset", type=int, metavar="N", help="the model converted with onnx.version_converter first")
     g.add_argument("--drop-provider", action="append", metavar="EP", help="EP removed from the request")
     g.add_argument("--reorder", metavar="EP,EP…", help="these providers first, in this order")
@@ -59,10 +63,33 @@ def add_parser(sub):
 
 
 def run(args):
+    result = compute(args)
+    text = to_json(result) if args.format == "json" else render_whatif_table(result)
+    write_output(text, args.output)
+    return EXIT_OK
+
+
+def measured_effect(words):
+    """What ``partsim whatif WORDS`` changes, as :func:`partsim.analysis.advice.effect_text` says it
+    (None: no count changes, or the change cannot be made); for suggestions printed elsewhere."""
+    from ..analysis.advice import effect_text
+    from ..errors import PartsimError
+    from . import build_parser
+
+    args = build_parser("whatif").parse_args(["whatif", *words])
+    try:
+        return effect_text(compute(args))
+    except PartsimError:
+        return None
+
+
+def compute(args):
+    """The whatif result of parsed ``args``."""
     link = parse_link(args.link) if args.link else None
     fix = parse_dims(args.dim)
     add = split_list(args.add_support)
     drop = split_list(args.drop_provider)
+    decompose = tuple(split_list(args.decompose))
     reorder = split_list([args.reorder] if args.reorder else [])
     if args.opset is not None and args.opset < 1:
         raise UsageError("--opset must be a positive integer")
@@ -70,13 +97,10 @@ def run(args):
 
     base = resolve_level(args.level, args.base_optimize)
     after = resolve_level(args.optimize) if args.optimize else None
-    if not (add or fix or drop or reorder or args.opset is not None or (after and after != base)):
-        raise UsageError("nothing to compare: give at least one change (--add-support, --dim, --opset, "
+    if not (add or fix or drop or reorder or decompose or args.opset is not None or (after and after != base)):
+        raise UsageError("nothing to compare: give at least one change (--add-support, --dim, --decompose, --opset, "
                          "--drop-provider, --reorder, --optimize)")
     ctx = prepare(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                   args.support_name, args.support_kind, args.policy, optimize=base)
-    result = whatif(ctx, add=add, fix_dims=fix, opset=args.opset, drop=drop, reorder=reorder,
-                    optimize=after, link=link)
-    text = to_json(result) if args.format == "json" else render_whatif_table(result)
-    write_output(text, args.output)
-    return EXIT_OK
+    return whatif(ctx, add=add, fix_dims=fix, opset=args.opset, drop=drop, reorder=reorder,
+                    optimize=after, link=link, decompose=decompose)

@@ -75,6 +75,8 @@ def render_blame_table(r, top=20):
             what = ("shape subgraph" if row["cause"] == "cpu_preferred" else "group") + ("" if k == 1 else "s")
             line = (f"  {row['cause']}: {plural(row['nodeCount'], 'node')} in {k} {what}, e.g. "
                     f"[{short_list(row['groups'][0], 6)}]")
+        elif row["kind"] == "decompose":
+            line = f"  {row['cause']}: {short_list(row['nodes'], 4)} replaced by the ops that define them"
         elif row["kind"] in ("dim", "dims", "level", "level+dims", "opset"):
             where = f" ({', '.join(row['inputs'])})" if row.get("inputs") else ""
             gone = (f", {row['goneNodes']} of its nodes gone (folded, fused or renamed by the change)"
@@ -92,6 +94,10 @@ def render_blame_table(r, top=20):
     if best is not None:
         out.append(f"next step: {best['cause']} (rank {best['rank']}, coverage "
                    f"{best['coverage']['after']['percent']:.1f}%): {best['remedy']}")
+        if best["kind"] == "decompose":
+            level = f" --level {r['optimize']}" if r["optimize"] != "all" else ""
+            out.append(f"  partsim whatif {r['model']['path']} -p {','.join(r['requestedProviders'])}{level} "
+                       f"--decompose {best['cause'].split()[-1]}")
     else:
         out.append("next step: nothing you can change in the model or session raises coverage; the remaining "
                    "causes need the provider itself (try another provider, or check with whatif)")
