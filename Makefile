@@ -5,8 +5,15 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OV_VENV := .venv-openvino
 OV_STAMP := $(OV_VENV)/.installed
+# the developer loop's tools, in a venv of their own (they need nothing of partsim's dependencies)
+CHECK_VENV := .venv-check
+CHECK_STAMP := $(CHECK_VENV)/.installed-ruff0.17.6-mypy2.4.1
+# files the formatter keeps (ruff format --check); a file joins when it is formatted
+FORMATTED := partsim/rules/precompiled.py partsim/rules/resolve.py partsim/rules/schema_errors.py partsim/ir/schemas.py \
+  partsim/io/files.py partsim/gen/yamlout.py partsim/progress.py partsim/report/text.py partsim/report/stream.py \
+  partsim/report/lint_text.py partsim/report/verify_junit.py benchmarks/common.py cli.py tests/modelbuild.py
 
-.PHONY: demo test setup graphviz browser clean bench lint-rules openvino tables
+.PHONY: demo test test-fast check setup graphviz browser clean bench lint-rules openvino tables
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -52,6 +59,22 @@ browser:
 test: setup browser openvino
 	$(BIN)/python -m pytest -q
 
+# the fast tier (under a minute): no real ORT/QNN/OpenVINO session, browser or corpus model
+# (markers registered in pyproject.toml, applied in tests/conftest.py)
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not (ort or qnn or openvino or webgpu or browser or corpus)"
+
+$(CHECK_STAMP):
+	$(PY) -m venv $(CHECK_VENV)
+	$(CHECK_VENV)/bin/pip install -q ruff==0.17.6 mypy==2.4.1
+	touch $(CHECK_STAMP)
+
+# lint (ruff), format (ruff, on FORMATTED) and types (mypy, the packages named in pyproject.toml)
+check: $(CHECK_STAMP)
+	$(CHECK_VENV)/bin/ruff check partsim tests benchmarks cli.py
+	$(CHECK_VENV)/bin/ruff format --check $(FORMATTED)
+	$(CHECK_VENV)/bin/mypy
+
 # the shipped tables parsed and validated ahead of time (partsim/data/tables/): rerun after editing rules/*.yaml
 # (tests/test_precompiled_tables.py fails while the store is stale; a stale entry is never used, only slower)
 tables: setup
@@ -61,7 +84,7 @@ bench: setup
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) $(OV_VENV) out .pytest_cache
+	rm -rf $(VENV) $(OV_VENV) $(CHECK_VENV) out .pytest_cache .mypy_cache .ruff_cache
 
 # the report screenshot shown in README.md (needs graphviz, chromium and ../shared/corpus)
 docs-screenshot: setup browser

@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from common import CLI, timed_process  # noqa: E402  (benchmarks/common.py)
 
-from partsim.analysis.blame import blame
-from partsim.analysis.cost import parse_link
-from partsim.analysis.context import prepare
+from partsim.analysis.blame import blame  # noqa: E402
+from partsim.analysis.cost import parse_link  # noqa: E402
+from partsim.analysis.context import prepare  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "graph_only"
 MODEL = "swin_t.ts.onnx"

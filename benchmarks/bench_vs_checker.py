@@ -107,7 +107,7 @@ def partsim_stages(runs):
                       lambda: load._try_build(inferred, str(MODEL), "", [], None, True)[0])
         assignment = timed("simulate NNAPI > CoreML > CPU", lambda: simulate(model, resolution))
         timed("summary", lambda: summarize(assignment))
-        del proto, data, inferred, model, assignment
+        proto = data = inferred = model = assignment = None  # freed before the collection
         gc.collect()
     gc.enable()
     out = _medians(times)

@@ -77,7 +77,7 @@ def test_model_dims_override_and_expect(zoo, run_cli):
     code, text_out, _ = check(run_cli, zoo, text.replace("accelerated = false, reason = \"the",
                                                          "accelerated = true, reason = \"the"), fmt="table")
     assert "FAIL npu models/bert.onnx: accelerated now, expected not; expected: LayerNormalization has no" in text_out
-    assert "models/unet.onnx" not in "".join(l for l in text_out.splitlines() if l.startswith("FAIL"))
+    assert "models/unet.onnx" not in "".join(ln for ln in text_out.splitlines() if ln.startswith("FAIL"))
     assert "expected accelerated: npu models/unet.onnx: the decoder upsamples" in text_out
 
 

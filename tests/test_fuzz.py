@@ -21,7 +21,6 @@ the simulator sees odd-but-legal graphs too.
 the same targets for >= 10,000 executions each and prints the outcome counts.
 """
 
-import os
 import tempfile
 from pathlib import Path
 

@@ -1,8 +1,6 @@
 """partsim lint: seeded defects are caught with the right rule id and line; shipped tables pass."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest

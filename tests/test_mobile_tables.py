@@ -5,7 +5,6 @@ Expected accept/reject outcomes below come from the caveat text of the md files
 """
 
 import re
-from pathlib import Path
 
 import onnx
 import onnx.defs

@@ -16,8 +16,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import onnx
-import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto as T
 from onnx import helper

@@ -5,7 +5,6 @@ import json
 import jsonschema
 import networkx as nx
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper

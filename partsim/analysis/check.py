@@ -141,7 +141,7 @@ def lock_document(entries):
 
 # --- the work of one model (runs in a worker process) ---------------------------------
 
-_TABLES = {}
+_TABLES: dict = {}
 
 
 def _tables(rules):

@@ -68,7 +68,7 @@ def _allowed(op, k=0):
 
 
 # attribute variants probed besides the defaults (on float inputs of rank 4)
-VARIANTS = {op: ({"keepdims": 0},) for op in REDUCE}
+VARIANTS: dict[str, tuple[dict, ...]] = {op: ({"keepdims": 0},) for op in REDUCE}
 VARIANTS.update({"ArgMax": ({"keepdims": 0}, {"select_last_index": 1}),
                  "ArgMin": ({"keepdims": 0}, {"select_last_index": 1}),
                  "Softmax": ({"axis": 0},), "LogSoftmax": ({"axis": 0},), "Concat": ({"axis": -1},),

@@ -90,7 +90,7 @@ class ModelSettings:
 
     pattern: str
     dims: dict
-    expect: dict = None  # {"accelerated": bool, "reason": str}
+    expect: dict | None = None  # {"accelerated": bool, "reason": str}
     line: int = 0
 
     def matches(self, rel):
@@ -337,7 +337,7 @@ def _per_model(tables, k, lines, fail, root, models):
     if tables is None:
         return ()
     if not isinstance(tables, dict) or not all(isinstance(v, dict) for v in tables.values()):
-        fail(f'model must be tables, one per model: [check.model."models/x.onnx"]', lines.key(k, "model"))
+        fail('model must be tables, one per model: [check.model."models/x.onnx"]', lines.key(k, "model"))
     rels = [Path(m).resolve().relative_to(root).as_posix() if Path(m).resolve().is_relative_to(root) else m
             for m in models]
     out = []

@@ -11,11 +11,11 @@ from ..errors import ModelError
 from ..ir.schemas import normalize_domain
 from .build import DYNAMIC_DIM, MAX_DIM, _Builder
 from .read import read_model_proto
+from .shape_inference import _infer_shapes_as_listed, _infer_shapes_sorted
 
 # The ai.onnx opset ORT gives a model that imports none (onnxruntime 1.31.1 writes ai.onnx 26 into
 # such a model; "Current official support for domain ai.onnx is till opset 26").
 ORT_DEFAULT_ONNX_OPSET = 26
-from .shape_inference import _infer_shapes_as_listed, _infer_shapes_sorted
 
 __all__ = ["load_model", "model_from_proto"]
 

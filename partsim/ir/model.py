@@ -220,8 +220,8 @@ class Model:
     int_consts: dict = field(default_factory=dict, repr=False, compare=False)
     #: main-graph constants of one element (initializers and Constant nodes): name -> (dtype, value)
     scalar_consts: dict = field(default_factory=dict, repr=False, compare=False)
-    _in_edges: list = field(default=None, repr=False)
-    _out_edges: list = field(default=None, repr=False)
+    _in_edges: list | None = field(default=None, repr=False)
+    _out_edges: list | None = field(default=None, repr=False)
     _derived: dict = field(default_factory=dict, repr=False, compare=False)
 
     def derived(self, key, make):

@@ -48,7 +48,7 @@ JUMP_RATIO = 3.0
 _CONV = "conv"
 _MM = "matmul"
 # op -> (family, activation slots, {slot: (scale slot, zero-point slot)} for integer inputs)
-LINEAR_FP32 = {"MatMul": (_MM, (0, 1), {}), "Gemm": (_MM, (0, 1), {}), "FusedMatMul": (_MM, (0, 1), {}),
+LINEAR_FP32: dict[str, tuple] = {"MatMul": (_MM, (0, 1), {}), "Gemm": (_MM, (0, 1), {}), "FusedMatMul": (_MM, (0, 1), {}),
                "Conv": (_CONV, (0,), {}), "ConvTranspose": (_CONV, (0,), {})}
 LINEAR_QUANT = dict(LINEAR_FP32)
 LINEAR_QUANT.update({

@@ -417,7 +417,7 @@ class TableSet(Mapping):
         return len(self._entries)
 
 
-_LOAD_CACHE = {}
+_LOAD_CACHE: dict = {}
 
 
 def _cached_load(path):

@@ -102,7 +102,7 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
     run = early or begin_optimize(model_path, ort_level, disabled, sizes,
                                   lambda copy: _write_copy(copy, proto, data, placeholders), child)
     try:
-        tmp, copy, target, started = run.tmp, run.copy, run.target, run.started
+        copy, target, started = run.copy, run.target, run.started
         kept, originals = placeholders
         try:
             if meanwhile is not None:
