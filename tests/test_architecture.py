@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import networkx as nx
+import pytest
 
 from tests.conftest import ROOT, shared_path
 
@@ -55,6 +56,14 @@ def test_import_graph_has_no_circle():
                 g.remove_edge(n, m)
     cycles = list(nx.simple_cycles(g))
     assert cycles == [], f"import circles: {cycles[:5]}"
+
+
+def test_conftest_is_imported_once():
+    """tests/ is a package: the conftest pytest loads and the one tests import are one module (two copies ran its
+    setup twice, each with its own cache folder)."""
+    import tests.conftest
+
+    assert sys.modules.get("conftest", tests.conftest) is tests.conftest
 
 
 def test_the_checker_finds_a_circle():
@@ -107,8 +116,35 @@ PURITY_PROBE = textwrap.dedent('''
 ''')
 
 
-def test_simulation_runs_without_io_onnx_ort_yaml_or_subprocess():
-    model = shared_path("corpus", "graph_only", "mobilenet_v2.ts.onnx")
+def small_cnn(path, blocks=40, channels=8, side=16):
+    """A CNN of ``blocks`` Conv -> Relu -> Add(residual) blocks (3 nodes each), saved at ``path``: layout-sensitive
+    Convs for the NHWC pass, ops every table here claims."""
+    from onnx import helper
+
+    from tests.modelbuild import const, model, save, vi
+
+    nodes, inits, x = [], [], "x"
+    for k in range(blocks):
+        inits += [const(f"w{k}", [channels, channels, 3, 3], 0.01), const(f"b{k}", [channels], 0.0)]
+        nodes += [helper.make_node("Conv", [x, f"w{k}", f"b{k}"], [f"c{k}"], name=f"conv{k}", pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", [f"c{k}"], [f"r{k}"], name=f"relu{k}"),
+                  helper.make_node("Add", [f"r{k}", x], [f"a{k}"], name=f"add{k}")]
+        x = f"a{k}"
+    shape = [1, channels, side, side]
+    return save(model(nodes, [vi("x", shape)], [vi(x, shape)], inits), path)
+
+
+@pytest.fixture(params=["built_cnn", "mobilenet_v2"])
+def cnn(request, tmp_path):
+    """A CNN of over 100 nodes: one built here (so the check runs on a fresh clone), and mobilenet_v2 of the
+    corpus where ../shared is present."""
+    if request.param == "built_cnn":
+        return small_cnn(tmp_path / "cnn.onnx")
+    return shared_path("corpus", "graph_only", "mobilenet_v2.ts.onnx")
+
+
+def test_simulation_runs_without_io_onnx_ort_yaml_or_subprocess(cnn):
+    model = cnn
     proc = subprocess.run([sys.executable, "-c", PURITY_PROBE, str(model)], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     nnapi, cuda, qnn, openvino = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -117,11 +153,11 @@ def test_simulation_runs_without_io_onnx_ort_yaml_or_subprocess():
     assert qnn[2] > 100 and openvino[2] > 100  # the NHWC layout pass and OpenVINO's clusters ran too
 
 
-def test_purity_probe_catches_io():
+def test_purity_probe_catches_io(tmp_path):
     """The probe is not vacuous: a simulation that opened a file would fail it."""
     probe = PURITY_PROBE.replace("from partsim.sim import simulate, summarize",
                                  "from partsim.sim import simulate, summarize\nopen('/etc/hostname')")
-    model = shared_path("corpus", "graph_only", "mobilenet_v2.ts.onnx")
+    model = small_cnn(tmp_path / "cnn.onnx")
     proc = subprocess.run([sys.executable, "-c", probe, str(model)], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode != 0 and "the simulation opened" in proc.stderr
 

@@ -12,7 +12,7 @@ import yaml
 from onnx import TensorProto as T
 from onnx import helper
 
-from modelbuild import const, model, save, vi
+from tests.modelbuild import const, model, save, vi
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"

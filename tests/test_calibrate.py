@@ -15,7 +15,7 @@ import yaml
 from onnx import TensorProto as T
 from onnx import helper
 
-from conftest import ROOT, shared_path
+from tests.conftest import ROOT, shared_path
 from partsim.api import load_tables
 from partsim.analysis.calibrate import agreement, calibrate, read_cases, read_node_records, split_cases
 from partsim.rules.load import layer_table, parse_table

@@ -10,7 +10,7 @@ from onnx import TensorProto as T
 from onnx import helper
 from onnxruntime.capi import _pybind_state as C
 
-from conftest import ROOT
+from tests.conftest import ROOT
 from partsim.api import load_tables, predict
 from partsim.gen.ort_kernels import kernel_table
 

@@ -6,7 +6,7 @@ ORT_DISABLE_ALL (README there).  Every observed node of every case counts.
 
 import pytest
 
-from conftest import ROOT, shared_path
+from tests.conftest import ROOT, shared_path
 from partsim.api import load_tables
 from partsim.analysis.calibrate import agreement, read_node_records
 from partsim.gen import ep_tables, ep_tensorrt, kernel_doc

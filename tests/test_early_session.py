@@ -3,7 +3,7 @@ the guess it is begun on is checked, a wrong guess costs time and never the answ
 
 import pytest
 
-from conftest import shared_path
+from tests.conftest import shared_path
 from partsim import predict
 from partsim.api import load_tables
 from partsim.report.output import to_json

@@ -21,7 +21,7 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper
 
-from modelbuild import const, model, vi
+from tests.modelbuild import const, model, vi
 from tests.conftest import as_written_cli
 
 

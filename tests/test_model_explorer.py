@@ -8,7 +8,7 @@ import onnx
 import pytest
 from onnx import helper
 
-from modelbuild import const, model, save, vi
+from tests.modelbuild import const, model, save, vi
 from partsim.render import CPU_COLOR, OKABE_ITO
 from tests.conftest import shared_path, as_written_cli
 

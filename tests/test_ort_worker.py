@@ -123,7 +123,7 @@ def test_worker_session_saves_the_graph_a_child_saves(worker, tmp_path):
 
 
 def test_prediction_through_the_worker_is_the_childs(worker, monkeypatch):
-    from conftest import shared_path
+    from tests.conftest import shared_path
     from partsim import predict
     from partsim.report.output import to_json
 
@@ -148,7 +148,7 @@ def test_prediction_through_the_worker_is_the_childs(worker, monkeypatch):
 
 
 def test_timeout_kills_the_session_and_a_dead_session_is_a_crash(worker, tmp_path):
-    from conftest import shared_path
+    from tests.conftest import shared_path
 
     req = _request(tmp_path, shared_path("corpus", "graph_only", "swin_t.ts.onnx"))
     w = ort_worker.connect()
@@ -164,7 +164,7 @@ def test_timeout_kills_the_session_and_a_dead_session_is_a_crash(worker, tmp_pat
 
 
 def test_idle_worker_ends_and_cli_leaves_one(short_dir):
-    from conftest import shared_path
+    from tests.conftest import shared_path
 
     folder = short_dir / "cli"
     env = {**os.environ, "PARTSIM_WORKER": "1", "PARTSIM_WORKER_DIR": str(folder), "PARTSIM_WORKER_IDLE": "2",

@@ -7,7 +7,7 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper, numpy_helper
 
-from conftest import shared_path
+from tests.conftest import shared_path
 from partsim.api import load_tables, predict
 from partsim.analysis.calibrate import agreement, read_node_records
 from partsim.io.load import model_from_proto
