@@ -70,21 +70,49 @@ def _session_args(p):
 
 
 def add_qnn_args(g):
-    """``--soc-model`` / ``--qnn-backend``: options of the QNN plugin EP (see partsim/runtime/qnn_session.py)."""
+    """``--soc-model`` / ``--qnn-backend`` (QNN) and ``--ep-option`` (any plugin EP): options of the plugin
+    EPs (see partsim/runtime/plugin_eps.py)."""
     g.add_argument("--soc-model", default="60", metavar="N",
                    help="QNN: SoC model the HTP emulator builds for (default 60, Snapdragon 8 Gen 3)")
     g.add_argument("--qnn-backend", default="htp", choices=("htp", "cpu", "gpu"), help="QNN: backend library")
+    g.add_argument("--ep-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a provider option of the plugin EP (repeatable), e.g. enableInt64=1 or "
+                        "preferredLayout=NCHW for WebGPU")
+
+
+def parse_ep_option_list(items):
+    """``["k=v", ...]`` as a dict (strings, as ORT wants them); a malformed item is a usage error."""
+    out = {}
+    for item in items or ():
+        key, sep, value = str(item).partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--ep-option expects KEY=VALUE, got {item!r}")
+        out[key.strip()] = value.strip()
+    return out
 
 
 def ep_options(args, providers):
-    """Provider options for the session child: only QNN takes any."""
-    from ..runtime.qnn_session import QNN
+    """Provider options for the session child: those of the plugin EP among ``providers`` (QNN's
+    ``--soc-model``/``--qnn-backend`` and every ``--ep-option``), ``None`` when no plugin EP is asked for."""
+    from ..runtime.plugin_eps import PLUGINS, QNN
 
-    if QNN not in providers:
+    extra = parse_ep_option_list(getattr(args, "ep_option", None))
+    if not any(p in PLUGINS for p in providers):
+        if extra:
+            raise UsageError("--ep-option is for a plugin EP (qnn, webgpu, openvino)")
         return None
+    if QNN not in providers:
+        return extra
     if not str(args.soc_model).isdigit():
         raise UsageError(f"--soc-model expects a number, got {args.soc_model!r}")
-    return {"soc_model": str(args.soc_model), "backend": args.qnn_backend}
+    return {"soc_model": str(args.soc_model), "backend": args.qnn_backend, **extra}
+
+
+def refuse_unavailable(rec, model):
+    """A plugin EP this machine cannot run (not installed, no device, no WebGPU environment) is no fact
+    about the model: one line, exit 2."""
+    if rec.get("unavailable"):
+        raise UsageError(f"cannot run this session here: {rec.get('error')}", model)
 
 
 def _prepare(model, tmp, seed):
@@ -105,6 +133,7 @@ def _observe(model, providers, args):
         rec = run_session(runnable, providers, level, args.python, args.timeout, args.seed, parse_dims(args.dim),
                           args.inputs, memory_limit=int(args.memory_limit * 1024**3),
                           ep_options=ep_options(args, providers))
+    refuse_unavailable(rec, model)
     return rec, level
 
 
@@ -119,9 +148,10 @@ def run_observe(args):
     if rec.get("error"):
         obs["error"] = rec["error"]
     text = to_json(obs) if args.format == "json" else render_observe_table(obs)
-    qnn = obs.get("qnnOptions")
-    if qnn and args.format != "json":  # the plugin EP's version and options, and why a session failed
-        text = (f"onnxruntime-qnn {obs.get('qnn')}  {' '.join(f'{k}={v}' for k, v in qnn.items())}\n"
+    plugin = obs.get("plugin")
+    if plugin and args.format != "json":  # the plugin EP's version and options, and why a session failed
+        opts = " ".join(f"{k}={v}" for k, v in plugin["options"].items())
+        text = (f"{plugin['package']} {plugin['version']}  {opts}\n"
                 + (f"error     {obs['error']}\n" if obs.get("error") else "") + text)
     write_output(text, args.output)
     return EXIT_OK if obs["state"] == "ok" else EXIT_FAIL

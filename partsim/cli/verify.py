@@ -150,7 +150,7 @@ def _observe_now(args, level):
 
     from ..rules.providers import KNOWN_PROVIDERS, canonical_name
     from ..runtime.observe import observation_from_run, run_session
-    from .observe import ep_options
+    from .observe import ep_options, refuse_unavailable
 
     providers = ([canonical_name(p.partition(":")[0]) for p in split_list(args.providers)]
                  or ["CPUExecutionProvider"])
@@ -163,6 +163,7 @@ def _observe_now(args, level):
             runnable = args.model
         rec = run_session(runnable, providers, level, args.python, args.timeout, dims=parse_dims(args.dim),
                           ep_options=ep_options(args, providers))
+    refuse_unavailable(rec, args.model)
     if rec.get("state") == "create_failed":  # ORT refused the session (QNN refused the graph, an optimizer
         return observation_from_run(rec, level)  # error): an observed refusal, compared with the prediction
     if rec.get("state") != "ok":

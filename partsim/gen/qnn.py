@@ -1,7 +1,7 @@
 """The QNN (HTP) table, measured: probe the real QNN EP with single-op models and write what it claims.
 
 ``partsim rules import qnn -o rules/qnn.yaml`` (needs ``onnxruntime-qnn`` in the interpreter, see
-``partsim/runtime/qnn_session.py``):
+``partsim/runtime/plugin_eps.py``):
 
 1. *Probes.*  For each op of :data:`PROBE_OPS` (element-wise, broadcasting, reductions, Cast,
    Transpose, Where, ...), every input dtype its ONNX schema allows out of :data:`DTYPES` and every
@@ -9,7 +9,7 @@
    :data:`QLINEAR` with their scales and zero points).  QDQ node units of :data:`QDQ_OPS` with every
    combination of quantized port dtypes (``qdq_specs``) give the table's ``qdq_unit_types``.  Extra
    evidence: ``--models DIR`` (one-node ONNX models, e.g. ONNX's backend node tests) are run as well.
-2. *Sessions.*  All models go through one child process (``partsim/runtime/qnn_probe_child.py``) that
+2. *Sessions.*  All models go through one child process (``partsim/runtime/plugin_probe_child.py``) that
    creates a QNN session per model and prints its assignment line by line; a model that crashes
    or hangs the emulator is recorded as such and the child is restarted after it.
 3. *Table.*  The base is the source-read table (op builders of ``op_builder_factory.cc``,
@@ -39,11 +39,12 @@ from .qnn_derive import (_claimed, _covers, _explained_after_layout, _features, 
 __all__ = ["PROBE_OPS", "DTYPES", "RANKS", "probe_specs", "build_probe", "qdq_specs", "build_qdq_probe", "probe_models",
            "derive_rules", "usable_evidence", "qdq_unit_types", "qnn_table"]
 
-CHILD = Path(__file__).resolve().parents[1] / "runtime" / "qnn_probe_child.py"
+CHILD = Path(__file__).resolve().parents[1] / "runtime" / "plugin_probe_child.py"
 
 
-def probe_models(paths, ep_options=None, python=None, timeout=60.0, level="ORT_DISABLE_ALL"):
-    """Create a real QNN session for each model in ``paths`` (one child process, restarted after a model
+def probe_models(paths, ep_options=None, python=None, timeout=60.0, level="ORT_DISABLE_ALL",
+                 provider="QNNExecutionProvider"):
+    """Create a real session of plugin ``provider`` (QNN by default) for each model in ``paths`` (one child process, restarted after a model
     that crashes it or takes more than ``timeout`` seconds); return ``{path: record}`` with
     ``assignment`` or ``create_error``."""
     import selectors
@@ -53,7 +54,7 @@ def probe_models(paths, ep_options=None, python=None, timeout=60.0, level="ORT_D
     paths = [str(p) for p in paths]
     results, todo = {}, list(paths)
     while todo:
-        req = {"models": todo, "ep_options": dict(ep_options or {}), "level": level}
+        req = {"provider": provider, "models": todo, "ep_options": dict(ep_options or {}), "level": level}
         proc = subprocess.Popen([python or sys.executable, str(CHILD)], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                 preexec_fn=memory_ceiling(DEFAULT_MEMORY_LIMIT))

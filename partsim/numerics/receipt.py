@@ -196,6 +196,16 @@ def _session_configs(dyn, repeat, acc_cfg, fail_cfg, fallback_policy, cpu_run, a
     return configs
 
 
+def _execution_provider(target, package, accel_run):
+    """What ran the target: a plugin EP's own package, version and options (runtime/plugin_eps.py), else
+    the ORT build that has it built in."""
+    plugin = (accel_run or {}).get("plugin")
+    if plugin and plugin.get("ep") == target:
+        return {"name": target, "implementation": plugin["package"], "version": plugin["version"],
+                "options": plugin["options"]}
+    return {"name": target, "implementation": package[0], "version": package[1]}
+
+
 def _document(rec, arrays, bundle, sample_set, sample, seed, device, tol, baseline, accel, cells, stages,
               dstate, reason, fallback_policy, partitions):
     """The receipt document around the judged cells."""
@@ -227,8 +237,7 @@ def _document(rec, arrays, bundle, sample_set, sample, seed, device, tol, baseli
                       "bundleParts": {p: v["sha256"] for p, v in bundle["parts"].items()},
                       "runtime": {"name": rt_name or "onnxruntime", "version": rt_version,
                                   "package": package[0], "packageVersion": package[1]},
-                      "executionProvider": {"name": target, "implementation": package[0],
-                                            "version": package[1]},
+                      "executionProvider": _execution_provider(target, package, run_record(rec, "accel")),
                       "partsimVersion": __version__},
         "environment": {"device": device, "deviceModel": env.get("cpu"), "os": env.get("os"),
                         "osRelease": env.get("osRelease"), "abi": env.get("abi"), "machine": env.get("machine"),

@@ -13,7 +13,11 @@ from pathlib import Path
 from .child import DEFAULT_MEMORY_LIMIT, run_child
 from .observation import LEVELS, normalize_level, observation_from_records
 
-__all__ = ["run_session", "observation_from_run", "dropped_providers"]
+__all__ = ["run_session", "observation_from_run", "dropped_providers", "PLUGIN_KEYS"]
+
+#: what a session child records of a plugin EP (runtime/plugin_eps.py): ``plugin`` ({ep, package, version,
+#: options}) and the same under the plugin's short name (``qnn``/``qnnOptions`` as before, ``webgpu`` …)
+PLUGIN_KEYS = ("plugin", "qnn", "qnnOptions", "webgpu", "webgpuOptions", "openvino", "openvinoOptions")
 
 CHILD = Path(__file__).with_name("ort_child.py")
 _BANNER = re.compile(r"EP Error (.*?) when using")
@@ -27,7 +31,7 @@ def run_session(model, providers, level="disable", python=None, timeout=120, see
     The child gets ``timeout`` seconds and an address-space ceiling of ``memory_limit``
     bytes; a crash, a hang or running out of memory is recorded, never raised.
     ``ep_options``: provider options of a plugin EP (QNN: ``{"soc_model": "60"}``, see
-    :mod:`partsim.runtime.qnn_session`), recorded in the result.
+    :mod:`partsim.runtime.plugin_eps`), recorded in the result.
     """
     with tempfile.TemporaryDirectory(prefix="partsim-feeds-") as tmp:
         req = {"model": str(model), "providers": list(providers), "level": LEVELS[normalize_level(level)],
@@ -102,7 +106,7 @@ def observation_from_run(rec, level):
     obs.update({"state": rec.get("state"), "warnings": warnings,
                 "dropped": dropped_providers(rec.get("requested") or [], rec.get("granted") or []),
                 "available": list(rec.get("available") or []), "placementLog": rec.get("placement", {})})
-    for key in ("qnn", "qnnOptions"):  # the plugin EP's version and options (soc_model …)
+    for key in PLUGIN_KEYS:  # the plugin EP's package, version and options (soc_model, preferredLayout …)
         if key in rec:
             obs[key] = rec[key]
     if rec.get("state") != "ok" and rec.get("error"):
@@ -112,5 +116,5 @@ def observation_from_run(rec, level):
         # QNN EP, OpenVINO's fused partitions making the graph cyclic ...), an observed refusal to
         # compare with the prediction, not a dropped provider
         has = set(obs["available"])
-        obs["dropped"] = [] if "qnnOptions" in rec else [d for d in obs["dropped"] if d["name"] not in has]
+        obs["dropped"] = [] if "plugin" in rec else [d for d in obs["dropped"] if d["name"] not in has]
     return obs

@@ -81,6 +81,10 @@ def _read(path):
 
 def main():
     req = json.loads(sys.stdin.read())
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import plugin_eps
+
+    plugin_eps.prepare_host(req["providers"])  # before ORT is imported: the devices it discovers must be there
     import onnxruntime as ort
 
     if hasattr(ort, "preload_dlls") and req.get("preload"):
@@ -116,25 +120,22 @@ def _observe(ort, req, rec, tmp):
         so.log_severity_level = 0
         so.log_verbosity_level = 0
         log_path = os.path.join(tmp, "ort.log")
-    plugin = None
-    if "QNNExecutionProvider" in req["providers"]:  # a plugin EP: registered, then given by device
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import qnn_session
+    import plugin_eps
 
-        plugin = qnn_session.configure(ort, so, req["providers"], req.get("ep_options"))
-        rec.update({k: plugin[k] for k in ("qnn", "qnnOptions") if k in plugin})
-        if not plugin["ok"]:
-            rec.update({"state": "create_failed", "error": plugin["error"], "warnings": [], "placement": {}})
+    plugin = plugin_eps.plugin_provider(ort, req["providers"])
+    if plugin:  # a plugin EP: registered, then given by device
+        done = plugin_eps.configure(ort, so, plugin, req.get("ep_options"))
+        rec.update({k: v for k, v in done.items() if k not in ("ok", "error")})
+        if not done["ok"]:
+            rec.update({"state": "create_failed", "error": done["error"], "warnings": [], "placement": {},
+                        "unavailable": True})
             return
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t0 = time.time()
         saved = _redirect_stderr(log_path)
         try:
-            if plugin:
-                sess = ort.InferenceSession(req["model"], so)
-            else:
-                sess = ort.InferenceSession(req["model"], so, providers=req["providers"])
+            sess = plugin_eps.create_session(ort, req["model"], so, req["providers"], plugin)
         except Exception as exc:  # the session failed: that is an observation too
             _restore_stderr(saved)
             rec["state"] = "create_failed"

@@ -25,7 +25,11 @@ it to a finite set of reasons and never shows it as a state).
 
 import hashlib
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plugin_eps  # noqa: E402  (next to this file: the child imports nothing from partsim)
 
 
 def _digest(feeds):
@@ -49,7 +53,8 @@ def _one(ort, np, req, run, feeds):
     rec["stages"] = stages
     target = run["providers"][0]
     available = ort.get_available_providers()
-    stages["availabilityChecked"] = "ok" if target in available else "failed"
+    plugin = plugin_eps.plugin_provider(ort, run["providers"])
+    stages["availabilityChecked"] = "ok" if target in available or target == plugin else "failed"
     so = ort.SessionOptions()
     so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, run["level"])
     so.intra_op_num_threads = int(run["threads"])
@@ -59,8 +64,16 @@ def _one(ort, np, req, run, feeds):
     if run.get("provider_options"):
         providers = [(p, {str(k): str(v) for k, v in o.items()}) if o else p
                      for p, o in zip(run["providers"], run["provider_options"])]
+    if plugin:  # a plugin EP: registered, given by device, no silent retry on the CPU
+        options = dict(zip(run["providers"], run.get("provider_options") or ())).get(plugin)
+        done = plugin_eps.configure(ort, so, plugin, options)
+        rec.update({k: v for k, v in done.items() if k not in ("ok", "error")})
+        if not done["ok"]:
+            stages["availabilityChecked"] = "failed"
+            rec.update({"error": done["error"], "failedAt": "create", "unavailable": True})
+            return rec
     try:
-        sess = ort.InferenceSession(req["model"], so, providers=providers)
+        sess = plugin_eps.create_session(ort, req["model"], so, providers, plugin)
     except Exception as exc:
         stages["delegateCreated"] = "failed"
         rec["error"] = " ".join(str(exc).split())[:600]
@@ -130,11 +143,13 @@ def _package():
         from importlib import metadata
     except ImportError:
         return None
+    found = []
     for dist in metadata.distributions():
-        name = (dist.metadata["Name"] or "").lower()
-        if name == "onnxruntime" or name.startswith(("onnxruntime-", "onnxruntime_")):
-            return [name, dist.version]
-    return None
+        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
+        plugin = name.startswith("onnxruntime-ep-") or name == "onnxruntime-qnn"  # plugin EPs, not ORT builds
+        if (name == "onnxruntime" or name.startswith("onnxruntime-")) and not plugin:
+            found.append([name, dist.version])
+    return min(found) if found else None
 
 
 def _environment():
@@ -158,6 +173,7 @@ def _environment():
 
 def main():
     req = json.loads(sys.stdin.read())
+    plugin_eps.prepare_host([p for r in req["runs"] for p in r["providers"]])  # before ORT discovers devices
     import numpy as np
     import onnxruntime as ort
 

@@ -40,7 +40,8 @@ CPU = "CPUExecutionProvider"
 # EPs whose GetPreferredDataLayout is NHWC, so ORT's partitioner runs TransformLayoutForEP for them
 # (graph_partitioner.cc GetCapabilityForEP; qnn_execution_provider.cc / QnnEp::GetPreferredDataLayoutImpl,
 # nnapi_execution_provider.cc unless NNAPI_FLAG_USE_NCHW, xnnpack_execution_provider.cc)
-NHWC_PROVIDERS = frozenset({"QNNExecutionProvider", "NnapiExecutionProvider", "XnnpackExecutionProvider"})
+NHWC_PROVIDERS = frozenset({"QNNExecutionProvider", "NnapiExecutionProvider", "XnnpackExecutionProvider",
+                            "WebGpuExecutionProvider"})
 # IsSupportedOpset (layout_transformation.cc): onnx_transpose_optimization kMinSupportedOpset .. kMaxSupportedOpset
 # (optimizer_api.h: 7 .. 25 in the stored ~1.25 source; real onnxruntime 1.31.1 + QNN sessions insert the
 # layout Transposes around a Conv at opsets 25 and 26 too, and leave an opset-6 model to the CPU)

@@ -1,0 +1,116 @@
+"""The WebGPU plugin EP for real: onnxruntime-ep-webgpu 0.4.0 sessions on Mesa's lavapipe (``make webgpu``).
+
+Each check creates real WebGPU sessions now and compares them with partsim's prediction; they skip,
+saying why, where the environment is missing (no ``make webgpu``, or neither a GPU nor root for the
+session child's virtual one: partsim/runtime/webgpu_host.py).  The suite keeps to tiny graphs: the
+first run of a model compiles its shaders (seconds each on lavapipe; Mesa's cache keeps later runs fast).
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from tests.modelbuild import const, model, save, vi
+
+ROOT = Path(__file__).resolve().parents[1]
+WEBGPU = "WebGpuExecutionProvider"
+
+
+def _why_not():
+    sys.path.insert(0, str(ROOT / "partsim" / "runtime"))
+    try:
+        import webgpu_host
+    finally:
+        sys.path.pop(0)
+    try:
+        import onnxruntime_ep_webgpu  # noqa: F401
+    except ImportError:
+        return "onnxruntime-ep-webgpu is not installed (make webgpu installs it)"
+    return webgpu_host.missing()
+
+
+WHY_NOT = _why_not()
+needs_webgpu = pytest.mark.skipif(WHY_NOT is not None, reason=f"no WebGPU sessions here: {WHY_NOT}")
+
+
+def _cli(*args, env=None):
+    return subprocess.run([sys.executable, str(ROOT / "cli.py"), *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, timeout=600)
+
+
+def _conv_relu(tmp_path):
+    """Conv -> Relu -> MaxPool on a float NCHW input: WebGPU converts Conv and MaxPool to NHWC."""
+    nodes = [h.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             h.make_node("Relu", ["c"], ["r"], name="relu"),
+             h.make_node("MaxPool", ["r"], ["y"], name="pool", kernel_shape=[2, 2])]
+    return save(model(nodes, [vi("x", [1, 3, 8, 8])], [vi("y", None)], [const("W", [4, 3, 3, 3])]),
+                tmp_path / "conv_relu.onnx")
+
+
+def _shape_math(tmp_path):
+    """Shape -> Cast(float) -> Mul: the Mul is what ORT's GetCpuPreferredNodes would send to the CPU."""
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"), h.make_node("Cast", ["s"], ["f"], name="cast", to=1),
+             h.make_node("Mul", ["f", "two"], ["y"], name="mul")]
+    return save(model(nodes, [vi("x", [2, 3, 4])], [vi("y", None)], [const("two", [3], 2.0)]),
+                tmp_path / "shape_math.onnx")
+
+
+@needs_webgpu
+def test_observe_records_the_plugin_and_the_nhwc_layout(tmp_path):
+    """A real session: the plugin's package, version and options are recorded; Conv and MaxPool run in
+    com.ms.internal.nhwc as <name>_token_<k> between layout Transposes, as partsim predicts node by node."""
+    path = _conv_relu(tmp_path)
+    r = _cli("observe", path, "-p", "webgpu", "--level", "disable", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    obs = json.loads(r.stdout)
+    assert obs["plugin"] == {"ep": WEBGPU, "package": "onnxruntime-ep-webgpu", "version": "0.4.0", "options": {}}
+    nodes = obs["nodes"]  # name -> provider
+    assert set(nodes.values()) == {WEBGPU}, nodes
+    assert sum(name.startswith("Transpose") for name in nodes) == 2, sorted(nodes)  # in and out, Relu between
+    assert {name.split("_token_")[0] for name in nodes if "_token_" in name and not name.startswith("Transpose")} \
+        == {"conv", "pool"}, sorted(nodes)
+    v = _cli("verify", path, "-p", "webgpu", "--level", "disable", "--observe", "--format", "json")
+    res = json.loads(v.stdout)["verify"]
+    assert v.returncode == 0 and res["agreement"] == 1.0, res["disagreements"][:5]
+
+
+@needs_webgpu
+def test_provider_options_reach_the_session(tmp_path):
+    """preferredLayout=NCHW: the same graph runs without any layout Transpose, and the option is recorded."""
+    path = _conv_relu(tmp_path)
+    r = _cli("observe", path, "-p", "webgpu", "--level", "disable", "--ep-option", "preferredLayout=NCHW",
+             "--format", "json")
+    assert r.returncode == 0, r.stderr
+    obs = json.loads(r.stdout)
+    assert obs["plugin"]["options"] == {"preferredLayout": "NCHW"}
+    assert sorted(obs["nodes"]) == ["conv", "pool", "relu"]
+
+
+@needs_webgpu
+def test_receipt_names_the_plugin_and_rebuilds_on_it(tmp_path):
+    """receipt: every accelerator session (first, repeat, rebuild) is granted WebGPU, and the receipt
+    names the plugin package as the EP's implementation, ORT itself as the runtime."""
+    path = _conv_relu(tmp_path)
+    r = _cli("receipt", path, "-p", "webgpu", "--abs-tol", "1e-4", "--rel-tol", "1e-3", "--format", "json")
+    doc = json.loads(r.stdout)
+    ep = doc["candidate"]["executionProvider"]
+    assert ep["implementation"] == "onnxruntime-ep-webgpu" and ep["version"] == "0.4.0"
+    assert doc["candidate"]["runtime"]["package"] == "onnxruntime"
+    for cell in ("first", "repeat", "rebuild"):
+        assert doc["lifecycle"][cell]["delegateState"] == "invoked", (cell, doc["lifecycle"][cell])
+        assert doc["lifecycle"][cell]["rawTensorResult"] == "pass"
+
+
+def test_without_the_environment_one_line_and_exit_2(tmp_path):
+    """A machine without the WebGPU environment: observe says so in one line, exit 2, nothing on stdout."""
+    path = _conv_relu(tmp_path)
+    r = _cli("observe", path, "-p", "webgpu", "--level", "disable",
+             env={"PARTSIM_WEBGPU_HOME": str(tmp_path / "nothing-here")})
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "WebGPU" in r.stderr or "webgpu" in r.stderr
