@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from onnx import TensorProto as T
 from onnx import helper as h
 
 from tests.modelbuild import const, model, save, vi
