@@ -226,4 +226,5 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
     with stage("counting fragments, partitions, transfers and copies", "summarized"):
         summary = summarize(assignment)
     annotate_summary(summary, level, origins, failure, notes)
+    __import__("partsim.versions").versions.annotate(summary, resolution.tables)  # the ORT predicted (issue #30)
     return summary, assignment

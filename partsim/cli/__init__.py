@@ -16,7 +16,7 @@ from ..errors import EXIT_ERROR, PartsimError, UsageError
 __all__ = ["main", "run", "COMMANDS"]
 
 COMMANDS = ("simulate", "render", "verify", "check", "observe", "rules", "lint", "synth", "blame", "whatif",
-            "bundle-id", "compare", "layer-error", "determinism", "run-compare", "receipt", "gate")
+            "bundle-id", "compare", "layer-error", "determinism", "run-compare", "receipt", "gate", "diff")
 
 DESCRIPTION = """\
 partsim predicts how ONNX Runtime will split a model across execution providers
@@ -148,7 +148,10 @@ def _without_cache(args):
 
 
 def _run_command(args):
-    code = args.run(args)
+    from ..versions import selected
+
+    with selected(getattr(args, "ort", None), getattr(args, "ort_python", None)):  # --ort, --python: another ORT
+        code = args.run(args)
     if args.command != "lint" and getattr(args, "rules", None):
         from .user_tables import warn_about_user_tables
 
@@ -194,7 +197,8 @@ def _runs_ort_optimizer(argv):
     if _command_of(argv) not in ("simulate", "render", "blame", "whatif"):
         return False
     words = set(argv)
-    if words & {"-h", "--help", "--level=disable", "--optimize=none"}:
+    if words & {"-h", "--help", "--level=disable", "--optimize=none", "--ort", "--python"} or any(
+            w.startswith(("--ort=", "--python=")) for w in argv):  # another ORT: its own interpreter
         return False
     for flag, value in (("--level", "disable"), ("--optimize", "none")):
         if flag in argv and argv.index(flag) + 1 < len(argv) and argv[argv.index(flag) + 1] == value:

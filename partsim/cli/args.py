@@ -3,7 +3,8 @@
 from ..errors import UsageError
 from ..sim.assign import POLICIES
 
-__all__ = ["add_model_args", "add_level_args", "level_of", "LEVEL_CHOICES", "add_provider_args", "add_output_args",
+__all__ = ["add_model_args", "add_level_args", "add_ort_arg", "add_ort_python_arg", "level_of", "LEVEL_CHOICES",
+           "add_provider_args", "add_output_args",
            "split_list", "add_tolerance_run_args", "add_dim_arg", "parse_dims", "DIM_HELP", "RUN_DIM_HELP",
            "request_words", "provider_request"]
 
@@ -70,6 +71,23 @@ def add_level_args(p, level_help=None):
                         "optimizer on a CPU session (weights materialized in a temp folder if absent)")
     p.add_argument("--optimize", choices=("none", "basic"), default=None,
                    help="older spelling of --level: none = disable, basic = basic")
+    add_ort_arg(p)
+
+
+def add_ort_arg(p):
+    """``--ort VERSION``: predict for that ORT release (its optimizer and CPU kernels, in a venv partsim
+    makes with pip and keeps in its cache; :mod:`partsim.versions`)."""
+    p.add_argument("--ort", metavar="VERSION", default=None,
+                   help="predict for this onnxruntime release instead of the installed one (e.g. 1.32.0): "
+                        "ORT's optimizer runs in a venv partsim makes with pip once and keeps in its cache "
+                        "folder; the CPU table is that release's kernel registry (docs/versions.md)")
+
+
+def add_ort_python_arg(p):
+    """``--python PATH``: predict for the ORT of that interpreter (a venv the user made)."""
+    p.add_argument("--python", metavar="PATH", dest="ort_python", default=None,
+                   help="predict for the onnxruntime of this interpreter (a venv you made) instead of the "
+                        "installed one")
 
 
 def level_of(args):

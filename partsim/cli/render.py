@@ -11,7 +11,7 @@ from ..render import (DEFAULT_COLLAPSE_THRESHOLD, HTML_COLLAPSE_THRESHOLD, find_
                       plan_render, render_html, render_svg, render_svgs)
 from ..render.dot import memcpy_device
 from ..render.svg import DEFAULT_TIMEOUT, INSTALL_HINT
-from .args import add_dim_arg, add_model_args, add_provider_args, level_of, parse_dims, provider_request, split_list
+from .args import add_ort_python_arg, add_dim_arg, add_model_args, add_provider_args, level_of, parse_dims, provider_request, split_list
 
 FORMATS = ("svg", "html", "dot", "model-explorer")
 
@@ -62,6 +62,7 @@ def add_parser(sub):
     p = sub.add_parser("render", help="draw the predicted assignment (SVG, HTML report, DOT)", description=HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_args(p)
+    add_ort_python_arg(p)
     add_dim_arg(p)
     add_provider_args(p)
     g = p.add_argument_group("output")

@@ -4,7 +4,7 @@ from ..api import predict
 from ..errors import EXIT_OK
 from ..report.output import to_json, write_output
 from ..report.summary_table import render_summary_table
-from .args import (add_dim_arg, add_model_args, level_of, add_output_args, add_provider_args, parse_dims,
+from .args import (add_ort_python_arg, add_dim_arg, add_model_args, level_of, add_output_args, add_provider_args, parse_dims,
                    provider_request, request_words, split_list)
 
 HELP = """\
@@ -55,6 +55,7 @@ def add_parser(sub):
                        description=HELP.format(glossary=glossary_text(width=80), reasons=reasons_text()),
                        formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
     add_model_args(p)
+    add_ort_python_arg(p)
     add_dim_arg(p)
     add_provider_args(p)
     add_output_args(p)

@@ -14,7 +14,7 @@ import onnx.defs
 
 from ..errors import UsageError
 from .yamlout import dump_table
-from .ep_source import ORT_VERSION, _URL, _attr, _const, _rank
+from .ep_source import ORT_DESCRIBES, ORT_VERSION, _URL, _attr, _const, _rank
 from .ep_tensorrt import _tensorrt
 from .ep_webgpu import _webgpu
 
@@ -103,7 +103,8 @@ def _qnn():
         "source": {"description": "ORT QNN EP op builders (qnn/builder/op_builder_factory.cc) and their checks; "
                                   "partition filter of qnn_execution_provider.cc (HTP backend)",
                    "version": ORT_VERSION, "generated_by": "partsim rules import ep-table --provider qnn",
-                   "url": _URL + "onnxruntime/core/providers/qnn/builder/op_builder_factory.cc"},
+                   "url": _URL + "onnxruntime/core/providers/qnn/builder/op_builder_factory.cc",
+                   "describes": dict(ORT_DESCRIBES)},
         "partitioning": {"qdq_node_units": True, "reject_single_ops": ["DequantizeLinear", "QuantizeLinear"]},
         "defaults": {"static_shape": True},
         "notes": [
@@ -179,7 +180,8 @@ def _xnnpack():
         "source": {"description": "ORT XNNPACK EP kernel registrations (xnnpack_execution_provider.cc) and "
                                   "the IsOnnxNodeSupported checks of each kernel (xnnpack/{math,nn,tensor}/*.cc)",
                    "version": ORT_VERSION, "generated_by": "partsim rules import ep-table --provider xnnpack",
-                   "url": _URL + "onnxruntime/core/providers/xnnpack/xnnpack_execution_provider.cc"},
+                   "url": _URL + "onnxruntime/core/providers/xnnpack/xnnpack_execution_provider.cc",
+                   "describes": dict(ORT_DESCRIBES)},
         "partitioning": {"qdq_node_units": True},
         "notes": [
             "float16 needs a build with XNNPACK_FP16_SUPPORTED (ARM64 with fp16 arithmetic); without it every "

@@ -4,7 +4,7 @@
 
 import onnx.defs
 
-from .ep_source import ORT_VERSION, _attr, _const, _rank
+from .ep_source import ORT_DESCRIBES, ORT_VERSION, _attr, _const, _rank
 
 
 # ============================================================================================ TensorRT
@@ -247,7 +247,7 @@ def _tensorrt():
                    "version": f"onnx-tensorrt 10.1 GA @96e7811; {ORT_VERSION}",
                    "generated_by": "partsim rules import ep-table --provider tensorrt",
                    "url": "https://github.com/onnx/onnx-tensorrt/blob/96e781103cfc4adf4a6bb557e94bac8e693f6f4c/"
-                          "docs/operators.md"},
+                          "docs/operators.md", "describes": dict(ORT_DESCRIBES, **{"onnx-tensorrt": "10.1"})},
         "partitioning": {"min_nodes": 1, "subgraphs": "separate"},
         "notes": [
             "GetCapability asks the TensorRT parser (supportsModel) which nodes it takes; partsim uses the parser's "

@@ -1,7 +1,7 @@
 """The WebGPU table from the EP's kernel registrations (see :mod:`partsim.gen.ep_tables`).
 """
 
-from .ep_source import ORT_VERSION, _URL
+from .ep_source import ORT_DESCRIBES, ORT_VERSION, _URL
 
 
 # ============================================================================================ WebGPU
@@ -355,7 +355,8 @@ def _webgpu():
                                   "RegisterKernels, contrib_ops/webgpu/webgpu_contrib_kernels.cc); "
                                   "docs/OperatorKernels.md has no WebGPU section",
                    "version": ORT_VERSION, "generated_by": "partsim rules import ep-table --provider webgpu",
-                   "url": _URL + "onnxruntime/core/providers/webgpu/webgpu_execution_provider.cc"},
+                   "url": _URL + "onnxruntime/core/providers/webgpu/webgpu_execution_provider.cc",
+                   "describes": dict(ORT_DESCRIBES)},
         "partitioning": {"cpu_preferred_shape_nodes": True},
         "notes": [
             "Op and version ranges only: each kernel's dtypes (mostly float/float16, int32; int64 only with "

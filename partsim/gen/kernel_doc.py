@@ -56,6 +56,7 @@ DOC_SOURCE = {
     "version": "onnxruntime main @735e69a (2026-02-13, VERSION_NUMBER 1.25.0)",
     "url": "https://github.com/microsoft/onnxruntime/blob/735e69a396afe7e1bdfbc6b38c1d43eeb68b8484/"
            "docs/OperatorKernels.md",
+    "describes": {"onnxruntime-gpu": "1.25.0"},
 }
 
 # Docs the generator recognises by sha256, newest first.
@@ -66,6 +67,7 @@ KNOWN_DOCS = {
                    "in onnxruntime-gpu 1.31.1",
         "url": "https://github.com/microsoft/onnxruntime/blob/001d12d2623fd411ce0f83d05abb5e82304a3389/"
                "docs/OperatorKernels.md",
+        "describes": {"onnxruntime-gpu": "1.31.1"},
     },
     DOC_SOURCE["sha256"]: DOC_SOURCE,
 }
@@ -371,4 +373,5 @@ def import_kernel_doc(inputs, provider):
     }
     if known:
         source["url"] = known["url"]
+        source["describes"] = dict(known["describes"])
     return dump_table(build_table(rows, provider, source))

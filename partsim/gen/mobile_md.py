@@ -494,6 +494,7 @@ def import_mobile_md(inputs, provider):
             "description": f"ORT mobile usability-checker op table {target.file}: supported ops with caveats",
             "version": src_version,
             "generated_by": gen,
+            "describes": {"onnxruntime": version},
         },
         "partitioning": {"qdq_node_units": True},
         "defaults": dict(target.defaults),

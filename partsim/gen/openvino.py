@@ -325,6 +325,7 @@ def openvino_table():
                            "rank-0 lists; ov_versions/capability.cc + utils.cc cluster forming), device CPU",
             "version": "onnxruntime-openvino 1.24.1 (OpenVINO 2025.4.1)",
             "generated_by": "partsim rules import openvino",
+            "describes": {"onnxruntime-openvino": "1.24.1"},
         },
         "partitioning": {
             "clusters": "topological_runs",

@@ -9,9 +9,7 @@ Regenerate the shipped CPU table with::
     partsim rules import ort-kernels --provider CPUExecutionProvider -o rules/cpu.yaml
 """
 
-from .yamlout import dump_table
-
-__all__ = ["kernel_table"]
+__all__ = ["kernel_table", "registry_rows"]
 
 INT_MAX = 2**31 - 1
 
@@ -26,8 +24,11 @@ CPU_KERNEL_REQUIRES = {
 }
 
 
-def kernel_table(provider="CPUExecutionProvider", aliases=("cpu",), cpu_based=True):
-    """Return the YAML text of ``provider``'s table from the installed ORT."""
+def registry_rows(provider="CPUExecutionProvider"):
+    """``(onnxruntime version, rows)`` of the installed ORT's kernel registry for ``provider``: each row
+    ``[domain, op, since, end or None, {constraint: [types]}]`` (one per version range, the type lists
+    of several kernels for one range joined).  Imports only onnxruntime (also run by
+    :mod:`partsim.versions` as a child of another interpreter)."""
     import onnxruntime
     from onnxruntime.capi import _pybind_state as C
 
@@ -44,8 +45,17 @@ def kernel_table(provider="CPUExecutionProvider", aliases=("cpu",), cpu_based=Tr
         else:  # several kernels for one range (e.g. per type): union their type lists
             for name, v in types.items():
                 prev[name] = sorted(set(prev.get(name, [])) | set(v))
+    return onnxruntime.__version__, [[*key, types] for key, types in rows.items()]
+
+
+def kernel_table(provider="CPUExecutionProvider", aliases=("cpu",), cpu_based=True, registry=None):
+    """Return the YAML text of ``provider``'s table from the installed ORT (or from ``registry``, what
+    :func:`registry_rows` returned, possibly in another interpreter)."""
+    from .yamlout import dump_table
+
+    version, rows = registry if registry is not None else registry_rows(provider)
     ops = []
-    for (domain, op, lo, hi), types in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
+    for domain, op, lo, hi, types in sorted(rows, key=lambda r: (r[0], r[1], r[2])):
         rule = {"op": op}
         if domain:
             rule["domain"] = domain
@@ -66,8 +76,9 @@ def kernel_table(provider="CPUExecutionProvider", aliases=("cpu",), cpu_based=Tr
         "compute_precision": "fp32",
         "source": {
             "description": "kernel registry of the installed onnxruntime (get_all_opkernel_def)",
-            "version": f"onnxruntime {onnxruntime.__version__}",
+            "version": f"onnxruntime {version}",
             "generated_by": f"partsim rules import ort-kernels --provider {provider}",
+            "describes": {"onnxruntime": version},
         },
         "ops": ops,
     }

@@ -210,6 +210,7 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     no_session = sum(1 for e in evidence if e[4] is None)
     table["source"]["version"] = (f"onnxruntime {_ort_version(python)} + onnxruntime-qnn {_qnn_version(python)}, "
                                   f"HTP emulator soc_model {soc_model}; builders {table['source']['version']}")
+    table["source"]["describes"] = {"onnxruntime": _ort_version(python), "onnxruntime-qnn": _qnn_version(python)}
     probe_note = (f"evidence: {len(paths)} one-node models ({claimed} claimed by QNN, {refused} left to the CPU, "
                   f"{no_session} without a session or a node of that name); {len(qdq_paths)} QDQ node-unit probes")
     table["partitioning"] = dict(table["partitioning"])

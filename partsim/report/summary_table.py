@@ -15,6 +15,16 @@ def _detail(text):
     return text if len(text) <= DETAIL_WIDTH else text[:DETAIL_WIDTH - 1] + "…"
 
 
+def ort_lines(ort):
+    """The header lines naming the ORT (and plugins) predicted and what may be stale (summary ``ort``)."""
+    if not ort:
+        return []
+    plugins = "".join(f" + {p} {v}" for p, v in sorted(ort.get("plugins", {}).items()))
+    out = [f"ort        {ort.get('distribution') or 'onnxruntime'} {ort['predicted']}{plugins} ({ort['from']})"]
+    out.extend(f"stale?     {w}" for w in ort.get("mayBeStale", ()))
+    return out
+
+
 def render_summary_table(s, max_rows=40, steps=None):
     """Text report of a partitionSummary for people.
 
@@ -27,6 +37,7 @@ def render_summary_table(s, max_rows=40, steps=None):
     level = s.get("level")
     level_text = f"   level {level}" + (" (ORT's default)" if level == "all" else "") if level else ""
     out.append(f"providers  {' > '.join(s['effectiveProviders'])}   policy {s['policy']}{level_text}")
+    out.extend(ort_lines(s.get("ort")))
     for w in s.get("warnings", ()):
         out.append(f"note       {w}")
     for d in s["droppedProviders"]:

@@ -435,4 +435,11 @@ def builtin_tables(directory=None):
     tables = TableSet()
     for f in sorted(d.glob("*.yaml")):
         tables.add_file(f)
+    if not directory:
+        from ..versions import cpu_table_for_target, load_limits
+
+        load_limits()  # of the ORT predicted, known before the simulation (which reads no file)
+        found = cpu_table_for_target(d / "cpu.yaml")  # the ORT predicted is another release than it describes
+        if found is not None:
+            tables.add_table(parse_table(*found), front=True)
     return tables

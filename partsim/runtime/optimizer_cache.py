@@ -29,28 +29,18 @@ _FORMAT = "partsim-ort-optimizer-1"
 
 @lru_cache(maxsize=1)
 def _ort_build():
-    """What identifies the ORT build the child imports (without importing it): the package's
-    folder and the size and mtime of its native libraries.  ``None`` when it cannot be found."""
-    import importlib.util
+    """What identifies the ORT build the child imports (:func:`partsim.versions.ort_build`)."""
+    from ..versions import ort_build
 
-    try:
-        spec = importlib.util.find_spec("onnxruntime")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    capi = Path(list(spec.submodule_search_locations)[0]) / "capi"
-    try:
-        libs = sorted(p for p in capi.iterdir() if ".so" in p.name or p.suffix in (".pyd", ".dll", ".dylib"))
-        return (str(capi),) + tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in libs)
-    except OSError:
-        return None
+    return ort_build()
 
 
 def request_key(model_file, request):
     """The digest naming the cache entry for ``request`` on ``model_file`` (the copy ORT opens, its
     external-data files beside it), or ``None`` when the ORT build cannot be identified."""
-    build = _ort_build()
+    from ..versions import target_build
+
+    build = target_build() or _ort_build()  # the ORT that runs the session (--ort/--python: another one)
     if build is None:
         return None
     h = hashlib.sha256()

@@ -341,10 +341,13 @@ def start_child():
     """The optimizer's child process, started now so that it imports onnxruntime while the caller
     works (:class:`partsim.runtime.child.EarlyChild`), or a request to the warm worker when one
     runs (:mod:`partsim.runtime.ort_worker`); hand it to :func:`pipeline_graph`."""
+    from ..versions import target_python
     from .child import EarlyChild
     from .optimizer import CHILD
     from .ort_worker import connect, take_prestarted
 
+    if target_python():  # another ORT than this interpreter's (--ort, --python): neither the worker nor quick
+        return EarlyChild(CHILD, python=target_python())
     return take_prestarted() or connect() or EarlyChild(CHILD, quick=True)
 
 
@@ -386,11 +389,14 @@ def _finish_optimize(started):
     from .ort_worker import WorkerChild, cold_session_ran
     from .optimizer_cache import remember
 
+    from ..versions import target_python
+
     request, record, child, target = started["request"], started["record"], started["child"], started["target"]
     if record is None:
-        if not isinstance(child, WorkerChild):
+        if not isinstance(child, WorkerChild) and not target_python():
             cold_session_ran()  # a new interpreter imported onnxruntime for it: a worker would have helped
-        r = child.run(request, timeout=600) if child is not None else run_child(CHILD, request, timeout=600)
+        r = child.run(request, timeout=600) if child is not None else run_child(CHILD, request, target_python(),
+                                                                                  timeout=600)
         started["child"] = None
         if r.state == "crashed" and isinstance(child, WorkerChild):
             # the warm worker's process died (or the worker went away): a plain child decides

@@ -19,7 +19,7 @@ from ..sim.match import _attr_ok
 
 __all__ = ["load_refusal", "kernel_creation_failures", "ORT_MAX_IR_VERSION", "ORT_MAX_ONNX_OPSET"]
 
-ORT_MAX_IR_VERSION = 13
+ORT_MAX_IR_VERSION = 13  # onnxruntime 1.31.1; other releases: partsim.versions.load_limits
 ORT_MAX_ONNX_OPSET = 26
 
 
@@ -34,12 +34,15 @@ def load_refusal(model, tables=()):
             return (f"ORT refuses the model at load: ai.onnx opset {opset}, the ORT build {t.provider} ships "
                     f"({t.source.get('version', 'its package')}) supports up to {limit} "
                     f"(model_load_utils.h: ValidateOpsetForDomain)")
-    if model.ir_version > ORT_MAX_IR_VERSION:
+    from ..versions import load_limits
+
+    release, max_ir, max_opset = load_limits()  # of the ORT predicted (partsim.versions.LOAD_LIMITS)
+    if max_ir is not None and model.ir_version > max_ir:
         return (f"ORT refuses the model at load: IR version {model.ir_version}, the newest onnxruntime "
-                f"1.31.1 supports is {ORT_MAX_IR_VERSION} (onnxruntime/core/graph/model.cc)")
-    if opset is not None and opset > ORT_MAX_ONNX_OPSET:
+                f"{release} supports is {max_ir} (onnxruntime/core/graph/model.cc)")
+    if opset is not None and max_opset is not None and opset > max_opset:
         return (f"ORT refuses the model at load: ai.onnx opset {opset}, official support in onnxruntime "
-                f"1.31.1 ends at {ORT_MAX_ONNX_OPSET} (model_load_utils.h: ValidateOpsetForDomain)")
+                f"{release} ends at {max_opset} (model_load_utils.h: ValidateOpsetForDomain)")
     return None
 
 

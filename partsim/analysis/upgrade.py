@@ -1,0 +1,145 @@
+"""What moving from one ORT (or plugin) release to another changes for a model: ``partsim diff``.
+
+Each side is predicted under its own ORT (:mod:`partsim.versions`: the installed one, a venv partsim
+makes with ``--ort``, or an interpreter the user names); the two partitionSummaries are compared node
+for node: nodes that change provider, nodes only one side has (ORT's optimizer or a new kernel keeps
+a function whole, fuses differently), and the deltas of the counts ``check`` gates on.
+"""
+
+import re
+
+from ..errors import UsageError
+
+__all__ = ["parse_side", "predict_side", "diff_summaries", "diff_document", "COUNTS"]
+
+COUNTS = ("firstProviderNodes", "delegatedNodeCount", "partitionCount", "fragments", "transfers",
+          "memcpyFromHost", "memcpyToHost")
+_PLUGINS = {"qnn": "onnxruntime-qnn", "onnxruntime-qnn": "onnxruntime-qnn"}
+_ORT = ("ort", "onnxruntime")
+
+
+def parse_side(spec):
+    """``"ort==1.32.0"``, ``"python=PATH"``, ``"installed"``, optionally with ``,qnn==2.7.0`` ->
+    ``{"ort": version or None, "python": path or None, "plugins": {package: version}, "label": spec}``.
+
+    >>> parse_side("ort==1.32.0")["ort"]
+    '1.32.0'
+    >>> parse_side("installed,qnn==2.7.0")["plugins"]
+    {'onnxruntime-qnn': '2.7.0'}
+    """
+    side = {"ort": None, "python": None, "plugins": {}, "label": spec}
+    for part in [p.strip() for p in str(spec).split(",") if p.strip()]:
+        m = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*==\s*([0-9][0-9A-Za-z.]*)", part)
+        if part == "installed":
+            continue
+        if part.startswith("python="):
+            side["python"] = part[len("python="):]
+        elif m and m.group(1).lower() in _ORT:
+            side["ort"] = m.group(2)
+        elif m and m.group(1).lower() in _PLUGINS:
+            side["plugins"][_PLUGINS[m.group(1).lower()]] = m.group(2)
+        else:
+            raise UsageError(f"--from/--to take ort==VERSION, python=PATH or installed, optionally "
+                             f"with ,qnn==VERSION; not {part!r}")
+    return side
+
+
+def _check_plugins(side, summary):
+    """A plugin version asked for must be the one its table (and the interpreter) describe: partsim
+    holds one table per plugin, so another plugin release cannot be predicted yet."""
+    have = {}
+    for t in summary.get("ort", {}).get("tables", []):
+        have.update({k: v for k, v in t["describes"].items() if k in side["plugins"]})
+    for package, version in side["plugins"].items():
+        if package in have and have[package] != version:
+            raise UsageError(f"no table describes {package} {version} (the shipped one describes {have[package]}); "
+                             f"`partsim rules import qnn` under that plugin makes one (docs/versions.md)")
+
+
+def predict_side(model, side, providers=None, rule_paths=(), level="all"):
+    """The partitionSummary of ``model`` under ``side`` (:func:`parse_side`)."""
+    from ..api import predict
+    from ..versions import selected
+
+    with selected(side["ort"], side["python"]):
+        summary, _ = predict(model, providers, rule_paths, level=level)
+    _check_plugins(side, summary)
+    return summary
+
+
+def _counts(summary):
+    first = summary["effectiveProviders"][0]
+    return {"firstProviderNodes": sum(1 for n in summary["nodes"] if n["provider"] == first),
+            "delegatedNodeCount": summary["delegatedNodeCount"], "partitionCount": summary["partitionCount"],
+            "fragments": summary["fragments"], "transfers": summary["transfers"],
+            "memcpyFromHost": summary["memcpy"]["fromHost"], "memcpyToHost": summary["memcpy"]["toHost"]}
+
+
+def _side_record(summary):
+    rec = {"ort": summary.get("ort", {}).get("predicted", ""), "status": summary["status"],
+           "accelerated": summary["accelerated"], "nodeCount": summary["model"]["nodeCount"],
+           "counts": _counts(summary)}
+    if summary.get("ort", {}).get("plugins"):
+        rec["plugins"] = dict(summary["ort"]["plugins"])
+    if summary.get("failure"):
+        rec["failure"] = summary["failure"]
+    return rec
+
+
+def _node(n):
+    return {"node": n["name"], "opType": n["opType"], "provider": n["provider"], "reason": n.get("reason")}
+
+
+def diff_summaries(before, after):
+    """The record of one model: ``from``/``to`` (ORT, status, counts), ``changed`` (nodes on another
+    provider, with both reasons), ``onlyFrom``/``onlyTo`` (nodes one graph has), ``deltas``,
+    ``lostAcceleratorNodes``, ``placementChanged`` and ``reasons`` (sentences saying why)."""
+    a = {n["name"]: n for n in before["nodes"]}
+    b = {n["name"]: n for n in after["nodes"]}
+    changed = [{"node": k, "opType": a[k]["opType"], "from": a[k]["provider"], "to": b[k]["provider"],
+                "reasonFrom": a[k].get("reason"), "reasonTo": b[k].get("reason")}
+               for k in a if k in b and a[k]["provider"] != b[k]["provider"]]
+    only_from = [_node(a[k]) for k in a if k not in b]
+    only_to = [_node(b[k]) for k in b if k not in a]
+    rf, rt = _side_record(before), _side_record(after)
+    deltas = {k: rt["counts"][k] - rf["counts"][k] for k in COUNTS}
+    lost = max(0, -deltas["firstProviderNodes"]) if before["effectiveProviders"][0] != "CPUExecutionProvider" else 0
+    reasons = []
+    if rf["status"] != rt["status"]:
+        why = rt.get("failure") or rf.get("failure") or ""
+        reasons.append(f"status {rf['status']} -> {rt['status']}" + (f": {why}" if why else ""))
+    elif rf.get("failure") != rt.get("failure") and (rf.get("failure") or rt.get("failure")):
+        reasons.append(f"ORT's failure changes: {rf.get('failure', '')!r} -> {rt.get('failure', '')!r}")
+    if only_from or only_to:
+        reasons.append(f"the graph ORT partitions differs: {len(only_from)} node(s) only under {rf['ort']} "
+                       f"({_ops(only_from)}), {len(only_to)} only under {rt['ort']} ({_ops(only_to)})")
+    for c in changed[:20]:
+        reasons.append(f"{c['node']} ({c['opType']}): {c['from']} -> {c['to']}"
+                       + (f" ({c['reasonTo']})" if c["reasonTo"] else ""))
+    return {"model": before["model"]["path"], "providers": list(before["effectiveProviders"]),
+            "level": before.get("level"), "from": rf, "to": rt, "changed": changed, "onlyFrom": only_from,
+            "onlyTo": only_to, "deltas": deltas, "lostAcceleratorNodes": lost,
+            "placementChanged": bool(changed or only_from or only_to or rf["status"] != rt["status"]),
+            "reasons": reasons}
+
+
+def _ops(nodes, limit=4):
+    counts = {}
+    for n in nodes:
+        counts[n["opType"]] = counts.get(n["opType"], 0) + 1
+    top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{k} {v}" for k, v in top[:limit]) + (", …" if len(top) > limit else "") or "none"
+
+
+def diff_document(records, before, after):
+    """The ``partsim diff`` document over ``records`` (:func:`diff_summaries`); it fails where the
+    upgrade costs accelerator nodes or a session that built no longer does."""
+    failed = [r for r in records if r["lostAcceleratorNodes"] or
+              (r["from"]["status"] == "ok" and r["to"]["status"] != "ok")]
+    for r in records:
+        r["passed"] = r not in failed
+    return {"schemaVersion": "1.0", "from": before["label"], "to": after["label"], "passed": not failed,
+            "summary": {"models": len(records), "placementChanged": sum(r["placementChanged"] for r in records),
+                        "failed": len(failed),
+                        "lostAcceleratorNodes": sum(r["lostAcceleratorNodes"] for r in records)},
+            "models": records}

@@ -1,0 +1,79 @@
+"""Child process: what the ORT of this interpreter is (version, distribution, plugins, the build's
+identity for cache keys) and its CPU kernel registry; one JSON line on stdout.
+
+Run by :func:`partsim.versions.select` as ``python ort_facts_child.py`` in the interpreter of
+``--ort``/``--python``, which need not have partsim installed (it is put on the path here) nor
+anything but onnxruntime.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+
+def main():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from importlib import metadata
+
+    from partsim.gen.ort_kernels import registry_rows
+    from partsim.versions import ORT_DISTRIBUTIONS, PLUGIN_DISTRIBUTIONS, installed_ort, ort_build
+
+    version, rows = registry_rows("CPUExecutionProvider")
+    plugins = {}
+    for dist in PLUGIN_DISTRIBUTIONS:
+        try:
+            plugins[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    dist = installed_ort()[0] or ORT_DISTRIBUTIONS[0]
+    print(json.dumps({"version": version, "distribution": dist, "plugins": plugins,
+                      "build": [sys.executable, *(ort_build() or ())], "rows": rows, "limits": load_limits()}))
+
+
+def _varint(n):
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def _field(number, value):
+    """One protobuf field: an int (varint) or bytes/str (length-delimited)."""
+    if isinstance(value, int):
+        return _varint(number << 3) + _varint(value)
+    data = value.encode() if isinstance(value, str) else value
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
+
+
+def _identity_model(ir_version, opset):
+    """A one-Identity ModelProto's bytes (onnx.proto field numbers; no onnx package needed here)."""
+    dims = _field(2, _field(1, _field(1, 1)))  # TensorShapeProto.dim[0].dim_value = 1
+    value = lambda name: _field(1, name) + _field(2, _field(1, _field(1, 1) + dims))  # float [1]
+    node = _field(1, "x") + _field(2, "y") + _field(4, "Identity")
+    graph = _field(1, node) + _field(2, "g") + _field(11, value("x")) + _field(12, value("y"))
+    return _field(1, ir_version) + _field(7, graph) + _field(8, _field(1, "") + _field(2, opset))
+
+
+def load_limits():
+    """``[newest IR version, newest official ai.onnx opset]`` this ORT loads, read off the messages of
+    sessions on models beyond both (model.cc "max supported IR version: N"; model_load_utils.h
+    ValidateOpsetForDomain "... is till opset N"); ``None`` for one not found."""
+    import re
+
+    import onnxruntime as ort
+
+    found = []
+    for ir, opset, pattern in ((999, 13, r"max supported IR version: (\d+)"), (10, 999, r"till opset (\d+)")):
+        try:
+            ort.InferenceSession(_identity_model(ir, opset), providers=["CPUExecutionProvider"])
+            found.append(None)
+        except Exception as exc:  # onnxruntime raises its own types
+            m = re.search(pattern, str(exc))
+            found.append(int(m.group(1)) if m else None)
+    return found
+
+
+if __name__ == "__main__":
+    main()
