@@ -5,6 +5,15 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OV_VENV := .venv-openvino
 OV_STAMP := $(OV_VENV)/.installed
+# partsim supports a range of ORT releases (pyproject.toml); .venv holds the lowest, .venv-ort-highest the
+# highest, and `make test` runs the version tests and the CPU-vs-real-session corpus tests under both (issue #30)
+HI_VENV := .venv-ort-highest
+HI_STAMP := $(HI_VENV)/.installed
+ORT_HIGHEST := $(shell sed -n 's/^onnxruntime==//p' constraints/ort-highest.txt)
+HIGHEST_TESTS := tests/test_versions.py \
+	tests/test_pipeline.py::test_cpu_default_level_equals_a_real_enable_all_session \
+	tests/test_pipeline.py::test_disable_level_inlines_and_duplicates_dq_with_orts_names
+
 # the developer loop's tools, in a venv of their own (they need nothing of partsim's dependencies)
 CHECK_VENV := .venv-check
 CHECK_STAMP := $(CHECK_VENV)/.installed-ruff0.17.6-mypy2.4.1
@@ -13,13 +22,25 @@ FORMATTED := partsim/rules/precompiled.py partsim/rules/resolve.py partsim/rules
   partsim/io/files.py partsim/gen/yamlout.py partsim/progress.py partsim/report/text.py partsim/report/stream.py \
   partsim/report/lint_text.py partsim/report/verify_junit.py benchmarks/common.py cli.py tests/modelbuild.py
 
-.PHONY: demo test test-fast check setup graphviz browser clean bench lint-rules openvino tables webgpu
+.PHONY: demo test test-fast check setup graphviz browser clean bench lint-rules openvino tables webgpu ort-highest
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints/ort-lowest.txt
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[test]' -c constraints/ort-lowest.txt
 	touch $(STAMP)
+
+# the highest supported ORT installed first, then partsim: installing partsim must keep that ORT
+$(HI_STAMP): pyproject.toml constraints/ort-highest.txt
+	$(PY) -m venv $(HI_VENV)
+	$(HI_VENV)/bin/pip install -q --upgrade pip
+	$(HI_VENV)/bin/pip install -q -c constraints/ort-highest.txt onnxruntime onnx
+	$(HI_VENV)/bin/pip install -q -e . pytest hypothesis
+	$(HI_VENV)/bin/python -c "import onnxruntime as o; assert o.__version__ == '$(ORT_HIGHEST)', \
+	  'pip install partsim changed onnxruntime $(ORT_HIGHEST) to ' + o.__version__"
+	touch $(HI_STAMP)
+
+ort-highest: $(HI_STAMP)
 
 setup: $(STAMP) graphviz
 
@@ -48,7 +69,7 @@ WEBGPU_DEBS := mesa-vulkan-drivers/bookworm-backports libdrm2/bookworm-backports
   libxdmcp6 libedit2 libxml2 libicu72 libbsd0 libmd0
 
 $(WEBGPU_STAMP): $(STAMP)
-	$(BIN)/pip install -q onnxruntime-ep-webgpu==0.4.0
+	$(BIN)/pip install -q onnxruntime-ep-webgpu==0.4.0 -c constraints/ort-lowest.txt
 	rm -rf $(WEBGPU_HOME)/apt $(WEBGPU_HOME)/root && mkdir -p $(WEBGPU_HOME)/apt/lists/partial \
 	  $(WEBGPU_HOME)/apt/cache/archives/partial $(WEBGPU_HOME)/apt/debs $(WEBGPU_HOME)/root
 	printf 'deb http://deb.debian.org/debian bookworm main\ndeb http://deb.debian.org/debian bookworm-backports main\n' \
@@ -91,8 +112,9 @@ browser:
 	  { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; } || \
 	    echo "chromium not installed: the browser tests will be skipped"; }
 
-test: setup browser openvino webgpu
-	$(BIN)/python -m pytest -q
+test: setup browser openvino webgpu ort-highest
+	PARTSIM_OTHER_ORT_PYTHON=$(CURDIR)/$(HI_VENV)/bin/python $(BIN)/python -m pytest -q
+	PARTSIM_OTHER_ORT_PYTHON=$(CURDIR)/$(BIN)/python $(HI_VENV)/bin/python -m pytest -q $(HIGHEST_TESTS)
 
 # the fast tier (under a minute): no real ORT/QNN/OpenVINO session, browser or corpus model
 # (markers registered in pyproject.toml, applied in tests/conftest.py)
@@ -119,7 +141,7 @@ bench: setup
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) $(OV_VENV) $(CHECK_VENV) out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(OV_VENV) $(HI_VENV) $(CHECK_VENV) out .pytest_cache .mypy_cache .ruff_cache
 
 # the report screenshot shown in README.md (needs graphviz, chromium and ../shared/corpus)
 docs-screenshot: setup browser

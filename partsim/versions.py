@@ -26,7 +26,7 @@ from pathlib import Path
 from .errors import UsageError
 
 __all__ = ["installed_ort", "load_limits", "LOAD_LIMITS", "version_key", "select", "selected", "target_python", "target_build",
-           "predicted", "annotate", "ort_build", "cpu_table_for_target", "ensure_env", "ORT_FACTS", "stale_tables"]
+           "predicted", "annotate", "ort_build", "target_facts", "cpu_table_for_target", "ensure_env", "ORT_FACTS", "stale_tables"]
 
 # distributions that install the ``onnxruntime`` package (one at a time), and EP plugins of it
 ORT_DISTRIBUTIONS = ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml",
@@ -53,6 +53,7 @@ LOAD_LIMITS = {"1.31.1": (13, 26), "1.32.0": (14, 28)}
 _TARGET = {}  # what select() chose: python, version, how, build, plugins, rows, limits
 _ASKED = {}  # version -> limits, for an installed release LOAD_LIMITS lacks
 _LIMITS = {}  # target python ("" installed) -> load_limits()
+_PROBED = {}  # interpreter -> what _probe said
 
 
 def version_key(text):
@@ -112,10 +113,18 @@ def select(ort=None, python=None):
         if installed_ort()[1] == ort:
             return
         python, how = ensure_env(ort), "--ort"
-    facts = _probe(python)
+    key = str(python)
+    if key not in _PROBED:  # one question per interpreter and process (diff and check ask per model)
+        _PROBED[key] = _probe(python)
+    facts = _PROBED[key]
     if ort is not None and facts["version"] != ort:
         raise UsageError(f"{python} runs onnxruntime {facts['version']}, not {ort}")
     _TARGET.update(facts, python=str(python), how=how)
+
+
+def target_facts(refresh=True):
+    """Everything :func:`_probe` tells of the ORT predicted (this interpreter's when none was selected)."""
+    return _probe(_TARGET.get("python") or sys.executable, refresh=refresh)
 
 
 class selected:
@@ -177,10 +186,11 @@ def _load_limits():
     return (version, *_ASKED.get(version, (None, None)))
 
 
-def _probe(python):
-    """Ask ``python`` for its ORT: version, distribution, plugins, build identity, CPU registry."""
+def _probe(python, refresh=False):
+    """Ask ``python`` for its ORT: version, distribution, plugins, build identity, CPU registry, load
+    limits (``refresh``: also its contrib schemas and package folder)."""
     try:
-        proc = subprocess.run([str(python), str(FACTS_CHILD)], capture_output=True, text=True, timeout=300,
+        proc = subprocess.run([str(python), str(FACTS_CHILD), *(["--refresh"] if refresh else [])], capture_output=True, text=True, timeout=300,
                               stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UsageError(f"cannot run {python}: {getattr(exc, 'strerror', None) or exc}") from None
@@ -312,6 +322,8 @@ def annotate(summary, tables):
     describes, and what may be stale (``tables``: the effective providers' RuleTables)."""
     ort = predicted()
     record = {"predicted": ort["onnxruntime"], "distribution": ort["distribution"], "from": ort["from"]}
+    _, max_ir, max_opset = load_limits()
+    record["loads"] = {"maxIrVersion": max_ir, "maxOnnxOpset": max_opset}
     used = {p: v for p, v in ort["plugins"].items() if any(p in _describes(t) for t in tables)}
     if used:
         record["plugins"] = used

@@ -10,7 +10,7 @@ import re
 
 from ..errors import UsageError
 
-__all__ = ["parse_side", "predict_side", "diff_summaries", "diff_document", "COUNTS"]
+__all__ = ["parse_side", "predict_side", "diff_summaries", "diff_document", "gate_upgrade", "COUNTS"]
 
 COUNTS = ("firstProviderNodes", "delegatedNodeCount", "partitionCount", "fragments", "transfers",
           "memcpyFromHost", "memcpyToHost")
@@ -76,7 +76,9 @@ def _counts(summary):
 
 
 def _side_record(summary):
+    loads = summary.get("ort", {}).get("loads", {})
     rec = {"ort": summary.get("ort", {}).get("predicted", ""), "status": summary["status"],
+           "maxOnnxOpset": loads.get("maxOnnxOpset"), "maxIrVersion": loads.get("maxIrVersion"),
            "accelerated": summary["accelerated"], "nodeCount": summary["model"]["nodeCount"],
            "counts": _counts(summary)}
     if summary.get("ort", {}).get("plugins"):
@@ -104,10 +106,10 @@ def diff_summaries(before, after):
     rf, rt = _side_record(before), _side_record(after)
     deltas = {k: rt["counts"][k] - rf["counts"][k] for k in COUNTS}
     lost = max(0, -deltas["firstProviderNodes"]) if before["effectiveProviders"][0] != "CPUExecutionProvider" else 0
-    reasons = []
+    reasons = _load_reasons(before, rf, rt)
     if rf["status"] != rt["status"]:
-        why = rt.get("failure") or rf.get("failure") or ""
-        reasons.append(f"status {rf['status']} -> {rt['status']}" + (f": {why}" if why else ""))
+        why = " ".join((rt.get("failure") or rf.get("failure") or "").split())
+        reasons.append(f"status {rf['status']} -> {rt['status']}" + (f": {why[:240]}" if why else ""))
     elif rf.get("failure") != rt.get("failure") and (rf.get("failure") or rt.get("failure")):
         reasons.append(f"ORT's failure changes: {rf.get('failure', '')!r} -> {rt.get('failure', '')!r}")
     if only_from or only_to:
@@ -121,6 +123,23 @@ def diff_summaries(before, after):
             "onlyTo": only_to, "deltas": deltas, "lostAcceleratorNodes": lost,
             "placementChanged": bool(changed or only_from or only_to or rf["status"] != rt["status"]),
             "reasons": reasons}
+
+
+def _load_reasons(summary, rf, rt):
+    """What the two releases load differently: the model's ai.onnx opset or IR version beyond one
+    side's newest (partsim.versions.load_limits, measured on real sessions)."""
+    model = summary["model"]
+    out = []
+    for what, have, key in (("ai.onnx opset", model.get("opsets", {}).get("", model.get("opsets", {}).get("ai.onnx")),
+                             "maxOnnxOpset"), ("IR version", model.get("irVersion"), "maxIrVersion")):
+        if have is None or rf.get(key) == rt.get(key):
+            continue
+        sides = [(r["ort"], r.get(key)) for r in (rf, rt)]
+        refused = [v for v, limit in sides if limit is not None and have > limit]
+        if refused:
+            out.append(f"{what} {have}: onnxruntime {' and '.join(refused)} refuses it at load (newest "
+                       + ", ".join(f"{v}: {limit}" for v, limit in sides) + ")")
+    return out
 
 
 def _ops(nodes, limit=4):
@@ -143,3 +162,30 @@ def diff_document(records, before, after):
                         "failed": len(failed),
                         "lostAcceleratorNodes": sum(r["lostAcceleratorNodes"] for r in records)},
             "models": records}
+
+
+def gate_upgrade(doc, config, before, after):
+    """``partsim check --upgrade-to``: add an ``upgrade`` budget to every result of a check document:
+    it fails where ``after`` (:func:`parse_side`) costs the first provider nodes, or breaks a session
+    ``before`` builds, compared with ``before``."""
+    checks = {c.name: c for c in config.checks}
+    for r in doc["results"]:
+        check = checks[r["check"]]
+        path = config.root / r["model"]
+        a = predict_side(path, before, list(check.providers), check.rules, check.level)
+        b = predict_side(path, after, list(check.providers), check.rules, check.level)
+        d = diff_summaries(a, b)
+        broke = a["status"] == "ok" and b["status"] != "ok"
+        lost = max(0, -d["deltas"]["firstProviderNodes"])
+        ok = not lost and not broke
+        moved = [{"node": c["node"], "opType": c["opType"], "provider": c["to"], "reason": c["reasonTo"],
+                  "reasonDetail": None} for c in d["changed"]]
+        r["budgets"].append({"budget": "upgrade", "limit": 0, "actual": lost, "passed": ok,
+                             "message": "" if ok else f"{before['label']} -> {after['label']}: "
+                                                      + "; ".join(d["reasons"][:3]),
+                             "nodes": [] if ok else moved[:100]})
+        r["passed"] = r["passed"] and ok
+    doc["summary"]["failed"] = sum(1 for r in doc["results"] if not r["passed"])
+    doc["passed"] = doc["summary"]["failed"] == 0
+    doc["upgrade"] = {"from": before["label"], "to": after["label"]}
+    return doc

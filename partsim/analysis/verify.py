@@ -272,7 +272,16 @@ def baseline_record(summary, resolution=None, level="disable", version=None):
         "accelerated": summary["accelerated"],
         "status": summary["status"],
         "nodes": {ep: sorted(names) for ep, names in sorted(by_provider.items())},
+        "ort": _ort_predicted(),
     }
+
+
+def _ort_predicted():
+    """``{"onnxruntime": version, plugin: version}``: the ORT release a baseline was predicted for."""
+    from ..versions import predicted
+
+    ort = predicted()
+    return {"onnxruntime": ort["onnxruntime"], **ort["plugins"]}
 
 
 def check_baseline_context(now, baseline, where=None):
@@ -283,6 +292,7 @@ def check_baseline_context(now, baseline, where=None):
         got = baseline.get("baselineVersion", "1") if isinstance(baseline, dict) else "?"
         raise UsageError(f"baseline format {got} does not record what it measured (providers, level, tables); "
                          f"re-record it with the current partsim (--update-baseline / check --update)", where)
+    _check_same_ort(now, baseline, where)
     for key, words in _CONTEXT_KEYS:
         a, b = baseline.get(key), now.get(key)
         if a == b:
@@ -296,6 +306,17 @@ def check_baseline_context(now, baseline, where=None):
             detail = f"baseline {a!r}, now {b!r}"
         raise UsageError(f"baseline was measured with other {words} ({detail}); compare like with like or "
                          f"re-record it (--update-baseline / check --update)", where)
+
+
+def _check_same_ort(now, baseline, where):
+    """A baseline predicted for another ORT release (recorded since issue #30; older ones say none)."""
+    a, b = baseline.get("ort"), now.get("ort")
+    if not isinstance(a, dict) or not isinstance(b, dict) or a.get("onnxruntime") == b.get("onnxruntime"):
+        return
+    raise UsageError(f"baseline was predicted for onnxruntime {a.get('onnxruntime')}, now for {b.get('onnxruntime')}: "
+                     f"`partsim diff --from ort=={a.get('onnxruntime')} --to ort=={b.get('onnxruntime')}` (or check "
+                     f"--upgrade-to) shows what the upgrade changes; then re-record it (--update-baseline / "
+                     f"check --update)", where)
 
 
 def _describe(summary, names, limit=8):

@@ -52,6 +52,9 @@ def add_parser(sub):
     p.add_argument("--jobs", "-j", type=int, metavar="N", help="models checked in parallel (default: all cores)")
     p.add_argument("--update", action="store_true",
                    help="write the lock file with the current counts (no-regression budgets from now on)")
+    p.add_argument("--upgrade-to", metavar="SPEC",
+                   help="also gate an ORT upgrade: predict every model under SPEC (ort==VERSION, python=PATH) too "
+                        "and fail where it costs the first provider nodes or breaks a session (partsim diff)")
     add_output_args(p, formats=("table", "json", "junit", "sarif", "markdown"))
     p.set_defaults(run=run)
 
@@ -84,6 +87,10 @@ def run(args):
                          "(give --config FILE)")
     config = load_config(path)
     doc, new_lock = run_checks(config, args.jobs, args.update, _Bar() if enabled() else None)
+    if args.upgrade_to:
+        from ..analysis.upgrade import gate_upgrade, parse_side
+
+        gate_upgrade(doc, config, parse_side("installed"), parse_side(args.upgrade_to))
     if args.format == "json":
         text = to_json(doc)
     elif args.format == "junit":

@@ -27,6 +27,9 @@ machine-readable sources (output is deterministic).
   partsim rules import qnn [--models DIR] [--soc-model 60] -o rules/qnn.yaml
         the QNN EP (HTP) measured: real onnxruntime-qnn sessions on single-op probes (and on the
         one-node models of DIR), merged into its op builders' rules (partsim/gen/qnn.py)
+  partsim rules refresh --ort 1.32.0 [--into DIR]
+        a new ORT release: every table and fact its wheel can tell regenerated (CPU kernels, mobile
+        checker tables, contrib schemas, load limits); what it cannot, listed (docs/versions.md)
   partsim rules calibrate OBS... -p EP -o overlay.yaml
         an overlay table learnt from observations of real sessions (partsim/analysis/calibrate.py)
 """
@@ -57,6 +60,15 @@ def add_parser(sub):
     imp.add_argument("--python", metavar="PATH", help="qnn: interpreter with onnxruntime-qnn (default: this one)")
     imp.add_argument("--evidence", metavar="FILE.jsonl", help="qnn: also write what every probe session did")
     imp.set_defaults(run=run_import)
+    ref = rs.add_parser("refresh", help="regenerate every table and fact a new ORT wheel can tell",
+                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ref.add_argument("--ort", metavar="VERSION", help="the release (a venv partsim makes with pip; default: installed)")
+    ref.add_argument("--python", metavar="PATH", dest="ort_python", help="the ORT of this interpreter instead")
+    ref.add_argument("--into", metavar="DIR",
+                     help="write the tables into DIR (and DIR/contrib_schemas.json); default: this checkout's "
+                          "rules/ and partsim/data/")
+    add_output_args(ref)
+    ref.set_defaults(run=run_refresh)
     from .calibrate import add_parser as add_calibrate
 
     add_calibrate(rs)
@@ -91,6 +103,27 @@ def run_show(args):
 
     _, text = find_shipped(args.name)
     write_output(text, args.output)
+    return EXIT_OK
+
+
+def run_refresh(args):
+    """``rules refresh`` (the ORT is selected by ``--ort``/``--python`` around every command)."""
+    from ..gen.refresh import refresh, render_refresh
+
+    root = Path(__file__).resolve().parents[2]
+    if args.into:
+        rules_dir = data_dir = Path(args.into)
+        rules_dir.mkdir(parents=True, exist_ok=True)
+    elif (root / "rules").is_dir() and (root / "partsim" / "data").is_dir():
+        rules_dir, data_dir = root / "rules", root / "partsim" / "data"
+    else:
+        raise UsageError("not a partsim checkout: give --into DIR")
+    report = refresh(rules_dir, data_dir)
+    if not args.into:  # the shipped tables changed: their precompiled store too (make tables)
+        from ..rules.load import compile_shipped
+
+        compile_shipped()
+    write_output(to_json(report) if args.format == "json" else render_refresh(report), args.output)
     return EXIT_OK
 
 

@@ -451,7 +451,7 @@ def unmapped_caveats(provider_key, inputs=()):
                   if _op_rules(provider_key, key[0], key[1], text)[1])
 
 
-def import_mobile_md(inputs, provider):
+def import_mobile_md(inputs, provider, wheel=None):
     """YAML text of the NNAPI / CoreML table built from ORT's mobile_helpers md file(s).
 
     Parameters
@@ -461,6 +461,9 @@ def import_mobile_md(inputs, provider):
     provider : str
         ``nnapi``, ``coreml-neuralnetwork`` or ``coreml-mlprogram``.  When ``None`` and one
         input is given, it is inferred from the file name.
+    wheel : (version, folder), optional
+        Another ORT's release and ``onnxruntime`` package folder (``partsim rules refresh``): its
+        md files instead of the installed wheel's.
     """
     if provider is None and inputs:
         names = {Path(p).name for p in inputs}
@@ -469,12 +472,14 @@ def import_mobile_md(inputs, provider):
             provider = hits[0]
     key = (provider or "").lower()
     target = _target(key)
+    if wheel and not inputs:
+        inputs = [Path(wheel[1]) / "tools" / "mobile_helpers" / target.file]
     paths, rows = _read_rows(inputs, key)
     ops = []
     for (domain, op) in sorted(rows, key=lambda k: (k[0], k[1])):
         ops.extend(_op_rules(key, domain, op, rows[(domain, op)])[0])
-    version = _ort_version()
-    default = default_md_path(key) if not inputs else None
+    version = wheel[0] if wheel else _ort_version()
+    default = paths[0] if wheel else default_md_path(key) if not inputs else None
     if default is not None:
         src_version = f"onnxruntime {version} (mobile_helpers/{target.file})"
     else:

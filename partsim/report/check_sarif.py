@@ -21,6 +21,7 @@ _RULES = {
     "lock/transfers": "transfers grew since the lock",
     "lock/memcpyFromHost": "Memcpy nodes from host grew since the lock",
     "lock/memcpyToHost": "Memcpy nodes to host grew since the lock",
+    "upgrade": "the ORT upgrade (check --upgrade-to) costs first-provider nodes or breaks the session",
 }
 
 

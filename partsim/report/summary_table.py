@@ -16,8 +16,9 @@ def _detail(text):
 
 
 def ort_lines(ort):
-    """The header lines naming the ORT (and plugins) predicted and what may be stale (summary ``ort``)."""
-    if not ort:
+    """The header lines naming the ORT (and plugins) predicted and what may be stale (summary ``ort``);
+    none when the installed ORT is predicted and every fact describes it (the JSON always says)."""
+    if not ort or (ort.get("from") == "installed" and not ort.get("mayBeStale")):
         return []
     plugins = "".join(f" + {p} {v}" for p, v in sorted(ort.get("plugins", {}).items()))
     out = [f"ort        {ort.get('distribution') or 'onnxruntime'} {ort['predicted']}{plugins} ({ort['from']})"]

@@ -173,6 +173,8 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
         "memcpy": memcpy,
         "memcpySource": memcpy_source,
     }
+    if rec.get("qnn"):  # the plugin EP's release beside ORT's ("runtime")
+        obs["plugins"] = {"onnxruntime-qnn": str(rec["qnn"])}
     if rec.get("create_error") or rec.get("state") == "create_failed":
         obs["status"] = "session_would_fail"
     elif source is not None:

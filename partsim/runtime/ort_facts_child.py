@@ -1,5 +1,6 @@
 """Child process: what the ORT of this interpreter is (version, distribution, plugins, the build's
-identity for cache keys) and its CPU kernel registry; one JSON line on stdout.
+identity for cache keys), its CPU kernel registry and load limits; with ``--refresh`` also ORT's
+own operator schemas and its package folder (``partsim rules refresh``); one JSON line on stdout.
 
 Run by :func:`partsim.versions.select` as ``python ort_facts_child.py`` in the interpreter of
 ``--ort``/``--python``, which need not have partsim installed (it is put on the path here) nor
@@ -26,8 +27,16 @@ def main():
         except metadata.PackageNotFoundError:
             pass
     dist = installed_ort()[0] or ORT_DISTRIBUTIONS[0]
-    print(json.dumps({"version": version, "distribution": dist, "plugins": plugins,
-                      "build": [sys.executable, *(ort_build() or ())], "rows": rows, "limits": load_limits()}))
+    facts = {"version": version, "distribution": dist, "plugins": plugins,
+             "build": [sys.executable, *(ort_build() or ())], "rows": rows, "limits": load_limits()}
+    if "--refresh" in sys.argv[1:]:  # partsim rules refresh: the rest of what the wheel can tell
+        import onnxruntime
+
+        from partsim.gen.contrib_schemas import generate_contrib_schemas
+
+        facts["contribSchemas"] = generate_contrib_schemas()
+        facts["package"] = str(Path(onnxruntime.__file__).resolve().parent)
+    print(json.dumps(facts))
 
 
 def _varint(n):
