@@ -56,13 +56,13 @@ def _check_plugins(side, summary):
                              f"`partsim rules import qnn` under that plugin makes one (docs/versions.md)")
 
 
-def predict_side(model, side, providers=None, rule_paths=(), level="all"):
-    """The partitionSummary of ``model`` under ``side`` (:func:`parse_side`)."""
+def predict_side(model, side, providers=None, rule_paths=(), level="all", dims=None):
+    """The partitionSummary of ``model`` under ``side`` (:func:`parse_side`); ``dims`` as ``--dim``."""
     from ..api import predict
     from ..versions import selected
 
     with selected(side["ort"], side["python"]):
-        summary, _ = predict(model, providers, rule_paths, level=level)
+        summary, _ = predict(model, providers, rule_paths, level=level, dims=dims)
     _check_plugins(side, summary)
     return summary
 

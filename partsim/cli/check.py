@@ -52,8 +52,8 @@ def add_parser(sub):
     p.add_argument("--jobs", "-j", type=int, metavar="N", help="models checked in parallel (default: all cores)")
     p.add_argument("--update", action="store_true",
                    help="write the lock file with the current counts (no-regression budgets from now on)")
-    p.add_argument("--upgrade-to", metavar="SPEC",
-                   help="also gate an ORT upgrade: predict every model under SPEC (ort==VERSION, python=PATH) too "
+    p.add_argument("--upgrade-to", metavar="SIDE",
+                   help="also gate an ORT upgrade: predict every model under SIDE (ort==VERSION, python=PATH) too "
                         "and fail where it costs the first provider nodes or breaks a session (partsim diff)")
     add_output_args(p, formats=("table", "json", "junit", "sarif", "markdown"))
     p.set_defaults(run=run)

@@ -4,7 +4,7 @@ import argparse
 import os
 
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
-from .args import LEVEL_CHOICES, add_output_args, provider_request
+from .args import LEVEL_CHOICES, add_dim_arg, add_output_args, parse_dims, provider_request
 
 HELP = """\
 Predict MODEL (or every model of partsim.toml's checks) under two ONNX Runtime
@@ -29,13 +29,14 @@ def add_parser(sub):
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", metavar="MODEL", nargs="?", help="ONNX model file (or --config)")
     p.add_argument("--config", "-c", metavar="FILE", help="partsim.toml: every model of every check")
-    p.add_argument("--from", dest="before", required=True, metavar="SPEC",
+    p.add_argument("--from", dest="before", required=True, metavar="SIDE",
                    help="ort==VERSION, python=PATH or installed (optionally ,qnn==VERSION)")
-    p.add_argument("--to", dest="after", required=True, metavar="SPEC", help="as --from")
+    p.add_argument("--to", dest="after", required=True, metavar="SIDE", help="as --from")
     p.add_argument("--providers", "-p", action="append", metavar="EP[,EP…]",
                    help="requested providers (with MODEL; default CPU only)")
     p.add_argument("--rules", "-r", action="append", default=[], metavar="FILE|DIR", help="extra rule tables")
     p.add_argument("--level", choices=LEVEL_CHOICES, default="all", help="ORT optimization level (default all)")
+    add_dim_arg(p)
     add_output_args(p, formats=("table", "json", "junit", "sarif", "markdown"))
     p.set_defaults(run=run)
 
@@ -67,8 +68,8 @@ def run(args):
     before, after = parse_side(args.before), parse_side(args.after)
     records = []
     for path, shown, providers, rules, level in _jobs(args):
-        a = predict_side(path, before, providers, rules, level)
-        b = predict_side(path, after, providers, rules, level)
+        a = predict_side(path, before, providers, rules, level, parse_dims(args.dim))
+        b = predict_side(path, after, providers, rules, level, parse_dims(args.dim))
         a["model"]["path"] = b["model"]["path"] = shown
         records.append(diff_summaries(a, b))
     doc = diff_document(records, before, after)
