@@ -188,3 +188,24 @@ def test_a_baseline_says_which_ort_it_was_predicted_for(tmp_path):
     other = dict(record, ort={"onnxruntime": "1.0.0"})
     with pytest.raises(UsageError, match="partsim diff --from ort==1.0.0"):
         check_baseline_context(record, other)
+
+
+def test_diff_counts_the_accelerator_nodes_a_change_costs_and_fails_on_them(tmp_path):
+    # the same model under two tables stands in for two releases: what moved is counted and gated
+    from partsim.analysis.upgrade import diff_document, diff_summaries, parse_side
+    from partsim.report.diff_report import render_diff
+
+    model = ROOT / "fixtures" / "demo.onnx"
+    before, _ = predict(model, ["nnapi"], level="disable")
+    shipped = (ROOT / "rules" / "nnapi.yaml").read_text()
+    table = tmp_path / "nnapi.yaml"
+    table.write_text(re.sub(r"(?ms)^- op: Conv\n.*?(?=^- op: )", "", shipped))
+    after, _ = predict(model, ["nnapi"], [table], level="disable")
+    convs = {n["name"] for n in before["nodes"] if n["opType"] == "Conv" and n["provider"] != CPU}
+    assert convs
+    d = diff_summaries(before, after)
+    assert {c["node"] for c in d["changed"]} >= convs and d["lostAcceleratorNodes"] == len(
+        [n for n in before["nodes"] if n["provider"] != CPU]) - len([n for n in after["nodes"] if n["provider"] != CPU])
+    doc = diff_document([d], parse_side("installed"), parse_side("ort==1.32.0"))
+    assert not doc["passed"] and "WORSE" in render_diff(doc, "table")
+    assert 'failures="1"' in render_diff(doc, "junit") and "upgrade/loss" in render_diff(doc, "sarif")

@@ -10,7 +10,7 @@ import re
 
 from ..errors import UsageError
 
-__all__ = ["parse_side", "predict_side", "diff_summaries", "diff_document", "gate_upgrade", "COUNTS"]
+__all__ = ["parse_side", "predict_side", "diff_summaries", "diff_document", "gate_upgrade", "check_dims", "COUNTS"]
 
 COUNTS = ("firstProviderNodes", "delegatedNodeCount", "partitionCount", "fragments", "transfers",
           "memcpyFromHost", "memcpyToHost")
@@ -164,6 +164,15 @@ def diff_document(records, before, after):
             "models": records}
 
 
+def check_dims(check, path, root):
+    """The dims ``partsim check`` fixes on model ``path`` of ``check`` (its ``dims`` settings)."""
+    from .check import _dims_for, _relative, _symbolic_dims
+
+    rel = _relative(path, root)
+    settings = check.settings_for(rel)
+    return _dims_for(check, rel, settings, _symbolic_dims(path) if settings["dims"] else {}) or None
+
+
 def gate_upgrade(doc, config, before, after):
     """``partsim check --upgrade-to``: add an ``upgrade`` budget to every result of a check document:
     it fails where ``after`` (:func:`parse_side`) costs the first provider nodes, or breaks a session
@@ -172,11 +181,12 @@ def gate_upgrade(doc, config, before, after):
     for r in doc["results"]:
         check = checks[r["check"]]
         path = config.root / r["model"]
-        a = predict_side(path, before, list(check.providers), check.rules, check.level)
-        b = predict_side(path, after, list(check.providers), check.rules, check.level)
+        dims = check_dims(check, path, config.root)
+        a = predict_side(path, before, list(check.providers), check.rules, check.level, dims)
+        b = predict_side(path, after, list(check.providers), check.rules, check.level, dims)
         d = diff_summaries(a, b)
         broke = a["status"] == "ok" and b["status"] != "ok"
-        lost = max(0, -d["deltas"]["firstProviderNodes"])
+        lost = d["lostAcceleratorNodes"]
         ok = not lost and not broke
         moved = [{"node": c["node"], "opType": c["opType"], "provider": c["to"], "reason": c["reasonTo"],
                   "reasonDetail": None} for c in d["changed"]]

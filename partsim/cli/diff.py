@@ -42,13 +42,15 @@ def add_parser(sub):
 
 
 def _jobs(args):
-    """``[(model path, shown as, providers, rules, level)]`` from MODEL or the config's checks."""
+    """``[(model path, shown as, providers, rules, level, dims)]`` from MODEL or the config's checks."""
     if bool(args.model) == bool(args.config):
         raise UsageError("give MODEL or --config FILE (one of them)")
     if args.model:
-        return [(args.model, args.model, provider_request(args.providers), tuple(args.rules), args.level)]
-    if args.providers:
-        raise UsageError("--providers comes from each check of --config")
+        return [(args.model, args.model, provider_request(args.providers), tuple(args.rules), args.level,
+                 parse_dims(args.dim))]
+    if args.providers or args.dim:
+        raise UsageError("--providers and --dim come from each check of --config")
+    from ..analysis.upgrade import check_dims
     from ..io.config import load_config
 
     config = load_config(args.config)
@@ -56,7 +58,8 @@ def _jobs(args):
     for check in config.checks:
         for path in check.models:
             shown = os.path.relpath(path, config.root)
-            out.append((path, shown, list(check.providers), tuple(check.rules) + tuple(args.rules), check.level))
+            out.append((path, shown, list(check.providers), tuple(check.rules) + tuple(args.rules), check.level,
+                        check_dims(check, path, config.root)))
     return out
 
 
@@ -67,9 +70,9 @@ def run(args):
 
     before, after = parse_side(args.before), parse_side(args.after)
     records = []
-    for path, shown, providers, rules, level in _jobs(args):
-        a = predict_side(path, before, providers, rules, level, parse_dims(args.dim))
-        b = predict_side(path, after, providers, rules, level, parse_dims(args.dim))
+    for path, shown, providers, rules, level, dims in _jobs(args):
+        a = predict_side(path, before, providers, rules, level, dims)
+        b = predict_side(path, after, providers, rules, level, dims)
         a["model"]["path"] = b["model"]["path"] = shown
         records.append(diff_summaries(a, b))
     doc = diff_document(records, before, after)
