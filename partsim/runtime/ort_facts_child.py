@@ -59,7 +59,10 @@ def _field(number, value):
 def _identity_model(ir_version, opset):
     """A one-Identity ModelProto's bytes (onnx.proto field numbers; no onnx package needed here)."""
     dims = _field(2, _field(1, _field(1, 1)))  # TensorShapeProto.dim[0].dim_value = 1
-    value = lambda name: _field(1, name) + _field(2, _field(1, _field(1, 1) + dims))  # float [1]
+
+    def value(name):  # a float [1] ValueInfoProto
+        return _field(1, name) + _field(2, _field(1, _field(1, 1) + dims))
+
     node = _field(1, "x") + _field(2, "y") + _field(4, "Identity")
     graph = _field(1, node) + _field(2, "g") + _field(11, value("x")) + _field(12, value("y"))
     return _field(1, ir_version) + _field(7, graph) + _field(8, _field(1, "") + _field(2, opset))
