@@ -209,3 +209,19 @@ def test_diff_counts_the_accelerator_nodes_a_change_costs_and_fails_on_them(tmp_
     doc = diff_document([d], parse_side("installed"), parse_side("ort==1.32.0"))
     assert not doc["passed"] and "WORSE" in render_diff(doc, "table")
     assert 'failures="1"' in render_diff(doc, "junit") and "upgrade/loss" in render_diff(doc, "sarif")
+
+
+def test_an_observation_names_the_ort_and_plugin_releases_that_ran(tmp_path):
+    from importlib import metadata
+
+    from tests.conftest import run_subprocess
+
+    try:
+        qnn = metadata.version("onnxruntime-qnn")
+    except metadata.PackageNotFoundError:
+        pytest.skip("onnxruntime-qnn is not installed in this interpreter (the highest-ORT venv has none)")
+    out = tmp_path / "obs.json"
+    r = run_subprocess("observe", ROOT / "fixtures" / "demo.onnx", "-p", "qnn", "--format", "json", "-o", out)
+    obs = json.loads(out.read_text())
+    assert r.returncode == 0 and obs["state"] == "ok", r.stderr
+    assert obs["runtime"] == f"onnxruntime {_ort_version()}" and obs["plugins"] == {"onnxruntime-qnn": qnn}

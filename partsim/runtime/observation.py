@@ -173,7 +173,10 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
         "memcpy": memcpy,
         "memcpySource": memcpy_source,
     }
-    if rec.get("qnn"):  # the plugin EP's release beside ORT's ("runtime")
+    plugin = rec.get("plugin") if isinstance(rec.get("plugin"), dict) else {}
+    if plugin.get("package") and plugin.get("version"):  # the plugin EP's release beside ORT's ("runtime")
+        obs["plugins"] = {str(plugin["package"]): str(plugin["version"])}
+    elif rec.get("qnn"):  # recorded before partsim.runtime.plugin_eps
         obs["plugins"] = {"onnxruntime-qnn": str(rec["qnn"])}
     if rec.get("create_error") or rec.get("state") == "create_failed":
         obs["status"] = "session_would_fail"
