@@ -6,7 +6,7 @@ from .errors import UsageError
 from .io.load import load_model
 from .rules.table import adhoc_table
 from .rules.load import builtin_tables, load_table
-from .rules.resolve import resolve_providers
+from .rules.resolve import refuse_tableless, resolve_providers
 from .sim import simulate, summarize
 from .sim.pipeline import LEVELS as PREDICTED_LEVELS
 
@@ -206,6 +206,7 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
             if early is not None:
                 child = None  # the early session holds it now
         resolution = resolve_providers(requested, tables, extra)
+        refuse_tableless(resolution, tables)
     except BaseException:
         for c in (child, early):
             if c is not None:
@@ -227,4 +228,7 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
         summary = summarize(assignment)
     annotate_summary(summary, level, origins, failure, notes)
     __import__("partsim.versions").versions.annotate(summary, resolution.tables)  # the ORT predicted (issue #30)
+    stand_in = None if isinstance(model_or_path, Model) else box[0].stand_in
+    if stand_in:  # absent external data: ORT's optimizer ran on seeded stand-ins (also a warning)
+        summary["standInWeights"] = stand_in
     return summary, assignment

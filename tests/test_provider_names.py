@@ -82,9 +82,8 @@ def test_predict_takes_a_single_string_as_one_name():
 
 
 def test_known_provider_without_table_and_variants_still_work(run_cli):
-    code, out, _ = run_cli("simulate", CHAIN, "-p", "dml", "-f", "json")
-    assert code == 0 and json.loads(out)["droppedProviders"] == [{"name": "DmlExecutionProvider",
-                                                                   "reason": "no_rules"}]
+    code, out, err = run_cli("simulate", CHAIN, "-p", "dml", "-f", "json")
+    assert code == 2 and out == "" and "no capability table for DmlExecutionProvider" in err
     code, out, _ = run_cli("simulate", CHAIN, "-p", "coreml:neuralnetwork", "-f", "json")
     assert code == 0
     code, _, _ = run_cli("simulate", CHAIN, "--support", "MatMul", "--support-name", "MyNPU", "-p", "MyNPU,cpu")

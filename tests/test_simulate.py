@@ -209,10 +209,16 @@ def test_unknown_and_duplicate_provider_names(run_cli):
     assert r.dropped == (("FooExecutionProvider", "unknown_provider"),)
 
 
-def test_known_provider_without_table_is_dropped(run_cli):
-    code, out, _ = run_cli("simulate", ROOT / "fixtures" / "chain.onnx", "-p", "dml", "-f", "json")
-    s = json.loads(out)
-    assert s["droppedProviders"] == [{"name": "DmlExecutionProvider", "reason": "no_rules"}]
+def test_known_provider_without_table_is_refused(run_cli):
+    """ORT knows DirectML, partsim has no table for it: exit 2 listing the tables (not a silent CPU-only
+    "NOT accelerated"); the resolution still models ORT's own drop."""
+    code, out, err = run_cli("simulate", ROOT / "fixtures" / "chain.onnx", "-p", "dml", "-f", "json")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "no capability table for DmlExecutionProvider" in err and "NnapiExecutionProvider" in err
+    from partsim.api import load_tables
+    from partsim.rules.resolve import resolve_providers
+    r = resolve_providers(["dml"], load_tables())
+    assert r.dropped == (("DmlExecutionProvider", "no_rules"),)
 
 
 def test_schema_versions_resolved():

@@ -154,10 +154,12 @@ def _tables(rules):
 
 def _resolution(check):
     from ..api import build_request
-    from ..rules.resolve import resolve_providers
+    from ..rules.resolve import refuse_tableless, resolve_providers
 
     requested, extra = build_request(list(check.providers))
-    return resolve_providers(requested, _tables(check.rules), extra)
+    resolution = resolve_providers(requested, _tables(check.rules), extra)
+    refuse_tableless(resolution, _tables(check.rules))
+    return resolution
 
 
 def _model_job(path, items, root, lock_path):

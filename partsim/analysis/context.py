@@ -3,7 +3,7 @@
 
 from dataclasses import dataclass
 
-from ..rules.resolve import resolve_providers
+from ..rules.resolve import refuse_tableless, resolve_providers
 from ..sim import simulate, summarize
 from .cost import metrics
 
@@ -48,6 +48,7 @@ def prepare(path, providers=None, rule_paths=(), support=None, support_name="EP"
     requested, extra = build_request(providers, support, support_name, support_kind)  # bad names: before loading
     tables = load_tables(rule_paths)
     # the graph ORT partitions depends on the providers (function inlining, Level 2/3 sets)
-    m = model if model is not None else load_for_prediction(
-        path, optimize, seed=seed, resolution=resolve_providers(requested, tables, extra))
+    resolution = resolve_providers(requested, tables, extra)
+    refuse_tableless(resolution, tables)
+    m = model if model is not None else load_for_prediction(path, optimize, seed=seed, resolution=resolution)
     return Context(m, str(path), optimize, tables, tuple(extra), tuple(requested), policy, seed)

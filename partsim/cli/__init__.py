@@ -42,7 +42,7 @@ environment:
 """
 
 # commands defined in another command's module
-_HOSTED = {"providers": "observe"}
+_HOSTED = {"providers": "observe", "doctor": "observe"}
 
 
 def build_parser(command=None):
@@ -68,11 +68,12 @@ def build_parser(command=None):
     for name in names:
         module = importlib.import_module(f".{name.replace('-', '_')}", __name__)
         if name == _HOSTED.get(command):
-            module.add_providers_parser(sub)
+            getattr(module, f"add_{command}_parser")(sub)
             continue
         module.add_parser(sub)
-        if hasattr(module, "add_providers_parser") and names is COMMANDS:
-            module.add_providers_parser(sub)
+        if names is COMMANDS:
+            for hosted in sorted(h for h, host in _HOSTED.items() if host == name):
+                getattr(module, f"add_{hosted}_parser")(sub)
     return parser
 
 

@@ -178,3 +178,71 @@ def run_providers(args):
     text = to_json(result) if args.format == "json" else render_providers_table(result)
     write_output(text, args.output)
     return EXIT_FAIL if (args.strict and failed) else EXIT_OK
+
+
+DOCTOR_HELP = """\
+Which real execution providers this machine can observe (partsim verify --observe,
+partsim observe): CPU, QNN (the onnxruntime-qnn plugin; its HTP emulator on x86-64
+Linux), OpenVINO (its own onnxruntime build in a second interpreter: --openvino-python,
+else the checkout's .venv-openvino made by `make openvino`) and WebGPU (the
+onnxruntime-ep-webgpu plugin and a Vulkan driver).  Each is tried with a real
+one-node session in a child process; a missing one comes with the one command that
+installs it (docs/environments.md).
+
+Exit codes: 0 every provider observable, 1 at least one is not (each with its fix),
+2 bad usage (an --openvino-python that is not a file).
+"""
+
+
+def add_doctor_parser(sub):
+    p = sub.add_parser("doctor", help="which real execution providers this machine can observe, and how to get "
+                                      "the missing ones", description=DOCTOR_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--openvino-python", metavar="PATH",
+                   help="interpreter whose onnxruntime has the OpenVINO EP (default: .venv-openvino/bin/python of "
+                        "this checkout, when there)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per probe session")
+    add_output_args(p, formats=("table", "json"))
+    p.set_defaults(run=run_doctor)
+
+
+def doctor_report(openvino_python=None, timeout=120.0):
+    """``{"schemaVersion", "providers": [probe records], "observable": [names]}`` for this machine."""
+    import importlib.util
+
+    from ..runtime import observe
+
+    ov = Path(openvino_python) if openvino_python else observe.OPENVINO_VENV
+    if openvino_python and not ov.is_file():
+        raise UsageError(f"--openvino-python {openvino_python}: no such file")
+    rows = [observe.probe_provider("CPUExecutionProvider", timeout=timeout),
+            observe.probe_provider("QNNExecutionProvider", timeout=timeout)]
+    if ov.is_file():
+        rows.append(observe.probe_provider("OpenVINOExecutionProvider", str(ov), timeout))
+    else:
+        rows.append({"provider": "OpenVINOExecutionProvider", "python": str(ov), "runtime": "", "state": "missing",
+                     "detail": f"no interpreter with onnxruntime-openvino ({ov} is absent)",
+                     "fix": observe._FIX["OpenVINOExecutionProvider"]})
+    if importlib.util.find_spec("partsim.runtime.plugin_eps") is not None:  # partsim runs WebGPU sessions
+        rows.append(observe.probe_provider("WebGpuExecutionProvider", timeout=timeout))
+    else:
+        rows.append(observe.probe_webgpu_prerequisites())
+    return {"schemaVersion": "1", "providers": rows,
+            "observable": [r["provider"] for r in rows if r["state"] == "observable"]}
+
+
+def run_doctor(args):
+    from ..report.text import format_table
+
+    doc = doctor_report(args.openvino_python, args.timeout)
+    if args.format == "json":
+        text = to_json(doc)
+    else:
+        rows = [[r["provider"], r["state"], r["runtime"] or "-", r["fix"] or r["detail"] or "-"]
+                for r in doc["providers"]]
+        text = format_table(["provider", "state", "runtime", "fix (or what happened)"], rows) + "\n"
+        details = [f"{r['provider']}: {r['detail']}" for r in doc["providers"] if r["state"] != "observable"
+                   and r["detail"]]
+        text += "".join(f"\n{d}" for d in details) + ("\n" if details else "")
+    write_output(text, args.output)
+    return EXIT_OK if len(doc["observable"]) == len(doc["providers"]) else EXIT_FAIL

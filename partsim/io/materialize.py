@@ -267,3 +267,28 @@ def materialize_weights(model_path, out_dir, seed=0):
     target = out_res / model_path.name
     target.write_bytes(data)
     return target
+
+
+def absent_external_data(proto, model_path):
+    """``{"files": [...], "tensors": n}`` for the external-data files ``proto`` references that are not
+    beside ``model_path`` (graph-only models), or None when every referenced file is there.  The
+    locations are not checked here (the IR build refuses unsafe ones); nothing is opened."""
+    import onnx
+
+    base = Path(model_path).resolve().parent
+    files, tensors = set(), 0
+    for t, _, _ in _walk_tensors(proto.graph):
+        if t.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        loc = next((e.value for e in t.external_data if e.key == "location"), "")
+        if loc and not (base / loc).is_file():
+            files.add(loc)
+            tensors += 1
+    return {"files": sorted(files), "tensors": tensors} if files else None
+
+
+def stand_in_note(absent):
+    """The summary warning for :func:`absent_external_data`'s record."""
+    return (f"weights absent ({', '.join(absent['files'])}: {absent['tensors']} tensors): ORT's optimizer ran on "
+            "seeded stand-in values; constant folding that depends on weight values may differ with the real "
+            "weights")

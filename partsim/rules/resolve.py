@@ -81,3 +81,15 @@ def resolve_providers(requested, tables, extra=()):
     # the CPU EP is appended last only when absent (core/session/inference_session.cc,
     # InferenceSession::Initialize registers it after the user's providers)
     return Resolution(tuple(requested), tuple(chosen), tuple(dropped))
+
+
+def refuse_tableless(resolution, tables):
+    """A requested provider ORT knows but no capability table describes (``-p dml``) would be
+    predicted as CPU only, silently: a :class:`UsageError` (exit 2) naming the providers that have
+    a table instead.  (:func:`resolve_providers` keeps the drop: it is what ORT itself does.)"""
+    missing = [name for name, why in resolution.dropped if why == "no_rules"]
+    if missing:
+        have = sorted(tables)  # provider names: TableSet's keys (no table parsed)
+        raise UsageError(f"no capability table for {', '.join(missing)}: partsim cannot predict it (tables: "
+                         f"{', '.join(have)}; add your own with -r FILE)")
+

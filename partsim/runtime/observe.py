@@ -51,10 +51,35 @@ def run_session(model, providers, level="disable", python=None, timeout=120, see
                 req["inputs_npz"] = str(Path(tmp) / "feeds.npz")
                 save_npz(req["inputs_npz"], feeds)
         rec = _run_child(req, providers, python, timeout, memory_limit)
+    _refuse_missing_runtime(rec, providers, python)
     unnamed = _unnamed_loaded(model)
     if unnamed:
         rec["unnamed_loaded"] = unnamed
     return rec
+
+
+# what the session children say when the interpreter lacks a plugin EP's package or a plugin-capable ORT
+_MISSING = re.compile(r"(\S+) is not installed in this interpreter|cannot load plugin EPs")
+# the one command that installs each plugin EP's package (docs/environments.md)
+INSTALL = {"onnxruntime-qnn": 'pip install "partsim[qnn]"', "onnxruntime-ep-webgpu": 'pip install "partsim[webgpu]"'}
+
+
+def _refuse_missing_runtime(rec, providers, python):
+    """A session not created because the runtime itself is missing is no fact about the model: one
+    line (exit 2) naming the interpreter and the command that installs what it lacks."""
+    from ..errors import UsageError
+
+    if rec.get("state") != "create_failed":
+        return
+    m = _MISSING.search(rec.get("error") or "")
+    if m is None:
+        return
+    import sys
+
+    package = m.group(1)
+    fix = INSTALL.get(package, f"pip install {package}") if package else "pip install -U onnxruntime"
+    raise UsageError(f"cannot observe {providers[0]} here: {m.group(0)} ({python or sys.executable}); "
+                     f"install it: {fix} (partsim doctor lists what this machine can observe)")
 
 
 def _unnamed_loaded(model):
@@ -118,3 +143,88 @@ def observation_from_run(rec, level):
         has = set(obs["available"])
         obs["dropped"] = [] if "plugin" in rec else [d for d in obs["dropped"] if d["name"] not in has]
     return obs
+
+
+# --- partsim doctor: which real providers this machine can observe ----------------------------------
+
+PROBE_MODEL = Path(__file__).resolve().parents[1] / "data" / "one_relu.onnx"
+# where `make openvino` puts its interpreter (Makefile OV_VENV), relative to a partsim checkout
+OPENVINO_VENV = Path(__file__).resolve().parents[2] / ".venv-openvino" / "bin" / "python"
+_FIX = {
+    "CPUExecutionProvider": 'pip install "partsim"  (onnxruntime)',
+    "QNNExecutionProvider": 'pip install "partsim[qnn]"',
+    "OpenVINOExecutionProvider": "make openvino  (a second venv with onnxruntime-openvino; then --python "
+                                 ".venv-openvino/bin/python)",
+    "WebGpuExecutionProvider": "make webgpu  (the plugin with Mesa's lavapipe Vulkan driver, no GPU needed)",
+}
+
+
+def fix_for(provider, error=""):
+    """The one command that gets ``provider`` observed here, given what its probe said."""
+    m = _MISSING.search(error or "")
+    if m and m.group(1) in INSTALL:
+        return INSTALL[m.group(1)]
+    return _FIX.get(provider, "")
+
+
+def probe_provider(provider, python=None, timeout=120):
+    """``{provider, state, python, runtime, detail, fix}``: whether a real session of ``provider``
+    places the one-node probe model on it here.  ``state`` is ``observable`` (it did), ``missing``
+    (the runtime or device is absent; ``fix`` is the one command that installs it) or ``failed``
+    (the session did not run for another reason: ``detail`` says which)."""
+    import sys
+
+    from .child import DEFAULT_MEMORY_LIMIT
+
+    providers = [provider] + ([] if provider == "CPUExecutionProvider" else ["CPUExecutionProvider"])
+    options = {"soc_model": "60", "backend": "htp"} if provider == "QNNExecutionProvider" else None
+    req = {"model": str(PROBE_MODEL), "providers": providers, "level": LEVELS["disable"], "inputs_npz": None,
+           "run": False, "hook": None, "threads": 1, "ep_options": dict(options or {})}
+    rec = _run_child(req, providers, python, timeout, DEFAULT_MEMORY_LIMIT)
+    out = {"provider": provider, "python": str(python or sys.executable), "runtime": rec.get("runtime", ""),
+           "state": "observable", "detail": "", "fix": ""}
+    for key in ("qnn", "webgpu"):
+        if rec.get(key):
+            out["runtime"] += f", {key} plugin {rec[key]}"
+    placed = provider in (rec.get("placement") or {})
+    if rec.get("state") == "ok" and placed:
+        return out
+    error = rec.get("error") or "; ".join(rec.get("warnings") or ()) or f"session {rec.get('state')}"
+    missing = rec.get("state") in ("ok", "create_failed") and (
+        not placed and (provider not in (rec.get("available") or [provider]) or _MISSING.search(error)
+                        or rec.get("unavailable")))
+    out.update(state="missing" if missing or rec.get("state") == "ok" else "failed", detail=error[:300],
+               fix=fix_for(provider, error))
+    return out
+
+
+def vulkan_drivers():
+    """The Vulkan ICD files a WebGPU (Dawn) session could load: ``VK_DRIVER_FILES`` /
+    ``VK_ICD_FILENAMES``, else the system folders."""
+    import glob
+    import os
+
+    named = os.environ.get("VK_DRIVER_FILES") or os.environ.get("VK_ICD_FILENAMES")
+    if named:
+        return [p for p in named.split(os.pathsep) if os.path.isfile(p)]
+    return sorted(p for d in ("/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d") for p in glob.glob(f"{d}/*.json"))
+
+
+def probe_webgpu_prerequisites(python=None):
+    """WebGPU where partsim cannot run its session yet: the plugin package and a Vulkan driver."""
+    import importlib.util
+    import sys
+
+    out = {"provider": "WebGpuExecutionProvider", "python": str(python or sys.executable), "runtime": "",
+           "state": "missing", "detail": "", "fix": _FIX["WebGpuExecutionProvider"]}
+    has_plugin = importlib.util.find_spec("onnxruntime_ep_webgpu") is not None if python is None else None
+    drivers = vulkan_drivers()
+    parts = [("plugin onnxruntime-ep-webgpu " + ("installed" if has_plugin else "not installed"))
+             if has_plugin is not None else "plugin not checked (another interpreter)",
+             f"Vulkan driver {'files: ' + ', '.join(drivers) if drivers else 'absent'}"]
+    out["detail"] = "; ".join(parts) + "; partsim runs no WebGPU session here yet"
+    if has_plugin is False:
+        out["fix"] = INSTALL["onnxruntime-ep-webgpu"]
+    elif drivers:
+        out.update(state="not_tried", fix="")
+    return out

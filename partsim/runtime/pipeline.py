@@ -53,6 +53,7 @@ class Prepared:
         self.level = level
         self.failure = failure
         self.notes = list(notes)
+        self.stand_in = None  # absent external-data files, when ORT's optimizer ran on stand-in weights
 
 
 def _covers(rule, since):
@@ -269,6 +270,13 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
 
     claims = function_claims(proto, resolution.tables) if level == "disable" else None
     summary_notes = []  # for the summary's warnings (the model's own notes come from ``notes``)
+    stand_in = None
+    if level != "disable":  # ORT's session needs the weights: absent ones are seeded stand-ins
+        from ..io.materialize import absent_external_data, stand_in_note
+
+        stand_in = absent_external_data(proto, path)
+        if stand_in:
+            summary_notes.append(stand_in_note(stand_in))
     failure = ""
     whole = set()
     inlined_outputs = {}  # outputs of a node an inlined body made -> the op inlined
@@ -401,5 +409,6 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
         # read by sim/qnn_tensors.py (through sim/assign.py): nodes the EPs never saw in this form
         model.derived("rewritten_after_partitioning", lambda: frozenset(result.cpu_pass_nodes))
     prepared = Prepared(model, origins, level, failure, summary_notes, pinned)
+    prepared.stand_in = stand_in
     prepared.whole_functions = frozenset(whole)
     return prepared
