@@ -21,6 +21,7 @@ import os
 import re
 import subprocess
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 from .errors import UsageError
@@ -72,28 +73,56 @@ def version_key(text):
     return tuple(out)
 
 
+def _package_folder(module):
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+@lru_cache(maxsize=1)
 def installed_ort():
-    """``(distribution, version)`` of the ORT importable here (read from its metadata, nothing
-    imported), or ``(None, None)``."""
-    from importlib import metadata
-
+    """``(distribution, version)`` of the ORT importable here, or ``(None, None)``: the version the
+    package's ``__init__.py`` states, the distribution the ``*.dist-info`` folder beside it names
+    (nothing imported, no scan of every installed distribution: this runs on every command)."""
+    folder = _package_folder("onnxruntime")
+    if folder is None:
+        return None, None
+    try:
+        head = (folder / "__init__.py").read_text(encoding="utf-8", errors="replace")[:8192]
+    except OSError:
+        return None, None
+    m = re.search(r"^__version__\s*=\s*[\"']([^\"']+)[\"']", head, re.M)
+    if not m:
+        return None, None
+    version = m.group(1)
     for dist in ORT_DISTRIBUTIONS:
-        try:
-            return dist, metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            continue
-    return None, None
+        if (folder.parent / f"{dist.replace('-', '_')}-{version}.dist-info").is_dir():
+            return dist, version
+    return ORT_DISTRIBUTIONS[0], version
 
 
+@lru_cache(maxsize=1)
 def _installed_plugins():
-    from importlib import metadata
-
+    """``{distribution: version}`` of the EP plugins importable here (their ``*.dist-info`` folders)."""
     out = {}
     for dist in PLUGIN_DISTRIBUTIONS:
+        folder = _package_folder(dist.replace("-", "_"))
+        if folder is None:
+            continue
+        prefix = dist.replace("-", "_") + "-"
         try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
+            found = sorted(p.name for p in folder.parent.iterdir()
+                           if p.name.startswith(prefix) and p.name.endswith(".dist-info"))
+        except OSError:
+            continue
+        if found:
+            out[dist] = found[-1][len(prefix):-len(".dist-info")]
     return out
 
 
@@ -248,6 +277,15 @@ def ensure_env(version):
 
 def _describes_in_text(path):
     """The onnxruntime release a table file's ``source.describes`` names (read off its text)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return _describes_of_file(str(path), st.st_size, st.st_mtime_ns)
+
+
+@lru_cache(maxsize=8)
+def _describes_of_file(path, _size, _mtime):
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError:
