@@ -143,7 +143,7 @@ bench: setup
 clean:
 	rm -rf $(VENV) $(OV_VENV) $(HI_VENV) $(CHECK_VENV) out .pytest_cache .mypy_cache .ruff_cache
 
-# the report screenshot shown in README.md (needs graphviz, chromium and ../shared/corpus)
+# the report screenshot shown in docs/commands.md (needs graphviz, chromium and ../shared/corpus)
 docs-screenshot: setup browser
 	mkdir -p out docs
 	$(BIN)/partsim render ../shared/corpus/graph_only/mobilenet_v2.ts.onnx -p nnapi -o out/report-mobilenet_v2.html

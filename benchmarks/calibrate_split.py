@@ -5,7 +5,7 @@
 
 The cases are split by the parity of sha256(case name) (partsim.analysis.calibrate.split_cases); each
 half calibrates the table given with -r (default: the shipped one) and the other half, which
-the calibration has not seen, is predicted before and after.  Results are in README.md.
+the calibration has not seen, is predicted before and after.  Results are in docs/tables.md.
 """
 
 import sys

@@ -5,7 +5,7 @@
 
 Every node of every case counts (cases ORT refused are listed apart: they have no
 placement).  A model partsim cannot load counts all its observed nodes as misses.
-Results are written down in README.md (Capability tables).
+Results are written down in docs/tables.md.
 """
 
 import collections

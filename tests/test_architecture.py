@@ -183,10 +183,11 @@ def test_rules_differing_only_in_dtypes_are_different_rules():
 
 
 def test_readme_names_every_module():
-    """The README keeps step with the package: "Where the code lives" names every module (the
+    """docs/architecture.md keeps step with the package: "Where the code lives" names every module (the
     per-format renderers of report/ are named in "Output: one renderer per record and format",
-    the command modules of cli/ are one per command)."""
-    text = (ROOT / "README.md").read_text()
+    the command modules of cli/ are one per command, named in the README or docs/commands.md)."""
+    text = (ROOT / "docs" / "architecture.md").read_text() + (ROOT / "README.md").read_text() + \
+        (ROOT / "docs" / "commands.md").read_text()
     section = text[text.index("## Where the code lives"):text.index("## How the prediction is made")]
     output = text[text.index("### Output: one renderer per record and format"):]
     output = output[:output.index("\n## ")]

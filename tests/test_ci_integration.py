@@ -18,9 +18,9 @@ from tests.test_baseline_gate import symbolic_batch
 MODELS = ("tiny_resnet.ts.onnx", "tiny_unet.ts.onnx", "tiny_mobilenetv2.ts.onnx")
 
 
-def readme_block(lang, after="## Use it in CI"):
-    """The first ```lang block of the README after the heading ``after``."""
-    text = (ROOT / "README.md").read_text()
+def readme_block(lang, after="# Use it in CI"):
+    """The first ```lang block of docs/ci-integration.md (the README's CI page) after the heading ``after``."""
+    text = (ROOT / "docs" / "ci-integration.md").read_text()
     section = text[text.index(after):]
     return re.search(rf"```{lang}\n(.*?)```", section, re.S).group(1)
 

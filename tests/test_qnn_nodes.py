@@ -105,7 +105,7 @@ def test_recorded_attention_with_bool_mask_left_to_cpu():
     """The shipped table learnt from the node tests that QNN refuses Attention with a bool ``attn_mask``
     (the dtype of a side input competes with the attributes for explaining a refusal): every recorded
     Attention node test agrees, but those feeding ``nonpad_kv_seqlen`` (input 6) at run time, which the
-    generator cannot tell from a refusal of run-time inputs (README, "QNN on this machine")."""
+    generator cannot tell from a refusal of run-time inputs (docs/qnn.md)."""
     import onnx
 
     checked = bool_masks = 0

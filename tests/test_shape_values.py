@@ -93,7 +93,7 @@ def test_recorded_qnn_node_tests_of_shape_value_chains():
     (SoftmaxCrossEntropyLoss: Reshape-13 of Shape; Attention with padding: Range of a squeezed Shape
     slice; FlexAttention: Expand of a Div of two Shape slices) or leaves open (LayerNormalization:
     ConstantOfShape of Size - 1): partsim agrees with every node QNN or the CPU took, but for the
-    misses of other causes (README "QNN on this machine": QNN refuses the empty Slice of the
+    misses of other causes (docs/qnn.md: QNN refuses the empty Slice of the
     axis-0 LayerNormalization and the rank-7 Reshape of the 5-D SoftmaxCrossEntropyLoss; the
     Attention op itself)."""
     from partsim.api import predict

@@ -41,7 +41,7 @@ on nodes of its providers.  The summary says which level; every node its origin.
 
 known limitations:
   1. CUDA-only fusions (GroupQueryAttention, BiasDropout) and InsertCast are
-     not simulated; see README "Known limitations".
+     not simulated; see docs/limitations.md.
   2. QDQ node units follow a structural approximation of ORT's selectors.
   3. Tables other than CPU, CUDA and OpenVINO were not checked against real
      devices; every table says where its facts came from (its `source`).

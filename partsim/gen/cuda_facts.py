@@ -184,7 +184,7 @@ DOC_SUPPLEMENT = {
 # version of an op it keeps up with, so every schema version after the doc's newest up to the
 # one seen gets a kernel with the types of the doc's newest row -- an assumption for the versions
 # in between, which no observation shows.  Found with `partsim rules calibrate` on the
-# 001d12d table (README "Capability tables").
+# 001d12d table (docs/tables.md).
 OBSERVED_KERNELS = {
     ("", "Cast"): (25, None, "node__test_flexattention_fp16_expanded_ver26 n32_Cast"),
     ("", "ConstantOfShape"): (25, None, "node__test_constantofshape_int_zeros n0_ConstantOfShape"),
