@@ -699,3 +699,37 @@ def test_drag_pans_wheel_zooms_click_expands(tmp_path, run_cli):
     assert b["data-expanded"] == str(pid)
     assert b["data-detail-rendered-nodes"] == str(next(len(p["nodes"]) for p in summary["partitions"]
                                                        if p["id"] == pid))
+
+
+def test_html_report_fixes_of_issue_29(tmp_path, run_cli):
+    """The blame hint is the command to run (the model and -p as given), the reasons appear in one
+    table, no table has an empty header row, and (in chromium) a short graph leaves no blank area
+    under it."""
+    from tests.test_decompose import hsig_chain
+
+    model = hsig_chain(tmp_path / "hsig.onnx")
+    report = tmp_path / "hsig.html"
+    code, _, err = run_cli("render", model, "-p", "nnapi", "--level", "disable", "-o", report)
+    assert code == 0, err
+    page = report.read_text()
+    hint = re.search(r"To see which change would help most: <code>(.*?)</code>", page).group(1)
+    assert hint == f"partsim blame {model} -p nnapi --level disable"
+    code, out, _ = run_cli(*hint.split()[1:])
+    assert code == 0 and "HardSigmoid" in out
+    assert page.count("<th>reason</th>") == 1 and "by reason" not in page
+    assert "<th></th>" not in page and "<thead><tr></tr></thead>" not in page
+    if not (shutil.which("dot") and os.path.exists(CHROMIUM)):
+        pytest.skip("needs /usr/bin/chromium (make browser) and graphviz 'dot' for the layout check")
+    proc = _chromium("--dump-dom", "--window-size=1400,1600", report.as_uri(), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    wrap = re.search(r'<div id="graph"[^>]*>', proc.stdout).group(0)
+    height = int(re.search(r"height: (\d+)px", wrap).group(1))
+    most = int(re.search(r'data-max-height="(\d+)"', wrap).group(1))
+    dom = _Dom()
+    dom.feed(proc.stdout)
+    boxes = [list(map(float, g["attrs"]["data-box"].split())) for g in dom.gs
+             if g["attrs"].get("data-node") and g["attrs"].get("data-box")]
+    top = min(b[1] for b in boxes)
+    bottom = max(b[1] + b[3] for b in boxes)
+    assert height < most  # shorter than the 75vh a big graph gets
+    assert height <= (bottom - top) + 200  # the view ends close under the last node drawn

@@ -143,6 +143,10 @@ def run(args):
         if plan.mode == "collapsed":
             dots = partition_detail_dots(plan, assignment.model, device=memcpy_device(assignment))
             details = render_svgs(dots, plan.annotations, timeout=args.timeout)
-        text = render_html(summary, plan, svg, details)
+        from .args import request_words
+
+        level = summary.get("level")
+        blame = ["partsim", "blame"] + request_words(args) + (["--level", level] if level and level != "all" else [])
+        text = render_html(summary, plan, svg, details, blame_command=blame)
     write_output(text, args.output)
     return EXIT_OK

@@ -18,6 +18,7 @@ of its input.
 """
 
 import html
+import shlex
 
 from .dot import clean, format_bytes
 
@@ -88,6 +89,12 @@ _SCRIPT = """
     function home() {  /* graphviz units are points, 0.75 of a CSS pixel: k = 1 is actual size; a graph
                           up to twice as wide as the view is shrunk to its width, a wider one to half size */
       var k = Math.min(2, Math.max(1, full[2] / (0.75 * wrap.clientWidth)));
+      if (wrap.id === 'graph') {  /* no blank area below a short graph: the view is as tall as it drawn */
+        var drawn = Math.ceil(full[3] / (0.75 * k)) + 16;
+        if (!wrap.hasAttribute('data-max-height')) { wrap.setAttribute('data-max-height', wrap.clientHeight); }
+        var most = Number(wrap.getAttribute('data-max-height'));
+        wrap.style.height = Math.max(160, Math.min(most, drawn)) + 'px';
+      }
       var w = k * 0.75 * wrap.clientWidth, h = k * 0.75 * wrap.clientHeight;
       vb = [full[0] + Math.min(0, (full[2] - w) / 2), full[1], w, h];
       apply();
@@ -234,9 +241,11 @@ def _e(text):
 
 
 def _table(headers, rows, num=(), cls=""):
-    out = [f'<table class="{cls}">' if cls else "<table>", "<thead><tr>"]
-    out += [f"<th>{_e(h)}</th>" for h in headers]
-    out.append("</tr></thead><tbody>")
+    """A table; ``headers`` None: no header row (a key/value table)."""
+    out = [f'<table class="{cls}">' if cls else "<table>"]
+    if headers:
+        out += ["<thead><tr>"] + [f"<th>{_e(h)}</th>" for h in headers] + ["</tr></thead>"]
+    out.append("<tbody>")
     for r in rows:
         cells = []
         for k, c in enumerate(r):
@@ -283,7 +292,17 @@ def _reasons(s):
     return rows
 
 
-def render_html(summary, plan, svg, details=None):
+def _blame_command(s):
+    """``partsim blame`` for the summary's own model and request (the CLI passes the words as typed)."""
+    words = ["partsim", "blame", s["model"].get("path", "MODEL")]
+    if s.get("requestedProviders"):
+        words += ["-p", ",".join(s["requestedProviders"])]
+    if s.get("level") and s["level"] != "all":
+        words += ["--level", s["level"]]
+    return words
+
+
+def render_html(summary, plan, svg, details=None, blame_command=None):
     """The report page as text.
 
     Parameters
@@ -298,6 +317,9 @@ def render_html(summary, plan, svg, details=None):
         Partition id -> SVG of that partition alone (collapsed view: what a click expands;
         :func:`partsim.render.dot.partition_detail_dots` rendered by
         :func:`partsim.render.svg.render_svgs`).
+    blame_command : list of str, optional
+        The ``partsim blame`` command line the reasons section shows (default: built from the
+        summary's model path, requested providers and level).
     """
     s = summary
     m = s["model"]
@@ -341,7 +363,7 @@ def render_html(summary, plan, svg, details=None):
         meta.append(["failure", s["failure"]])
     for w in s.get("warnings", []):
         meta.append(["warning", w])
-    out.append(_table(["", ""], meta, cls="meta"))
+    out.append(_table(None, meta, cls="meta"))
 
     out.append(f'<h2 id="unsupported" data-section="reasons">Why nodes are not on {_e(first) or "the first-choice provider"}'
                "</h2>")
@@ -358,12 +380,9 @@ def render_html(summary, plan, svg, details=None):
             out.append(_table(headers, rest, num=(3,), cls="reasons"))
             out.append("</details>")
     if rows:
-        out.append('<p class="note">To see which change would help most: <code>partsim blame MODEL -p ...</code> '
+        command = " ".join(shlex.quote(w) for w in (blame_command or _blame_command(s)))
+        out.append(f'<p class="note">To see which change would help most: <code>{_e(command)}</code> '
                    "ranks every cause by the coverage it would win.</p>")
-    if s.get("undelegatedReasons"):
-        rows = [[k, v] for k, v in s["undelegatedReasons"].items()]
-        out.append('<p class="note">Nodes left on the CPU, by reason:</p>')
-        out.append(_table(["reason", "nodes"], rows, num=(1,)))
 
     out.append('<h2 id="per-provider" data-section="per-provider">Per provider</h2>')
     out.append('<ul id="legend-list">')
