@@ -161,8 +161,11 @@ def _observe_now(args, level):
             runnable = materialize_weights(args.model, Path(tmp))
         except ImportError:  # pragma: no cover
             runnable = args.model
-        rec = run_session(runnable, providers, level, args.python, args.timeout, dims=parse_dims(args.dim),
-                          ep_options=ep_options(args, providers))
+        from ..versions import target_python
+
+        # --ort: the real session runs under the ORT predicted (unless --python names another interpreter)
+        rec = run_session(runnable, providers, level, args.python or target_python(), args.timeout,
+                          dims=parse_dims(args.dim), ep_options=ep_options(args, providers))
     refuse_unavailable(rec, args.model)
     if rec.get("state") == "create_failed":  # ORT refused the session (QNN refused the graph, an optimizer
         return observation_from_run(rec, level)  # error): an observed refusal, compared with the prediction
