@@ -151,8 +151,9 @@ def test_diff_between_the_two_ends_matches_real_sessions_on_corpus_models(tmp_pa
     d = diff_summaries(predict_side(model, here, ["cpu"]), predict_side(model, other, ["cpu"]))
     states = [run_session(model, [CPU], "all", python=p, run=False)["state"] for p in (None, OTHER)]
     assert d["placementChanged"] == (states[0] != states[1])
-    if states[0] != states[1]:
+    if states[0] != states[1]:  # the load limit and the kernel a release added are both named
         assert any("opset 28" in r for r in d["reasons"]), d["reasons"]
+        assert any(r.startswith("Celu: CPU kernels") and "28+" in r for r in d["reasons"]), d["reasons"]
 
 
 @NEEDS_OTHER

@@ -61,10 +61,23 @@ def predict_side(model, side, providers=None, rule_paths=(), level="all", dims=N
     from ..api import predict
     from ..versions import selected
 
+    from ..api import load_tables
+
     with selected(side["ort"], side["python"]):
         summary, _ = predict(model, providers, rule_paths, level=level, dims=dims)
+        cpu = load_tables(rule_paths)["CPUExecutionProvider"][0]
     _check_plugins(side, summary)
+    summary["cpuKernels"] = {f"{d}:{o}" if d else o: [_ranges(v) for v in sorted(
+        {r.versions for r in rules}, key=lambda v: v[0] if v else 0)]
+        for (d, o), rules in cpu.rules.items()}  # for diff_summaries, not written out
     return summary
+
+
+def _ranges(versions):
+    if versions is None:
+        return "any"
+    since, end = versions
+    return f"{since}+" if end is None else (str(since) if since == end else f"{since}-{end}")
 
 
 def _counts(summary):
@@ -112,6 +125,7 @@ def diff_summaries(before, after):
         reasons.append(f"status {rf['status']} -> {rt['status']}" + (f": {why[:240]}" if why else ""))
     elif rf.get("failure") != rt.get("failure") and (rf.get("failure") or rt.get("failure")):
         reasons.append(f"ORT's failure changes: {rf.get('failure', '')!r} -> {rt.get('failure', '')!r}")
+    reasons += _kernel_reasons(before, after, changed + only_from + only_to)
     if only_from or only_to:
         reasons.append(f"the graph ORT partitions differs: {len(only_from)} node(s) only under {rf['ort']} "
                        f"({_ops(only_from)}), {len(only_to)} only under {rt['ort']} ({_ops(only_to)})")
@@ -123,6 +137,22 @@ def diff_summaries(before, after):
             "onlyTo": only_to, "deltas": deltas, "lostAcceleratorNodes": lost,
             "placementChanged": bool(changed or only_from or only_to or rf["status"] != rt["status"]),
             "reasons": reasons}
+
+
+def _kernel_reasons(before, after, nodes):
+    """For each op type of ``nodes`` whose CPU kernel ranges differ between the releases: both lists."""
+    a, b = before.get("cpuKernels"), after.get("cpuKernels")
+    if a is None or b is None:
+        return []
+    out = []
+    for op in sorted({n["opType"] for n in nodes}):
+        keys = [k for k in set(a) | set(b) if k == op or k.endswith(":" + op)]
+        for k in sorted(keys):
+            if a.get(k) != b.get(k):
+                ra, rb = before["ort"]["predicted"], after["ort"]["predicted"]
+                out.append(f"{k}: CPU kernels of onnxruntime {ra}: {', '.join(a.get(k, [])) or 'none'}; "
+                           f"of {rb}: {', '.join(b.get(k, [])) or 'none'}")
+    return out
 
 
 def _load_reasons(summary, rf, rt):
