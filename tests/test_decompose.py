@@ -69,7 +69,7 @@ def test_decomposition_computes_what_the_op_computes(op, attrs, extra, opset):
     np.testing.assert_allclose(run_ort(decomposed, x), want, rtol=1e-5, atol=1e-5)
 
 
-def hsig_chain(path, by_hand=False):
+def hsig_chain(path, by_hand=False, batch=1):
     """Conv, HardSigmoid, Conv, HardSigmoid, Conv; ``by_hand``: each HardSigmoid written as
     Mul(x, alpha), Add(beta), Clip(0, 1) here, independently of partsim's decomposition."""
     rng = np.random.default_rng(0)
@@ -89,8 +89,8 @@ def hsig_chain(path, by_hand=False):
             else:
                 nodes.append(helper.make_node("HardSigmoid", [x], [f"h{i}"], name=f"hsig{i}", alpha=0.2, beta=0.5))
             x = f"h{i}"
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, 4, 8, 8])], inits)
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 3, 8, 8])],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, [batch, 4, 8, 8])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, str(path))
@@ -128,6 +128,20 @@ def test_blame_and_simulate_suggest_the_decomposition_with_its_effect(tmp_path, 
     assert ("replace every HardSigmoid by the ops that define it: measured: accelerator partitions 3 -> 1, "
             f"transfers 4 -> 0, nodes off the CPU 3 -> {hand['delegatedNodeCount']}; compare:") in steps
     assert f"partsim whatif {model} -p nnapi --decompose HardSigmoid" in steps
+
+
+def test_the_effect_is_measured_from_the_prediction_shown(tmp_path, run_cli):
+    """With --dim, whatif's "before" is the model as written; the effect printed under a
+    prediction compares with that prediction (its dims fixed), not with whatif's before."""
+    model = hsig_chain(tmp_path / "hsig.onnx", batch="N")
+    shown, _ = predict(model, ["nnapi"], dims={"N": 1})
+    hand, _ = predict(hsig_chain(tmp_path / "by_hand.onnx", by_hand=True), ["nnapi"])
+    code, out, _ = run_cli("simulate", model, "-p", "nnapi", "--dim", "N=1")
+    want = (f"measured: accelerator partitions {shown['partitionCount']} -> {hand['partitionCount']}, "
+            f"transfers {shown['transfers']} -> {hand['transfers']}, "
+            f"nodes off the CPU {shown['delegatedNodeCount']} -> {hand['delegatedNodeCount']}; compare:")
+    assert want in out, out[out.index("next steps"):]
+    assert f"partsim whatif {model} -p nnapi --dim N=1 --decompose HardSigmoid" in out
 
 
 def test_a_change_that_changes_nothing_is_not_suggested(tmp_path):

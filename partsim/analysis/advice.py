@@ -158,10 +158,19 @@ def _whatif_command(cause, base, symbolic_dims, optimized, fixed_dims):
     return ["whatif"] + base + change, what
 
 
-def effect_text(result):
+def summary_counts(summary):
+    """The counts :func:`effect_text` compares, read off a partitionSummary (the prediction the
+    user is reading: with its own --dim and level, which whatif's "before" does not keep)."""
+    return {"acceleratorPartitions": summary["partitionCount"], "transfers": summary["transfers"],
+            "delegatedNodes": summary["delegatedNodeCount"],
+            "memcpy": summary["memcpy"]["fromHost"] + summary["memcpy"]["toHost"]}
+
+
+def effect_text(result, before=None):
     """The counts a whatif result changes (``None`` when none does): accelerator partitions,
-    transfers, nodes off the CPU, Memcpy nodes."""
-    b, a = result["before"], result["after"]
+    transfers, nodes off the CPU, Memcpy nodes; against ``before`` (:func:`summary_counts`) when
+    given, else whatif's own "before"."""
+    b, a = before or result["before"], result["after"]
     parts = []
     for key, words in (("acceleratorPartitions", "accelerator partitions"), ("transfers", "transfers"),
                        ("delegatedNodes", "nodes off the CPU"), ("memcpy", "Memcpy nodes")):

@@ -85,13 +85,15 @@ def run(args):
             from ..io.variants import dim_params
 
             from ..io.variants import decomposable
+            from ..analysis.advice import summary_counts
             from .whatif import measured_effect
 
             opset = assignment.model.opsets.get("", 0)
             ops = {n.op_type for n in assignment.model.nodes if n.domain == "" and decomposable(n.op_type, opset)}
             steps = next_steps(summary, request_words(args), list(dim_params(assignment.model)),
                                optimized=summary["level"] != "disable", fixed_dims=parse_dims(args.dim),
-                               level=summary["level"], measure=measured_effect, decomposable=ops)
+                               level=summary["level"], decomposable=ops,
+                               measure=lambda words: measured_effect(words, summary_counts(summary)))
             write_output(render_summary_table(summary, steps=steps), args.output)
     return EXIT_OK
 

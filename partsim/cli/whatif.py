@@ -69,16 +69,17 @@ def run(args):
     return EXIT_OK
 
 
-def measured_effect(words):
+def measured_effect(words, before=None):
     """What ``partsim whatif WORDS`` changes, as :func:`partsim.analysis.advice.effect_text` says it
-    (None: no count changes, or the change cannot be made); for suggestions printed elsewhere."""
+    (None: no count changes, or the change cannot be made), against ``before`` (the counts of the
+    prediction the suggestion is printed under) when given; for suggestions printed elsewhere."""
     from ..analysis.advice import effect_text
     from ..errors import PartsimError
     from . import build_parser
 
     args = build_parser("whatif").parse_args(["whatif", *words])
     try:
-        return effect_text(compute(args))
+        return effect_text(compute(args), before)
     except PartsimError:
         return None
 
