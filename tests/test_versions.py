@@ -226,3 +226,13 @@ def test_an_observation_names_the_ort_and_plugin_releases_that_ran(tmp_path):
     obs = json.loads(out.read_text())
     assert r.returncode == 0 and obs["state"] == "ok", r.stderr
     assert obs["runtime"] == f"onnxruntime {_ort_version()}" and obs["plugins"] == {"onnxruntime-qnn": qnn}
+
+
+def test_diff_names_a_plugin_release_no_table_describes(run_cli):
+    model = ROOT / "fixtures" / "demo.onnx"
+    code, out, err = run_cli("diff", model, "-p", "qnn", "--level", "disable", "--from", "installed",
+                             "--to", "installed,qnn==9.9.9")
+    assert code == 2 and "no table describes onnxruntime-qnn 9.9.9 (the shipped one describes 2.7.0)" in err
+    code, out, err = run_cli("diff", model, "-p", "qnn", "--level", "disable", "--from", "installed",
+                             "--to", "installed,qnn==2.7.0", "--format", "json")
+    assert code == 0 and json.loads(out)["models"][0]["placementChanged"] is False, err
