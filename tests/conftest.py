@@ -80,3 +80,73 @@ os.environ.pop("PARTSIM_NO_CACHE", None)
 # no warm ORT worker outlives the tests (tests/test_ort_worker.py starts its own, in its own folder)
 os.environ["PARTSIM_WORKER"] = "0"
 atexit.register(shutil.rmtree, _TEST_CACHE, True)
+
+
+# --- markers: what a test needs beyond Python (registered in pyproject.toml; `make test-fast` leaves them out) ---
+# Read off each test's own source and the fixtures it uses (conservatively: a test whose source may start ORT is
+# marked `ort`), so a new test is classified without a list to keep.
+import inspect  # noqa: E402
+import re  # noqa: E402
+
+_MODULE_MARKS = {"test_qnn": ("qnn", "ort"), "test_openvino": ("openvino", "ort"), "test_webgpu": ("webgpu", "ort")}
+_TOKENS = {
+    "corpus": ("shared_path(", "SHARED", "../shared", "CORPUS"),
+    "browser": ("chromium", "CHROMIUM"),
+    "openvino": ("OV_PY", "OPENVINO_PY", "venv-openvino", "ov_set"),
+    "ort": ("onnxruntime", "InferenceSession", "observe", "run_session", "verify", "receipt", "run_compare",
+            "run-compare", "determinism", "optimize", "subprocess", "ort_worker", "EarlyChild", "qnn", "openvino",
+            "webgpu", '"all"', '"basic"', '"extended"', "upgrade", "--ort", "ort_python", "--python"),
+}
+# run_cli and predict start ORT's optimizer (level all) unless the test runs the graph as written
+_AS_WRITTEN = ("as_written", 'level="disable"', '"--level", "disable"', '"disable"')
+
+
+def _sources(item):
+    """The test function's source and those of the fixtures it uses (and theirs)."""
+    texts = []
+    for fn in [getattr(item, "function", None)] + [
+            d.func for defs in getattr(item, "_fixtureinfo", None).name2fixturedefs.values() for d in defs
+            if getattr(item, "_fixtureinfo", None) is not None]:
+        try:
+            texts.append(inspect.getsource(fn))
+        except (TypeError, OSError):
+            pass
+    return "\n".join(texts)
+
+
+def _marks_of(item):
+    marks = set()
+    stem = item.path.stem
+    for prefix, names in _MODULE_MARKS.items():
+        if stem.startswith(prefix):
+            marks.update(names)
+    src = _sources(item)
+    for mark, tokens in _TOKENS.items():
+        if any(t in src for t in tokens):
+            marks.add(mark)
+    if re.search(r"\brun_cli\b|\bpredict\(|\bmain\(\[", src) and not any(t in src for t in _AS_WRITTEN):
+        marks.add("ort")
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and re.search(r"(graph_only|full|light|observed)/", callspec.id):
+        marks.add("corpus")
+    if "corpus" in item.name or (callspec is not None and ".onnx" in callspec.id and _module_reads_shared(item.path)):
+        marks.add("corpus")  # parameters listed from ../shared at import
+    return marks
+
+
+_SHARED_MODULES = {}
+
+
+def _module_reads_shared(path):
+    if path not in _SHARED_MODULES:
+        text = path.read_text(encoding="utf-8")
+        _SHARED_MODULES[path] = any(t in text for t in _TOKENS["corpus"])
+    return _SHARED_MODULES[path]
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.suffix != ".py" or not item.path.name.startswith("test_"):
+            continue  # the doctests of partsim/ need nothing
+        for mark in sorted(_marks_of(item)):
+            item.add_marker(getattr(pytest.mark, mark))

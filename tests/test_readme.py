@@ -30,6 +30,7 @@ def test_readme_examples(monkeypatch):
     pycon_examples(ROOT / "README.md", 1, 3)
 
 
+@pytest.mark.ort  # its examples predict at the default level (ORT's optimizer)
 def test_python_api_examples(monkeypatch):
     """docs/python-api.md's examples, in order and sharing their names, from the checkout root."""
     monkeypatch.chdir(ROOT)
