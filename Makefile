@@ -18,9 +18,8 @@ HIGHEST_TESTS := tests/test_versions.py \
 CHECK_VENV := .venv-check
 CHECK_STAMP := $(CHECK_VENV)/.installed-ruff0.17.6-mypy2.4.1
 # files the formatter keeps (ruff format --check); a file joins when it is formatted
-FORMATTED := partsim/rules/precompiled.py partsim/rules/resolve.py partsim/rules/schema_errors.py partsim/ir/schemas.py \
-  partsim/io/files.py partsim/gen/yamlout.py partsim/progress.py partsim/report/text.py partsim/report/stream.py \
-  partsim/report/lint_text.py partsim/report/verify_junit.py benchmarks/common.py cli.py tests/modelbuild.py
+FORMATTED := partsim/rules/precompiled.py partsim/rules/schema_errors.py partsim/ir/schemas.py partsim/io/files.py \
+  partsim/gen/yamlout.py partsim/progress.py benchmarks/common.py cli.py tests/modelbuild.py
 
 .PHONY: demo test test-fast check setup graphviz browser clean bench lint-rules openvino tables webgpu ort-highest
 
