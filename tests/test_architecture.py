@@ -58,6 +58,28 @@ def test_import_graph_has_no_circle():
     assert cycles == [], f"import circles: {cycles[:5]}"
 
 
+def test_every_package_star_import_works():
+    """A package's ``__all__`` names what it has: ``from partsim.X import *`` imports (numerics once listed
+    modules that had moved, and raised)."""
+    for init in sorted(PACKAGE.rglob("__init__.py")):
+        name = _module_name(init)
+        exec(f"from {name} import *", {})
+
+
+def test_cli_main_leaves_the_garbage_collector_as_it_found_it():
+    import gc
+
+    from partsim.cli import main
+
+    assert gc.isenabled()
+    assert main(["rules", "list"]) == 0 and gc.isenabled()
+    gc.disable()
+    try:
+        assert main(["rules", "list"]) == 0 and not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_conftest_is_imported_once():
     """tests/ is a package: the conftest pytest loads and the one tests import are one module (two copies ran its
     setup twice, each with its own cache folder)."""

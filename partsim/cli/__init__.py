@@ -170,6 +170,7 @@ def main(argv=None):
             _innermost_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
+    gc_was_enabled = gc.isenabled()
     try:
         _refuse_overwriting_inputs(args)
         from ..progress import configure
@@ -189,6 +190,9 @@ def main(argv=None):
         return 130
     except BrokenPipeError:
         return 0
+    finally:
+        if gc_was_enabled:  # main() in a caller's process (tests, scripts) leaves the collector as it found it
+            gc.enable()
 
 
 def _runs_ort_optimizer(argv):
