@@ -144,3 +144,20 @@ def test_config_mistakes_are_one_line(zoo, run_cli, extra, message, line):
     assert message in err and len(err.strip().splitlines()) == 1
     if line:
         assert f"partsim.toml:{line}" in err
+
+
+def test_expectations_in_junit_and_markdown(zoo, run_cli):
+    import xml.etree.ElementTree as ET
+
+    text = ('[[check]]\nname = "npu"\nmodels = ["models/*.onnx"]\nproviders = ["nnapi"]\naccelerated = true\n'
+            'dims = {batch = 1, seq = 16}\n\n[check.model."models/unet.onnx"]\ndims = {batch = 2}\n'
+            'expect = {accelerated = true, reason = "the exported batch is 2"}\n')
+    code, out, err = check(run_cli, zoo, text, fmt="junit")
+    assert code == 0, err
+    cases = {c.get("name"): c for c in ET.fromstring(out).iter("testcase")}
+    assert cases["models/unet.onnx"].findtext("system-out") == "expected accelerated: the exported batch is 2"
+    assert cases["models/resnet.onnx"].find("system-out") is None
+    code, out, _ = check(run_cli, zoo, text, fmt="markdown")
+    assert "- **npu** `models/unet.onnx` — expected accelerated: the exported batch is 2" in out
+    code, doc, _ = check(run_cli, zoo, text)
+    assert {r["model"]: r["dims"] for r in doc["results"]}["models/unet.onnx"] == {"batch": 2}

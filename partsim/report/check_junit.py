@@ -1,7 +1,7 @@
 """``partsim check`` as JUnit XML: one testcase per (model, check); a failing one lists every
 exceeded budget and lock regression, and the nodes behind them."""
 
-from .check_table import failure_lines
+from .check_table import expectation, failure_lines
 from .junit_xml import junit_document
 
 __all__ = ["render_check_junit"]
@@ -28,5 +28,6 @@ def render_check_junit(doc):
     for r in doc["results"]:
         fails = failure_lines(r)
         message = None if r["passed"] else "; ".join(f"{w}: {m}" for w, m in fails)
-        cases.append((f"partsim.check.{r['check']}", r["model"], message, "" if r["passed"] else _body(r)))
+        cases.append((f"partsim.check.{r['check']}", r["model"], message, "" if r["passed"] else _body(r),
+                      expectation(r)))
     return junit_document(f"partsim check {doc['config']}", cases)

@@ -1,6 +1,8 @@
 """``partsim check`` as Markdown for a pull-request comment: a verdict line, a table, then the
 failures with the nodes behind them (collapsed)."""
 
+from .check_table import expectation
+
 __all__ = ["render_check_markdown"]
 
 
@@ -22,6 +24,12 @@ def render_check_markdown(doc):
         out.append(f"| {'✅' if r['passed'] else '❌'} | {_cell(r['check'])} | `{_cell(r['model'])}` | "
                    f"{c['firstProviderNodes']}/{c['nodeCount']} | {c['delegatedShare']:.3f} | "
                    f"{c['firstProviderPartitions']} | {c['transfers']} | {c['memcpyFromHost'] + c['memcpyToHost']} |")
+    expected = [r for r in doc["results"] if r.get("expect")]
+    if expected:
+        out += ["", "#### Expectations", ""]
+    for r in expected:
+        out.append(f"- **{_cell(r['check'])}** `{_cell(r['model'])}` — {_cell(expectation(r))}"
+                   + ("" if r["passed"] else " (not met)"))
     failed = [r for r in doc["results"] if not r["passed"]]
     if failed:
         out += ["", "#### Failures", ""]

@@ -4,7 +4,7 @@ three lines (what, why, the next command) and the models accepted by an ``expect
 from ..analysis.verify import GROWING_COUNTS
 from .text import format_table
 
-__all__ = ["render_check_table", "failure_lines", "failure_brief", "MAX_LINE"]
+__all__ = ["render_check_table", "failure_lines", "failure_brief", "expectation", "MAX_LINE"]
 
 MAX_LINE = 200  # characters per line, "…" when cut
 
@@ -111,6 +111,14 @@ def failure_lines(result):
     return out
 
 
+def expectation(result):
+    """``"expected not accelerated: <reason>"`` for a model with an ``expect``, else ``""``."""
+    e = result.get("expect")
+    if not e:
+        return ""
+    return f"expected {'accelerated' if e['accelerated'] else 'not accelerated'}: {e['reason']}"
+
+
 def render_check_table(doc):
     rows = []
     for r in doc["results"]:
@@ -129,8 +137,7 @@ def render_check_table(doc):
     if expected:
         out.append("")
     for r in expected:
-        state = "accelerated" if r["expect"]["accelerated"] else "not accelerated"
-        out.append(f"expected {state}: {r['check']} {r['model']}: {r['expect']['reason']}")
+        out.append(f"{expectation(r).split(':', 1)[0]}: {r['check']} {r['model']}: {r['expect']['reason']}")
     s = doc["summary"]
     lock = doc["lock"]
     out.append("")

@@ -9,15 +9,18 @@ _HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
 
 
 def junit_document(suite_name, cases):
-    """``cases``: ``[(classname, name, failure message or None, failure body)]`` -> one <testsuite>."""
+    """``cases``: ``[(classname, name, failure message or None, failure body[, system-out])]`` -> one
+    <testsuite>; the optional fifth item is text for the case's <system-out> (a note on a pass)."""
     lines, failures = [], 0
-    for classname, name, message, body in cases:
+    for classname, name, message, body, *note in cases:
         open_tag = f"  <testcase classname={quoteattr(classname)} name={quoteattr(name)}"
+        out = f"<system-out>{escape(note[0])}</system-out>" if note and note[0] else ""
         if message is None:
-            lines.append(open_tag + "/>")
+            lines.append(open_tag + (f">{out}</testcase>" if out else "/>"))
             continue
         failures += 1
-        lines.append(f"{open_tag}><failure message={quoteattr(message)}>{escape(body or '')}</failure></testcase>")
+        lines.append(f"{open_tag}><failure message={quoteattr(message)}>{escape(body or '')}</failure>{out}"
+                     "</testcase>")
     head = f'<testsuite name={quoteattr(suite_name)} tests="{len(cases)}" failures="{failures}">'
     return _HEAD + head + "\n" + "".join(line + "\n" for line in lines) + "</testsuite>\n"
 
