@@ -14,6 +14,7 @@ __all__ = [
     "RuleTableError",
     "UsageError",
     "ObservationError",
+    "SessionError",
 ]
 
 EXIT_OK = 0
@@ -68,3 +69,8 @@ class UsageError(PartsimError):
 
 class ObservationError(PartsimError):
     """An observation, profile or receipt file is malformed."""
+
+
+class SessionError(PartsimError):
+    """An ORT session partsim needed timed out or crashed, in a fresh child too: not a fact about
+    the model, so no prediction is made from it."""

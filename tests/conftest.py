@@ -77,8 +77,6 @@ import tempfile  # noqa: E402
 _TEST_CACHE = tempfile.mkdtemp(prefix="partsim-test-cache-")
 os.environ["PARTSIM_CACHE_DIR"] = _TEST_CACHE
 os.environ.pop("PARTSIM_NO_CACHE", None)
-# no warm ORT worker outlives the tests (tests/test_ort_worker.py starts its own, in its own folder)
-os.environ["PARTSIM_WORKER"] = "0"
 atexit.register(shutil.rmtree, _TEST_CACHE, True)
 
 

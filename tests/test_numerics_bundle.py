@@ -77,7 +77,7 @@ def test_input_digest_recomputed(tmp_path):
 
 def test_child_digest_matches_library(tmp_path):
     """The ORT child (which cannot import partsim) computes the same inputDigest."""
-    from partsim.runtime.ort_outputs_child import _digest
+    from partsim.runtime.child_outputs import _digest
 
     feeds = seeded_inputs([("x", 1, [2, 3]), ("ids", 7, [1, 4]), ("m", 9, [3])], seed=3)
     assert _digest(feeds) == input_digest(feeds)

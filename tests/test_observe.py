@@ -39,11 +39,22 @@ def test_providers_strict_names_both_dropped(run_cli):
     assert code == 0
 
 
-def test_crash_and_timeout_are_reported_and_batch_goes_on():
-    crashed = run_session(CHAIN, ["CPUExecutionProvider"], hook="crash")
-    assert crashed["state"] == "crashed" and crashed["returncode"] != 0
-    hung = run_session(CHAIN, ["CPUExecutionProvider"], hook="hang", timeout=3)
+def _misbehave(monkeypatch, how):
+    """Every ORT child the test's misbehaving one (tests/misbehaving_child.py)."""
+    from partsim.runtime import process
+
+    monkeypatch.setattr(process, "CHILD", ROOT / "tests" / "misbehaving_child.py")
+    monkeypatch.setenv("PARTSIM_TEST_CHILD", how)
+
+
+def test_crash_and_timeout_are_reported_and_batch_goes_on(monkeypatch):
+    _misbehave(monkeypatch, "crash")
+    crashed = run_session(CHAIN, ["CPUExecutionProvider"])
+    assert crashed["state"] == "crashed" and "killed by signal" in crashed["error"]
+    _misbehave(monkeypatch, "hang")
+    hung = run_session(CHAIN, ["CPUExecutionProvider"], timeout=3)
     assert hung["state"] == "timeout"
+    monkeypatch.undo()
     after = run_session(CHAIN, ["CPUExecutionProvider"])  # the next session of the batch still runs
     assert after["state"] == "ok" and len(after["assignment"]) > 0
 
@@ -87,7 +98,7 @@ def test_verbose_placement_log_is_recorded():
 
 
 def test_parse_placement_of_a_split_graph():
-    from partsim.runtime.ort_child import parse_placement
+    from partsim.runtime.child_observe import parse_placement
 
     text = ("2026-11-29 [V:onnxruntime:, session_state.cc:1234 VerifyEachNodeIsAssignedToAnEp] "
             "Node(s) placed on [CUDAExecutionProvider]. Number of nodes: 2\n"
@@ -101,9 +112,11 @@ def test_parse_placement_of_a_split_graph():
         "CPUExecutionProvider": {"count": 1, "nodes": [["Add", "n1_Add"]]}}
 
 
-def test_memory_ceiling_stops_a_runaway_session():
-    hog = run_session(CHAIN, ["CPUExecutionProvider"], hook="hog", memory_limit=2 * 1024**3, timeout=60)
+def test_memory_ceiling_stops_a_runaway_session(monkeypatch):
+    _misbehave(monkeypatch, "hog")
+    hog = run_session(CHAIN, ["CPUExecutionProvider"], memory_limit=2 * 1024**3, timeout=60)
     assert hog["state"] == "crashed" and "MemoryError" in hog["error"]
+    monkeypatch.undo()
     assert run_session(CHAIN, ["CPUExecutionProvider"])["state"] == "ok"
 
 

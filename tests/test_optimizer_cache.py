@@ -27,21 +27,16 @@ def _conv_model(tmp_path, doc=""):
 
 class _Counter:
     def __init__(self, monkeypatch):
-        from partsim.runtime import child as child_mod
+        from partsim.runtime.process import OrtProcess
 
         self.calls = 0
-        real_run, real_early = child_mod.run_child, child_mod.EarlyChild.run
+        real_result = OrtProcess.result
 
-        def run_child(*a, **k):
+        def result(me, *a, **k):
             self.calls += 1
-            return real_run(*a, **k)
+            return real_result(me, *a, **k)
 
-        def early_run(me, *a, **k):
-            self.calls += 1
-            return real_early(me, *a, **k)
-
-        monkeypatch.setattr(child_mod, "run_child", run_child)
-        monkeypatch.setattr(child_mod.EarlyChild, "run", early_run)
+        monkeypatch.setattr(OrtProcess, "result", result)
 
 
 @pytest.fixture

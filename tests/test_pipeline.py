@@ -246,27 +246,23 @@ def test_orts_session_starts_on_the_model_as_written_and_restarts_only_for_kept_
     """The optimizer's session gets the model as written before partsim has looked for function nodes a
     requested provider claims; only where there are some (HardSwish on CUDA) is it ended and started
     again on the copy with placeholders, and the prediction is the same as with the placeholders first."""
-    from partsim.runtime import child as child_mod
+    from partsim.runtime.process import OrtProcess
 
     monkeypatch.setenv("PARTSIM_NO_CACHE", "1")
     calls = collections.Counter()
-    real_run, real_early, real_close = child_mod.run_child, child_mod.EarlyChild.run, child_mod.EarlyChild.close
+    real_result, real_close = OrtProcess.result, OrtProcess.close
 
-    def run_child(*a, **k):
-        calls["fresh"] += 1
-        return real_run(*a, **k)
-
-    def early_run(me, *a, **k):
-        calls["early"] += 1
-        return real_early(me, *a, **k)
+    def result(me, *a, **k):
+        me.collected = True
+        calls["early" if "-S" in me.argv else "fresh"] += 1  # the early child starts quick (python -S)
+        return real_result(me, *a, **k)
 
     def close(me):
-        calls["abandoned"] += me.proc is not None
+        calls["abandoned"] += me.proc is not None and not getattr(me, "collected", False)
         return real_close(me)
 
-    monkeypatch.setattr(child_mod, "run_child", run_child)
-    monkeypatch.setattr(child_mod.EarlyChild, "run", early_run)
-    monkeypatch.setattr(child_mod.EarlyChild, "close", close)
+    monkeypatch.setattr(OrtProcess, "result", result)
+    monkeypatch.setattr(OrtProcess, "close", close)
     s, _ = predict(shared_path("corpus", "full", "tiny_resnet.ts.onnx"), ["cuda"])
     assert s["status"] == "ok" and +calls == {"early": 1}
     calls.clear()

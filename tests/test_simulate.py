@@ -258,8 +258,8 @@ def test_dtype_constraint(tmp_path):
 
 
 def test_json_is_byte_stable_across_processes(tmp_path):
-    env_a = {"PYTHONHASHSEED": "1", "PATH": "/usr/bin:/bin", "PARTSIM_WORKER": "0"}
-    env_b = {"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin", "PARTSIM_WORKER": "0"}
+    env_a = {"PYTHONHASHSEED": "1", "PATH": "/usr/bin:/bin"}
+    env_b = {"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin"}
     outs = []
     for env in (env_a, env_b):
         r = run_subprocess("simulate", "fixtures/demo.onnx", "--support", "Conv,Relu", "-f", "json", env=env)

@@ -33,12 +33,6 @@ ENVIRONMENT = """\
 environment:
   PARTSIM_CACHE_DIR    where parsed tables and ORT optimizer results are kept (~/.cache/partsim)
   PARTSIM_NO_CACHE=1   neither read nor write that cache (as --no-cache)
-  PARTSIM_WORKER=0     leave no warm ORT worker behind: a run whose ORT optimizer session had to
-                       start a new interpreter otherwise leaves one, and later runs hand it their
-                       session (a process forked per session; private Unix socket)
-  PARTSIM_WORKER_IDLE  seconds the worker waits for a request before it ends (600)
-  PARTSIM_WORKER_DIR   the worker's socket folder ($XDG_RUNTIME_DIR/partsim-<uid>, else the
-                       temporary folder); a folder others may enter means no worker
 """
 
 # commands defined in another command's module
@@ -195,40 +189,16 @@ def main(argv=None):
             gc.enable()
 
 
-def _runs_ort_optimizer(argv):
-    """Whether the command line is one that predicts at an ORT level above ``disable`` (ORT's
-    optimizer session runs): ``simulate``, ``render``, ``blame``, ``whatif``, without a level that
-    needs no ORT and without ``--help``.  A guess: a process started for nothing is ended at exit."""
-    if _command_of(argv) not in ("simulate", "render", "blame", "whatif"):
-        return False
-    words = set(argv)
-    if words & {"-h", "--help", "--level=disable", "--optimize=none", "--ort", "--python"} or any(
-            w.startswith(("--ort=", "--python=")) for w in argv):  # another ORT: its own interpreter
-        return False
-    for flag, value in (("--level", "disable"), ("--optimize", "none")):
-        if flag in argv and argv.index(flag) + 1 < len(argv) and argv[argv.index(flag) + 1] == value:
-            return False
-    return True
-
-
 def run():
     """The ``partsim`` program: :func:`main`, then exit without tearing the interpreter down.
 
     A command leaves millions of objects behind on a big model (a million-node IR is
     ~2 GB); freeing them one by one at interpreter shutdown took ~12 % of the run.  Every
     output file is written and closed by then, so the process flushes its standard
-    streams and ends at once (``os._exit``).  In-process callers use :func:`main`.  A run whose
-    ORT optimizer session needed a new process leaves a warm one for later runs
-    (:mod:`partsim.runtime.ort_worker`; ``PARTSIM_WORKER=0`` switches that off).
+    streams and ends at once (``os._exit``).  In-process callers use :func:`main`.  Every ORT
+    child the command started has been killed by then (:mod:`partsim.runtime.process`).
     """
-    from ..runtime import ort_worker
-
-    ort_worker.autostart()  # a run that had to start ORT cold leaves a warm worker for the next one
-    if _runs_ort_optimizer(sys.argv[1:]):
-        ort_worker.prestart()  # onnxruntime loads in the optimizer's process while partsim loads here
     code = main()
-    ort_worker.end_prestarted()
-    ort_worker.start_wanted()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -9,7 +9,7 @@
    :data:`QLINEAR` with their scales and zero points).  QDQ node units of :data:`QDQ_OPS` with every
    combination of quantized port dtypes (``qdq_specs``) give the table's ``qdq_unit_types``.  Extra
    evidence: ``--models DIR`` (one-node ONNX models, e.g. ONNX's backend node tests) are run as well.
-2. *Sessions.*  All models go through one child process (``partsim/runtime/plugin_probe_child.py``) that
+2. *Sessions.*  All models go through one ORT child (``partsim/runtime/ort_child.py probe``) that
    creates a QNN session per model and prints its assignment line by line; a model that crashes
    or hangs the emulator is recorded as such and the child is restarted after it.
 3. *Table.*  The base is the source-read table (op builders of ``op_builder_factory.cc``,
@@ -39,48 +39,28 @@ from .qnn_derive import (_claimed, _covers, _explained_after_layout, _features, 
 __all__ = ["PROBE_OPS", "DTYPES", "RANKS", "probe_specs", "build_probe", "qdq_specs", "build_qdq_probe", "probe_models",
            "derive_rules", "usable_evidence", "qdq_unit_types", "qnn_table"]
 
-CHILD = Path(__file__).resolve().parents[1] / "runtime" / "plugin_probe_child.py"
-
-
 def probe_models(paths, ep_options=None, python=None, timeout=60.0, level="ORT_DISABLE_ALL",
                  provider="QNNExecutionProvider"):
-    """Create a real session of plugin ``provider`` (QNN by default) for each model in ``paths`` (one child process, restarted after a model
-    that crashes it or takes more than ``timeout`` seconds); return ``{path: record}`` with
-    ``assignment`` or ``create_error``."""
-    import selectors
+    """Create a real session of plugin ``provider`` (QNN by default) for each model in ``paths`` (the
+    ORT child's ``probe`` sub-command, started again after a model that crashes it or takes more than
+    ``timeout`` seconds); return ``{path: record}`` with ``assignment`` or ``create_error``."""
+    from dataclasses import asdict
 
-    from ..runtime.child import DEFAULT_MEMORY_LIMIT, memory_ceiling
+    from ..runtime.ort_protocol import ProbeRecord, ProbeRequest
+    from ..runtime.process import ChildFailure, OrtProcess
 
     paths = [str(p) for p in paths]
     results, todo = {}, list(paths)
     while todo:
-        req = {"provider": provider, "models": todo, "ep_options": dict(ep_options or {}), "level": level}
-        proc = subprocess.Popen([python or sys.executable, str(CHILD)], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                preexec_fn=memory_ceiling(DEFAULT_MEMORY_LIMIT))
-        proc.stdin.write(json.dumps(req))
-        proc.stdin.close()
-        sel = selectors.DefaultSelector()
-        sel.register(proc.stdout, selectors.EVENT_READ)
         fate = None
-        while True:
-            if not sel.select(timeout):
-                fate = "timeout"
-                proc.kill()
-                break
-            line = proc.stdout.readline()
-            if not line:
-                fate = "crashed" if proc.wait() else None
-                break
+        with OrtProcess("probe", python) as child:
+            child.submit(ProbeRequest(tuple(todo), dict(ep_options or {}), level, provider))
             try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and rec.get("model") in req["models"]:
-                results[rec["model"]] = rec
-        proc.wait()
-        sel.close()
-        proc.stdout.close()
+                for rec in child.records((ProbeRecord,), timeout):
+                    if rec.model in todo:
+                        results[rec.model] = {k: v for k, v in asdict(rec).items() if v is not None}
+            except ChildFailure as exc:
+                fate = "timeout" if exc.cause == "timeout" else "crashed"
         todo = [p for p in todo if p not in results]
         if todo and fate:  # the first model without a record took the child down
             results[todo[0]] = {"model": todo[0], "create_error": f"session child {fate}", "fate": fate}

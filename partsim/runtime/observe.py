@@ -1,17 +1,18 @@
 """Run real ONNX Runtime sessions in an isolated child process, with a timeout.
 
-A crashing or hanging EP must not take partsim down: each session runs in
-``partsim/ort_child.py`` under ``sys.executable`` or another interpreter
-(``--python``), and its fate is recorded as ``ok``, ``create_failed``, ``crashed``
-or ``timeout``.
+A crashing or hanging EP must not take partsim down: each session runs in the ORT child
+(:mod:`partsim.runtime.process`, sub-command ``observe``) under ``sys.executable`` or another
+interpreter (``--python``), and its fate is recorded as ``ok``, ``create_failed`` (ORT refused
+the session), or, when a fresh child failed the same way again, ``crashed`` or ``timeout``.
 """
 
 import re
 import tempfile
 from pathlib import Path
 
-from .child import DEFAULT_MEMORY_LIMIT, run_child
 from .observation import LEVELS, normalize_level, observation_from_records
+from .ort_protocol import ObserveRecord, ObserveRequest
+from .process import DEFAULT_MEMORY_LIMIT, ChildFailure, run_request
 
 __all__ = ["run_session", "observation_from_run", "dropped_providers", "PLUGIN_KEYS"]
 
@@ -19,24 +20,22 @@ __all__ = ["run_session", "observation_from_run", "dropped_providers", "PLUGIN_K
 #: options}) and the same under the plugin's short name (``qnn``/``qnnOptions`` as before, ``webgpu`` …)
 PLUGIN_KEYS = ("plugin", "qnn", "qnnOptions", "webgpu", "webgpuOptions", "openvino", "openvinoOptions")
 
-CHILD = Path(__file__).with_name("ort_child.py")
 _BANNER = re.compile(r"EP Error (.*?) when using")
 
 
 def run_session(model, providers, level="disable", python=None, timeout=120, seed=0, dims=None,
-                inputs_npz=None, run=True, hook=None, threads=1, memory_limit=DEFAULT_MEMORY_LIMIT,
+                inputs_npz=None, run=True, threads=1, memory_limit=DEFAULT_MEMORY_LIMIT,
                 ep_options=None):
     """Create (and run) one session in a child process; return its record (a dict).
 
     The child gets ``timeout`` seconds and an address-space ceiling of ``memory_limit``
-    bytes; a crash, a hang or running out of memory is recorded, never raised.
+    bytes; a crash, a hang or running out of memory is tried once more in a fresh child, then
+    recorded (``state`` ``crashed`` or ``timeout``), never raised.
     ``ep_options``: provider options of a plugin EP (QNN: ``{"soc_model": "60"}``, see
     :mod:`partsim.runtime.plugin_eps`), recorded in the result.
     """
     with tempfile.TemporaryDirectory(prefix="partsim-feeds-") as tmp:
-        req = {"model": str(model), "providers": list(providers), "level": LEVELS[normalize_level(level)],
-               "inputs_npz": str(inputs_npz) if inputs_npz else None, "run": run, "hook": hook,
-               "threads": threads, "ep_options": dict(ep_options or {})}
+        feeds_at, feed_error = str(inputs_npz) if inputs_npz else None, None
         if run and not inputs_npz:
             # seeded feeds made here, by the same code as every numeric command, and handed over as .npz
             from ..errors import PartsimError
@@ -46,11 +45,13 @@ def run_session(model, providers, level="disable", python=None, timeout=120, see
             try:
                 feeds = prepare_feeds(model, seed, None, dims)
             except PartsimError as exc:  # e.g. a string input: the session is still observed, not run
-                req["feed_error"] = exc.message
+                feed_error = exc.message
             else:
-                req["inputs_npz"] = str(Path(tmp) / "feeds.npz")
-                save_npz(req["inputs_npz"], feeds)
-        rec = _run_child(req, providers, python, timeout, memory_limit)
+                feeds_at = str(Path(tmp) / "feeds.npz")
+                save_npz(feeds_at, feeds)
+        req = ObserveRequest(str(model), tuple(providers), LEVELS[normalize_level(level)], feeds_at, feed_error,
+                             bool(run), int(threads), dict(ep_options or {}))
+        rec = _run_child(req, python, timeout, memory_limit)
     _refuse_missing_runtime(rec, providers, python)
     unnamed = _unnamed_loaded(model)
     if unnamed:
@@ -97,15 +98,15 @@ def _unnamed_loaded(model):
     return [[n.op_type, index] for index, n in enumerate(loaded_nodes(proto.graph.node)) if not n.name]
 
 
-def _run_child(req, providers, python, timeout, memory_limit):
-    r = run_child(CHILD, req, python, timeout, memory_limit)
-    if r.state != "ok":
-        rec = {"state": r.state, "requested": list(providers), "error": r.error}
-        if r.returncode is not None:
-            rec["returncode"] = r.returncode
-        return rec
-    rec = r.record
-    rec["stderr_banners"] = _BANNER.findall(r.stdout + "\n" + r.stderr)
+def _run_child(req, python, timeout, memory_limit):
+    stderr = []
+    try:
+        record = run_request("observe", req, ObserveRecord, timeout, python, memory_limit, stderr=stderr)
+    except ChildFailure as exc:
+        state = "timeout" if exc.cause == "timeout" else "crashed"
+        return {"state": state, "requested": list(req.providers), "error": exc.message}
+    rec = record.to_dict()
+    rec["stderr_banners"] = _BANNER.findall(stderr[0])
     return rec
 
 

@@ -1,6 +1,6 @@
 """The graphs ORT's optimizer made, kept by exactly what ORT was given.
 
-ORT's optimizer session (:mod:`partsim.runtime.optimize_child`) is a function of its request: the
+ORT's optimizer session (:mod:`partsim.runtime.child_optimize`) is a function of its request: the
 model file's bytes, the sizes of its external-data files (their values do not shape the graph,
 see :func:`partsim.runtime.ort_pipeline._structural_copy`), the level, the transformers switched
 off, the session options, and the ORT build that runs it.  The digest of all of that names a cache
@@ -16,15 +16,17 @@ that crashed or timed out is not.
 import hashlib
 import json
 import os
+from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 
 from ..io.cache import entry, put
+from .ort_protocol import OptimizeRecord
 
 __all__ = ["request_key", "lookup", "remember"]
 
 KIND = "optimized"
-_FORMAT = "partsim-ort-optimizer-1"
+_FORMAT = "partsim-ort-optimizer-2"
 
 
 @lru_cache(maxsize=1)
@@ -36,13 +38,15 @@ def _ort_build():
 
 
 def request_key(model_file, request):
-    """The digest naming the cache entry for ``request`` on ``model_file`` (the copy ORT opens, its
-    external-data files beside it), or ``None`` when the ORT build cannot be identified."""
+    """The digest naming the cache entry for ``request`` (an :class:`OptimizeRequest`) on
+    ``model_file`` (the copy ORT opens, its external-data files beside it), or ``None`` when the
+    ORT build cannot be identified."""
     from ..versions import target_build
 
     build = target_build() or _ort_build()  # the ORT that runs the session (--ort/--python: another one)
     if build is None:
         return None
+    request = asdict(request)
     h = hashlib.sha256()
     fixed = {k: request[k] for k in sorted(request) if k not in ("model", "target")}
     h.update(json.dumps([_FORMAT, build, fixed], sort_keys=True).encode())
@@ -99,7 +103,8 @@ def lookup(key, target, weights_name, model=None):
             with open(target.parent / weights_name, "wb") as f:
                 os.truncate(f.fileno(), int(meta.get("weights_size", 0)))
         record = meta["record"]
-        return _swap(record, _paths(model, target), back=True) if model is not None else record
+        record = _swap(record, _paths(model, target), back=True) if model is not None else record
+        return OptimizeRecord(**record)
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -111,6 +116,7 @@ def remember(key, record, target, weights_name, model=None):
         return
     files = {}
     weights = target.parent / weights_name
+    record = asdict(record)
     if model is not None:
         record = _swap(record, _paths(model, target))
     meta = {"record": record, "weights_size": weights.stat().st_size if weights.is_file() else 0}

@@ -1,181 +1,75 @@
-"""Child process that runs one real ONNX Runtime session and prints a JSON record.
+"""The one ORT child process: ``python ort_child.py COMMAND``, one request on stdin, records on stdout.
 
-Run by :mod:`partsim.runtime.observe` as ``python ort_child.py`` with a JSON request on stdin,
-possibly under another interpreter (another ORT build), so it imports nothing from
-partsim: only the standard library, numpy and onnxruntime.
+Every real ONNX Runtime session of partsim runs here, in a process of its own, so that a crash,
+a hang or a runaway allocation of ORT or an EP costs a record, never partsim (docs/contract.md §8,
+docs/architecture.md "Processes").  The parent is :mod:`partsim.runtime.process`.
+
+COMMAND is one of ``optimize`` (:mod:`child_optimize`), ``observe`` (:mod:`child_observe`),
+``outputs`` (:mod:`child_outputs`) and ``probe`` (:mod:`child_probe`).  ``optimize`` (a CPU-only
+session) imports onnxruntime first, since the parent may start it before its request is ready; the
+others read their request first, because a plugin EP's host must be prepared before ORT is imported
+(:func:`plugin_eps.prepare_host`).  The child reads one :mod:`ort_protocol` request of its command
+and prints each record as one line.  A request of
+another protocol version or shape gets an ``ErrorRecord`` and exit status 3.
+
+Imports only the standard library, onnxruntime (numpy for ``observe``/``outputs``) and the
+modules next to this file, so that another interpreter (``--python``) can run it.
 """
 
-import json
+import importlib
 import os
-import re
 import sys
-import tempfile
-import time
-import warnings
-
-def _inputs(req):
-    """The feeds the parent wrote (seeded by :func:`partsim.numerics.inputs.seeded_inputs`, or the
-    user's ``--inputs``): one generator of inputs for every command, and no pickles."""
-    import numpy as np
-
-    if req.get("feed_error"):
-        raise ValueError(req["feed_error"])
-    with np.load(req["inputs_npz"], allow_pickle=False) as z:
-        return {k: z[k] for k in z.files}
 
 
-_PLACE_HEADER = re.compile(r"Node\(s\) placed on \[(\w+)\]\. Number of nodes: (\d+)")
-_PLACE_ALL = re.compile(r"All nodes placed on \[(\w+)\]\. Number of nodes: (\d+)")
-_PLACE_ROW = re.compile(r"^\s+(\S+) \((.*)\)\s*$")
-
-
-def parse_placement(text):
-    """ORT's VERBOSE "Node placements" block -> {EP: {"count": n, "nodes": [[op, name], ...] | "all"}}."""
-    out, current = {}, None
-    for line in text.splitlines():
-        m = _PLACE_ALL.search(line)
-        if m:
-            out.setdefault(m.group(1), {"count": int(m.group(2)), "nodes": "all"})
-            current = None
-            continue
-        m = _PLACE_HEADER.search(line)
-        if m:
-            current = m.group(1)
-            out[current] = {"count": int(m.group(2)), "nodes": []}
-            continue
-        row = _PLACE_ROW.match(line.split("] ", 1)[-1] if "] " in line else line)
-        if current and row and line.startswith(" "):
-            out[current]["nodes"].append([row.group(1), row.group(2)])
-        elif not line.startswith(" "):
-            current = None
-    return out
-
-
-def _redirect_stderr(path):
-    if path is None:
-        return None
-    sys.stderr.flush()
-    saved = os.dup(2)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(fd, 2)
-    os.close(fd)
-    return saved
-
-
-def _restore_stderr(saved):
-    if saved is not None:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-def _read(path):
-    if not path:
-        return ""
+def _import_onnxruntime():
     try:
-        with open(path, errors="replace") as f:
-            return f.read()
-    except OSError:
-        return ""
+        import onnxruntime
+    except ImportError:
+        if not sys.flags.no_site:
+            raise
+        import site  # started with -S (a quick start) where site-packages need site's .pth files
+
+        site.main()
+        import onnxruntime
+    return onnxruntime
 
 
-def main():
-    req = json.loads(sys.stdin.read())
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import plugin_eps
-
-    plugin_eps.prepare_host(req["providers"])  # before ORT is imported: the devices it discovers must be there
-    import onnxruntime as ort
-
-    if hasattr(ort, "preload_dlls") and req.get("preload"):
-        ort.preload_dlls()
-    rec = {"runtime": f"onnxruntime {ort.__version__}", "available": ort.get_available_providers(),
-           "requested": req["providers"], "level": req.get("level", "ORT_DISABLE_ALL")}
-    if req.get("hook") == "crash":  # test hook: a session that kills its process
-        os.abort()
-    if req.get("hook") == "hang":  # test hook: a session that never returns
-        time.sleep(3600)
-    if req.get("hook") == "hog":  # test hook: a session that allocates without bound
-        hog = []
-        while True:
-            hog.append(bytearray(256 * 1024**2))
-    # the profile and the VERBOSE log are written here; the folder goes with the child's work
-    with tempfile.TemporaryDirectory(prefix="partsim-ort-") as tmp:
-        _observe(ort, req, rec, tmp)
-    print(json.dumps(rec))
+def _providers(command, req):
+    if command == "observe":
+        return list(req.providers)
+    if command == "outputs":
+        return [p for run in req.runs for p in run.providers]
+    return [req.provider]
 
 
-def _observe(ort, req, rec, tmp):
-    """Create (and run) the session, filling ``rec``; the caller prints it."""
-    so = ort.SessionOptions()
-    so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, rec["level"])
-    so.enable_profiling = bool(req.get("run", True))
-    so.profile_file_prefix = os.path.join(tmp, "prof")
-    so.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
-    so.intra_op_num_threads = int(req.get("threads", 1))
-    log_path = None
-    if req.get("placement_log", True):
-        # ORT's VERBOSE log names where each node went ("Node placements"); it goes to fd 2,
-        # so fd 2 points at a file while the session is created
-        so.log_severity_level = 0
-        so.log_verbosity_level = 0
-        log_path = os.path.join(tmp, "ort.log")
-    import plugin_eps
+def main(argv):
+    import ort_protocol
 
-    plugin = plugin_eps.plugin_provider(ort, req["providers"])
-    if plugin:  # a plugin EP: registered, then given by device
-        done = plugin_eps.configure(ort, so, plugin, req.get("ep_options"))
-        rec.update({k: v for k, v in done.items() if k not in ("ok", "error")})
-        if not done["ok"]:
-            rec.update({"state": "create_failed", "error": done["error"], "warnings": [], "placement": {},
-                        "unavailable": True})
-            return
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        t0 = time.time()
-        saved = _redirect_stderr(log_path)
-        try:
-            sess = plugin_eps.create_session(ort, req["model"], so, req["providers"], plugin)
-        except Exception as exc:  # the session failed: that is an observation too
-            _restore_stderr(saved)
-            rec["state"] = "create_failed"
-            rec["error"] = " ".join(str(exc).split())[:600]
-            rec["warnings"] = [str(w.message) for w in caught]
-            rec["placement"] = parse_placement(_read(log_path))
-            return
-        _restore_stderr(saved)
-        so.log_severity_level = 2
-    rec["placement"] = parse_placement(_read(log_path))
-    rec["create_s"] = round(time.time() - t0, 4)
-    rec["warnings"] = [" ".join(str(w.message).split()) for w in caught]
-    rec["granted"] = sess.get_providers()
+    command = argv[1] if len(argv) == 2 else None
+    if command not in ort_protocol.REQUESTS:
+        print(f"usage: ort_child.py {{{','.join(ort_protocol.COMMANDS)}}} < request", file=sys.stderr)
+        return 3
+    # optimize: first, as a caller may start this child before its request is ready
+    ort = _import_onnxruntime() if command == "optimize" else None
     try:
-        rec["assignment"] = [[g.ep_name, [[n.name, n.op_type, n.domain] for n in g.get_nodes()]]
-                             for g in sess.get_provider_graph_assignment_info()]
-    except Exception as exc:
-        rec["assignment_error"] = str(exc)[:200]
-    if req.get("run", True):
-        try:
-            outs = sess.run(None, _inputs(req))
-            rec["outputs"] = {o.name: list(map(int, v.shape)) for o, v in zip(sess.get_outputs(), outs)}
-        except Exception as exc:
-            rec["run_error"] = " ".join(str(exc).split())[:600]
-        prof = sess.end_profiling()
-        nodes = []
-        try:
-            with open(prof) as f:
-                for ev in json.load(f):
-                    if ev.get("cat") == "Node" and ev.get("name", "").endswith("_kernel_time"):
-                        a = ev.get("args", {})
-                        nodes.append([ev["name"][: -len("_kernel_time")], a.get("op_name"), a.get("provider")])
-        finally:
-            try:
-                os.remove(prof)
-            except OSError:
-                pass
-        rec["profile_nodes"] = nodes
-    rec["state"] = "ok"
+        req = ort_protocol.decode(sys.stdin.read(), ort_protocol.REQUESTS[command])
+    except ort_protocol.ProtocolError as exc:
+        print(ort_protocol.encode(ort_protocol.ErrorRecord(str(exc))), flush=True)
+        return 3
+    if ort is None:
+        import plugin_eps
+
+        plugin_eps.prepare_host(_providers(command, req))  # the devices ORT discovers must be there
+        ort = _import_onnxruntime()
+    for record in importlib.import_module(f"child_{command}").run(ort, req):
+        print(ort_protocol.encode(record), flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    code = main(sys.argv)
+    # the answer is out; tearing sessions and the interpreter down took ~0.03 s the caller waited for
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

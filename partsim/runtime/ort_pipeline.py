@@ -26,7 +26,9 @@ hands to (or leaves after) partitioning, following ``InferenceSession::Transform
       the first session could not apply to them (:func:`_cpu_pass`).
 
 A session ORT itself cannot build (its optimizer throws) is reported, not raised: the
-caller predicts ``status: session_would_fail`` with ORT's message.
+caller predicts ``status: session_would_fail`` with ORT's message.  A session that times out or
+crashes (in a fresh child too) raises :class:`partsim.errors.SessionError`: it is not a fact
+about the model.
 """
 
 import tempfile
@@ -78,7 +80,7 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
         ``cpu_nodes_of(optimized proto) -> set of node names`` partitioning leaves on the CPU;
         when given and transformers were switched off, the CPU-only ones then run on those
         nodes (:func:`_cpu_pass`).
-    child : EarlyChild, optional
+    child : partsim.runtime.process.OrtProcess, optional
         The first session's child process, started early (:func:`start_child`).
     meanwhile : callable, optional
         Called (no arguments) while ORT's session runs in the child: the caller's own checks of
@@ -132,7 +134,7 @@ def _after_optimize(run, model_path, proto, providers, level, kept, originals, c
     ort_level, disabled = run.ort_level, run.disabled
     compiling = any(c for _, c in providers)
     kernel_eps = [p for p, c in providers if not c]
-    failure = _finish_optimize(started)
+    failure = _finish_optimize(started, model_path)
     if failure is not None:
         # ORT names the copy it was given: name the user's file (same input, same output)
         failure = failure.replace(str(copy.resolve()), str(model_path)).replace(str(copy), str(model_path))
@@ -338,21 +340,17 @@ def begin_early(model_path, level, providers, child=None):
 
 
 def start_child():
-    """The optimizer's child process, started now so that it imports onnxruntime while the caller
-    works (:class:`partsim.runtime.child.EarlyChild`), or a request to the warm worker when one
-    runs (:mod:`partsim.runtime.ort_worker`); hand it to :func:`pipeline_graph`."""
+    """The optimizer's child process (:class:`partsim.runtime.process.OrtProcess`), started now so
+    that it imports onnxruntime while the caller works; hand it to :func:`pipeline_graph`, which
+    closes it.  Under another ORT's interpreter (``--ort``, ``--python``) when one is selected."""
     from ..versions import target_python
-    from .child import EarlyChild
-    from .optimizer import CHILD
-    from .ort_worker import connect, take_prestarted
+    from .process import OrtProcess
 
-    if target_python():  # another ORT than this interpreter's (--ort, --python): neither the worker nor quick
-        return EarlyChild(CHILD, python=target_python())
-    return take_prestarted() or connect() or EarlyChild(CHILD, quick=True)
+    return OrtProcess("optimize", python=target_python(), quick=True)
 
 
 def _optimize(model, target, ort_level, disabled=(), child=None):
-    """One CPU-only ORT session, in a child process (:mod:`partsim.runtime.optimize_child`; ``child``
+    """One CPU-only ORT session, in a child process (:mod:`partsim.runtime.child_optimize`; ``child``
     when one was started early), that saves its optimized graph to ``target``; ORT's message
     when it fails, else ``None``."""
     return _finish_optimize(_start_optimize(model, target, ort_level, disabled, child))
@@ -363,14 +361,14 @@ def _start_optimize(model, target, ort_level, disabled=(), child=None):
     ``child`` (which then works while the caller goes on).  Returns what :func:`_finish_optimize`
     (or :func:`_abandon`) takes."""
     from .optimizer_cache import lookup, request_key
+    from .ort_protocol import OptimizeRequest
 
-    request = {"model": str(model), "target": str(target), "level": ort_level,
-               "external": target.stem + ".weights.pb", "disabled": list(disabled), "lean": True,
-               "sink_weights": True}
+    request = OptimizeRequest(str(model), str(target), ort_level, target.stem + ".weights.pb", tuple(disabled),
+                              lean=True, sink_weights=True)
     key = request_key(model, request)
-    record = lookup(key, target, request["external"], model)
+    record = lookup(key, target, request.external, model)
     if record is None and child is not None:
-        child.send(request)
+        child.submit(request)
     elif child is not None:
         child.close()  # answered from the cache: the early child is not needed
         child = None
@@ -383,31 +381,20 @@ def _abandon(started):
         started["child"] = None
 
 
-def _finish_optimize(started):
-    from .child import run_child
-    from .optimizer import CHILD
-    from .ort_worker import WorkerChild, cold_session_ran
+def _finish_optimize(started, shown_as=None):
+    from .optimizer import run_optimizer
     from .optimizer_cache import remember
 
     from ..versions import target_python
 
     request, record, child, target = started["request"], started["record"], started["child"], started["target"]
     if record is None:
-        if not isinstance(child, WorkerChild) and not target_python():
-            cold_session_ran()  # a new interpreter imported onnxruntime for it: a worker would have helped
-        r = child.run(request, timeout=600) if child is not None else run_child(CHILD, request, target_python(),
-                                                                                  timeout=600)
-        started["child"] = None
-        if r.state == "crashed" and isinstance(child, WorkerChild):
-            # the warm worker's process died (or the worker went away): a plain child decides
-            r = run_child(CHILD, request, timeout=600)
-        if r.state != "ok":
-            return f"ONNX Runtime's optimizer did not finish ({r.state}): {r.error}"
-        record = r.record
-        _sparse_weights(target, request["external"])
-        remember(started["key"], record, target, request["external"], started["model"])
-    if record.get("state") != "ok":
-        msg = " ".join(str(record.get("error", "")).split())[:600]
+        started["child"] = None  # run_optimizer closes it
+        record = run_optimizer(request, child=child, shown_as=shown_as, python=target_python())  # SessionError: raised
+        _sparse_weights(target, request.external)
+        remember(started["key"], record, target, request.external, started["model"])
+    if record.state != "ok":
+        msg = " ".join(record.error.split())[:600]
         # a kernel only the CPU lacks is the partitioner's business (another provider may take the
         # node): the graph ORT saved before it looked for kernels is still the one it partitions
         if not ("Could not find an implementation" in msg and target.is_file()):

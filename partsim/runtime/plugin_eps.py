@@ -20,8 +20,8 @@ An EP that the interpreter's ORT build has built in (``onnxruntime-openvino`` 1.
 uses ``providers=[...]``.  Sessions with a plugin are created with ``enable_fallback=0``: otherwise
 ORT's Python wrapper silently retries on the CPU after an EP error.
 
-This module is imported by the session child processes (``ort_child.py``, ``ort_outputs_child.py``,
-``plugin_probe_child.py``), which run under any interpreter and import nothing from partsim: it needs
+This module is imported by the ORT child's sub-commands (``child_observe.py``, ``child_outputs.py``,
+``child_probe.py``), which run under any interpreter and import nothing from partsim: it needs
 the standard library and onnxruntime only.
 """
 

@@ -1,20 +1,20 @@
 """Run a model under several ORT session configurations in an isolated child process.
 
-The child is :mod:`partsim.runtime.ort_outputs_child` (numpy + onnxruntime only,
-so ``python`` may be another interpreter with another ORT build).  A crash, hang
-or missing interpreter becomes a record with ``state`` ``crashed``/``timeout``;
-partsim goes on.
+The child is the ORT child's ``outputs`` sub-command (:mod:`partsim.runtime.child_outputs`;
+numpy + onnxruntime only, so ``python`` may be another interpreter with another ORT build).
+A crash or hang is tried once more in a fresh child; then it, or a missing interpreter,
+becomes a record with ``state`` ``crashed``/``timeout``; partsim goes on.
 """
 
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 
-from .child import run_child
 from .observation import LEVELS, normalize_level
+from .ort_protocol import OutputsRecord, OutputsRequest, OutputsRun
+from .process import ChildFailure, run_request
 
 __all__ = ["run_configs", "FALLBACK_REASONS", "fallback_reason"]
-
-CHILD = Path(__file__).with_name("ort_outputs_child.py")
 
 # the finite set of reasons a delegate did not run (never a raw vendor string)
 FALLBACK_REASONS = ("none", "ep_unknown", "ep_not_available", "session_create_failed", "ep_not_granted",
@@ -40,8 +40,6 @@ def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0, 
     from ..io.materialize import materialize_weights
     from ..numerics.inputs import load_npz, save_npz
 
-    runs = [{"tag": c["tag"], "providers": list(c["providers"]), "level": LEVELS[normalize_level(c["level"])],
-             "threads": int(c.get("threads", 1))} for c in configs]
     with tempfile.TemporaryDirectory(prefix="partsim-num-") as tmp:
         runnable = materialize_weights(model_path, Path(tmp) / "model", seed=seed)
         npz = Path(tmp) / "inputs.npz"
@@ -50,22 +48,14 @@ def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0, 
         for i, key in enumerate(sorted(extra_feeds or {})):
             extra_paths[key] = Path(tmp) / f"inputs-{i}.npz"
             save_npz(extra_paths[key], extra_feeds[key])
-        for r, c in zip(runs, configs):
-            if c.get("provider_options"):
-                r["provider_options"] = [dict(o or {}) for o in c["provider_options"]]
-            if c.get("invocations") is not None:
-                r["invocations"] = [{"name": i["name"], "inputs_npz": str(extra_paths[i["feeds"]] if i.get("feeds")
-                                                                            else npz)} for i in c["invocations"]]
-        req = {"model": str(runnable), "inputs_npz": str(npz), "out_dir": tmp, "runs": runs}
-        r = run_child(CHILD, req, python, timeout)
-        if r.state == "timeout":
-            return {"state": "timeout", "runs": []}, {}
-        if r.state != "ok":
-            rec = {"state": "crashed", "runs": [], "error": r.error}
-            if r.returncode is not None:
-                rec["returncode"] = r.returncode
-            return rec, {}
-        rec = r.record
+        runs = tuple(_run_of(c, extra_paths, npz) for c in configs)
+        req = OutputsRequest(str(runnable), str(npz), tmp, runs)
+        try:
+            rec = asdict(run_request("outputs", req, OutputsRecord, timeout, python))
+        except ChildFailure as exc:
+            if exc.cause == "timeout":
+                return {"state": "timeout", "runs": []}, {}
+            return {"state": "crashed", "runs": [], "error": exc.message}, {}
         rec["state"] = "ok"
         arrays = {}
         for r in rec.get("runs", []):
@@ -80,6 +70,18 @@ def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0, 
                     z = load_npz(f)
                     arrays[f"{r['tag']}~{inv['name']}"] = {n: np.asarray(z[n]) for n, _, _ in inv["outputs"]}
     return rec, arrays
+
+
+def _run_of(config, extra_paths, npz):
+    """The :class:`OutputsRun` of one config of :func:`run_configs`."""
+    invocations = None
+    if config.get("invocations") is not None:
+        invocations = tuple({"name": i["name"], "inputs_npz": str(extra_paths[i["feeds"]] if i.get("feeds") else npz)}
+                            for i in config["invocations"])
+    options = config.get("provider_options")
+    return OutputsRun(config["tag"], tuple(config["providers"]), LEVELS[normalize_level(config["level"])],
+                      int(config.get("threads", 1)), tuple(dict(o or {}) for o in options) if options else None,
+                      invocations)
 
 
 def fallback_reason(run, child_state="ok", known_provider=True):

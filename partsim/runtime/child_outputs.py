@@ -1,12 +1,9 @@
-"""Child process: run one model under several session configurations and save the outputs.
+"""The child's ``outputs`` sub-command: one model under several session configurations, outputs saved.
 
-Run by :mod:`partsim.runtime.sessions` as ``python ort_outputs_child.py`` with a
-JSON request on stdin, possibly under another interpreter (another ORT build such
-as onnxruntime-openvino), so it imports nothing from partsim: only the standard
-library, numpy and onnxruntime.  Request::
-
-    {"model": path, "inputs_npz": path, "out_dir": path,
-     "runs": [{"tag": str, "providers": [EP, …], "level": "ORT_DISABLE_ALL", "threads": 1}]}
+Runs inside :mod:`partsim.runtime.ort_child` for :func:`partsim.runtime.sessions.run_configs`,
+possibly under another interpreter (another ORT build such as onnxruntime-openvino): the
+standard library, numpy and onnxruntime only.  The request is an
+:class:`ort_protocol.OutputsRequest`, each run an :class:`ort_protocol.OutputsRun`.
 
 Optional per run (the lifecycle matrix of ``partsim receipt``): ``provider_options``
 (a list parallel to ``providers``, one dict each) and ``invocations``
@@ -15,8 +12,8 @@ order, writing ``<tag>~<name>.npz``; an empty list creates the session and runs
 nothing.  The record then has ``invocations: [{name, ok, inputDigest, outputs, error}]``
 and ``invocationCompleted`` is the state of the first invocation.
 
-For every run it prints nothing but writes ``<out_dir>/<tag>.npz`` (the outputs,
-keyed by output name) and, at the end, one JSON line with a record per run:
+For every run it writes ``<out_dir>/<tag>.npz`` (the outputs, keyed by output name); the
+:class:`ort_protocol.OutputsRecord` then holds a record per run:
 the delegate stages (availabilityChecked, delegateCreated, prepareCompleted,
 invocationCompleted; each ``ok``/``failed``/``skipped``), granted providers,
 nodes per provider, the feeds' inputDigest and the raw error text (the parent maps
@@ -24,12 +21,13 @@ it to a finite set of reasons and never shows it as a state).
 """
 
 import hashlib
-import json
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import plugin_eps  # noqa: E402  (next to this file: the child imports nothing from partsim)
+if __package__:  # imported as partsim.runtime.child_outputs (the tests)
+    from . import plugin_eps
+    from .ort_protocol import OutputsRecord
+else:  # run by ort_child.py, the modules beside it top-level
+    import plugin_eps
+    from ort_protocol import OutputsRecord
 
 
 def _digest(feeds):
@@ -47,25 +45,25 @@ def _digest(feeds):
 
 
 def _one(ort, np, req, run, feeds):
-    rec = {"tag": run["tag"], "providers": run["providers"], "level": run["level"], "threads": run["threads"]}
+    rec = {"tag": run.tag, "providers": list(run.providers), "level": run.level, "threads": run.threads}
     stages = {"availabilityChecked": "skipped", "delegateCreated": "skipped", "prepareCompleted": "skipped",
               "invocationCompleted": "skipped"}
     rec["stages"] = stages
-    target = run["providers"][0]
+    target = run.providers[0]
     available = ort.get_available_providers()
-    plugin = plugin_eps.plugin_provider(ort, run["providers"])
+    plugin = plugin_eps.plugin_provider(ort, list(run.providers))
     stages["availabilityChecked"] = "ok" if target in available or target == plugin else "failed"
     so = ort.SessionOptions()
-    so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, run["level"])
-    so.intra_op_num_threads = int(run["threads"])
+    so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, run.level)
+    so.intra_op_num_threads = int(run.threads)
     so.log_severity_level = 3
     so.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
-    providers = run["providers"]
-    if run.get("provider_options"):
+    providers = list(run.providers)
+    if run.provider_options:
         providers = [(p, {str(k): str(v) for k, v in o.items()}) if o else p
-                     for p, o in zip(run["providers"], run["provider_options"])]
+                     for p, o in zip(run.providers, run.provider_options)]
     if plugin:  # a plugin EP: registered, given by device, no silent retry on the CPU
-        options = dict(zip(run["providers"], run.get("provider_options") or ())).get(plugin)
+        options = dict(zip(run.providers, run.provider_options or ())).get(plugin)
         done = plugin_eps.configure(ort, so, plugin, options)
         rec.update({k: v for k, v in done.items() if k not in ("ok", "error")})
         if not done["ok"]:
@@ -73,7 +71,7 @@ def _one(ort, np, req, run, feeds):
             rec.update({"error": done["error"], "failedAt": "create", "unavailable": True})
             return rec
     try:
-        sess = plugin_eps.create_session(ort, req["model"], so, providers, plugin)
+        sess = plugin_eps.create_session(ort, req.model, so, providers, plugin)
     except Exception as exc:
         stages["delegateCreated"] = "failed"
         rec["error"] = " ".join(str(exc).split())[:600]
@@ -93,7 +91,7 @@ def _one(ort, np, req, run, feeds):
     if stages["delegateCreated"] == "ok":
         stages["prepareCompleted"] = "ok" if nodes.get(target, 0) > 0 or not nodes else "failed"
     names = [o.name for o in sess.get_outputs()]
-    if run.get("invocations") is not None:
+    if run.invocations is not None:
         return _invocations(np, sess, req, run, rec, names)
     try:
         want = {i.name for i in sess.get_inputs()}
@@ -105,7 +103,7 @@ def _one(ort, np, req, run, feeds):
         return rec
     stages["invocationCompleted"] = "ok"
     arrays = {n: np.asarray(v) for n, v in zip(names, outs)}
-    with open(f"{req['out_dir']}/{run['tag']}.npz", "wb") as f:
+    with open(f"{req.out_dir}/{run.tag}.npz", "wb") as f:
         np.savez(f, **arrays)
     rec["outputs"] = [[n, str(arrays[n].dtype), list(map(int, arrays[n].shape))] for n in names]
     return rec
@@ -114,7 +112,7 @@ def _one(ort, np, req, run, feeds):
 def _invocations(np, sess, req, run, rec, names):
     want = {i.name for i in sess.get_inputs()}
     rec["invocations"] = []
-    for k, inv in enumerate(run["invocations"]):
+    for k, inv in enumerate(run.invocations):
         with np.load(inv["inputs_npz"], allow_pickle=False) as z:
             feeds = {n: z[n] for n in z.files}
         item = {"name": inv["name"], "inputDigest": _digest(feeds), "ok": False}
@@ -131,7 +129,7 @@ def _invocations(np, sess, req, run, rec, names):
         if k == 0:
             rec["stages"]["invocationCompleted"] = "ok"
         arrays = {n: np.asarray(v) for n, v in zip(names, outs)}
-        with open(f"{req['out_dir']}/{run['tag']}~{inv['name']}.npz", "wb") as f:
+        with open(f"{req.out_dir}/{run.tag}~{inv['name']}.npz", "wb") as f:
             np.savez(f, **arrays)
         item["outputs"] = [[n, str(arrays[n].dtype), list(map(int, arrays[n].shape))] for n in names]
     return rec
@@ -171,19 +169,11 @@ def _environment():
             "python": f"{platform.python_implementation()} {platform.python_version()}"}
 
 
-def main():
-    req = json.loads(sys.stdin.read())
-    plugin_eps.prepare_host([p for r in req["runs"] for p in r["providers"]])  # before ORT discovers devices
+def run(ort, req):
+    """Every run of ``req`` (:class:`ort_protocol.OutputsRequest`); yields the :class:`ort_protocol.OutputsRecord`."""
     import numpy as np
-    import onnxruntime as ort
 
-    with np.load(req["inputs_npz"], allow_pickle=False) as z:
+    with np.load(req.inputs_npz, allow_pickle=False) as z:
         feeds = {k: z[k] for k in z.files}
-    out = {"runtime": f"onnxruntime {ort.__version__}", "available": ort.get_available_providers(),
-           "package": _package(), "environment": _environment(),
-           "inputDigest": _digest(feeds), "runs": [_one(ort, np, req, r, feeds) for r in req["runs"]]}
-    print(json.dumps(out))
-
-
-if __name__ == "__main__":
-    main()
+    yield OutputsRecord(f"onnxruntime {ort.__version__}", ort.get_available_providers(), _package(),
+                        _environment(), _digest(feeds), [_one(ort, np, req, r, feeds) for r in req.runs])

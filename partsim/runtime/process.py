@@ -1,0 +1,228 @@
+"""The parent side of the ORT child process: start, submit, wait with a timeout, always kill.
+
+Every real ONNX Runtime session partsim runs (ORT's optimizer, observed sessions, numeric runs,
+QNN probes) goes through :class:`OrtProcess`, a context manager over one child
+(:mod:`partsim.runtime.ort_child`) in a process group of its own, under an address-space
+ceiling.  Leaving the ``with`` block kills the group, whatever happened, so no process outlives
+the call.  A child that dies, hangs past its timeout or answers out of protocol raises
+:class:`ChildFailure`; what ORT itself answers (a refused session) is a record.
+
+>>> from partsim.runtime.ort_protocol import OptimizeRequest
+>>> with OrtProcess("optimize") as child:   # doctest: +SKIP
+...     child.submit(OptimizeRequest("m.onnx", "out/m.onnx", "ORT_ENABLE_ALL", "w.pb"))
+...     record = child.result(timeout=600)
+"""
+
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .ort_protocol import ErrorRecord, ProtocolError, decode, encode
+
+__all__ = ["OrtProcess", "ChildFailure", "run_request", "memory_ceiling", "DEFAULT_MEMORY_LIMIT", "CHILD"]
+
+CHILD = Path(__file__).with_name("ort_child.py")
+# Generous, because EPs reserve address space they never touch.
+DEFAULT_MEMORY_LIMIT = 32 * 1024**3
+_MAX_RECORD_BYTES = 1 << 28  # an observed record of a million-node graph is ~100 MB
+
+
+class ChildFailure(Exception):
+    """The child gave no record: ``cause`` is ``timeout``, ``crashed`` or ``protocol``."""
+
+    def __init__(self, cause, message):
+        super().__init__(message)
+        self.cause = cause
+        self.message = message
+
+
+def memory_ceiling(limit):
+    """A ``preexec_fn`` that caps the child's address space at ``limit`` bytes (where the OS can)."""
+    def apply():
+        try:
+            import resource
+
+            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+            cap = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+        except (ImportError, ValueError, OSError):
+            pass  # not on this platform: the timeout still bounds the run
+    return apply
+
+
+def _quick_start_env():
+    """The environment of a child that is this interpreter started with ``-S``: its import path
+    handed over (``PYTHONPATH``; ``site`` and the ``.pth`` files it reads took ~10 ms) and one
+    OpenBLAS thread (numpy, which onnxruntime imports, starts one per core otherwise, ~20 ms of a
+    cold start; the child never multiplies a matrix with it)."""
+    paths = [p for p in sys.path if isinstance(p, str) and p and os.path.isdir(p)]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "OPENBLAS_NUM_THREADS": "1"}
+
+
+class OrtProcess:
+    """One ORT child running ``command`` (``optimize``, ``observe``, ``outputs``, ``probe``).
+
+    The child starts at once (it imports onnxruntime while the caller prepares the request);
+    :meth:`submit` hands it the request, :meth:`result` or :meth:`records` collect its answer,
+    :meth:`close` (or leaving the ``with`` block) kills its process group.
+
+    Parameters
+    ----------
+    command : str
+    python : str, optional
+        Another interpreter to run the child (another ORT build); this one by default.
+    memory_limit : int
+        The child's address-space ceiling in bytes (``0``: none).
+    quick : bool
+        Start this interpreter without ``site`` and with one BLAS thread (ignored with ``python``).
+    script : path, optional
+        Another child script speaking the same protocol (the tests' misbehaving children).
+    """
+
+    def __init__(self, command, python=None, memory_limit=DEFAULT_MEMORY_LIMIT, quick=False, script=None):
+        quick = quick and python is None
+        self.argv = [str(python) if python else sys.executable, *(("-S",) if quick else ()),
+                     str(script or CHILD), command]
+        self.proc, self.error, self.submitted = None, "", False
+        self._stderr = tempfile.TemporaryFile()  # a file, not a pipe: a chatty child never blocks on it
+        try:
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=self._stderr, env=_quick_start_env() if quick else None,
+                                         start_new_session=True,
+                                         preexec_fn=memory_ceiling(memory_limit) if memory_limit else None)
+        except OSError as exc:
+            self.error = f"cannot start {self.argv[0]}: {exc.strerror or exc}"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def submit(self, request):
+        """Hand the child its request (one of :mod:`partsim.runtime.ort_protocol`'s) and return at once."""
+        if self.proc is None or self.submitted:
+            return
+        self.submitted = True
+        try:
+            self.proc.stdin.write(encode(request).encode() + b"\n")  # small: never blocks on the pipe
+            self.proc.stdin.close()
+        except OSError:
+            pass  # the child died: result() says how
+
+    def records(self, record_types, timeout):
+        """Each record the child prints, as it comes; ``timeout`` seconds for each.
+        :class:`ChildFailure` on a timeout, a death or a message out of protocol."""
+        if self.proc is None:
+            raise ChildFailure("crashed", self.error)
+        for line in self._lines(timeout):
+            try:
+                record = decode(line, *record_types, ErrorRecord)
+            except ProtocolError as exc:
+                raise ChildFailure("protocol", f"the ORT child answered out of protocol: {exc}") from None
+            if isinstance(record, ErrorRecord):
+                raise ChildFailure("protocol", f"the ORT child refused its request: {record.error}")
+            yield record
+        try:
+            code = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise ChildFailure("timeout", f"the ORT child did not end within {timeout:g} s of its answer") from None
+        if code != 0:
+            raise ChildFailure("crashed", self._death(code))
+
+    def result(self, record_type, timeout):
+        """The child's one record of ``record_type``, within ``timeout`` seconds."""
+        found = list(self.records((record_type,), timeout))
+        if len(found) != 1:
+            raise ChildFailure("protocol", f"the ORT child answered {len(found)} records, expected 1")
+        return found[0]
+
+    def _lines(self, timeout):
+        """The child's stdout lines that look like messages; the clock restarts on each."""
+        fd = self.proc.stdout.fileno()
+        buf = b""
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            deadline = time.monotonic() + timeout
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or not sel.select(left):
+                    raise ChildFailure("timeout", f"no answer within {timeout:g} s")
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    break
+                buf += chunk
+                if len(buf) > _MAX_RECORD_BYTES:
+                    raise ChildFailure("protocol", "the ORT child's answer is larger than any record")
+                while b"\n" in buf:
+                    line, _, buf = buf.partition(b"\n")
+                    if line.startswith(b"{"):  # anything else the child's libraries printed
+                        deadline = time.monotonic() + timeout
+                        yield line
+        if buf.startswith(b"{"):
+            yield buf
+
+    def _death(self, code):
+        """One line: how the child ended, with the end of what it wrote on stderr."""
+        how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+        tail = " ".join(self.stderr_text(4096).split()[-60:])
+        if tail:
+            how += f": {tail[-400:]}"
+        return f"the ORT child died ({how})"
+
+    def stderr_text(self, limit=1 << 20):
+        """The last ``limit`` bytes the child wrote on stderr, as text."""
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.seek(0, os.SEEK_END)
+            self._stderr.seek(max(0, self._stderr.tell() - limit))
+            return self._stderr.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def close(self):
+        """Kill the child's process group (whatever it still runs) and release its pipes."""
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (OSError, AttributeError):
+                proc.kill()
+            proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    try:
+                        stream.close()
+                    except OSError:
+                        pass
+            self.error = self.error or "the ORT child was closed"
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+
+def run_request(command, request, record_type, timeout, python=None, memory_limit=DEFAULT_MEMORY_LIMIT,
+                attempts=2, child=None, stderr=None):
+    """``request``'s record from a child (``child``: one already started for it); a child that times
+    out or dies is replaced by a fresh one, ``attempts`` times in all, then :class:`ChildFailure`.
+    ``stderr``: a list that gets the last child's stderr (its end)."""
+    for attempt in range(attempts):
+        with (child if child is not None and attempt == 0 else OrtProcess(command, python, memory_limit)) as proc:
+            proc.submit(request)
+            try:
+                record = proc.result(record_type, timeout)
+            except ChildFailure as exc:
+                if exc.cause == "protocol" or attempt + 1 == attempts:
+                    raise
+                continue
+            if stderr is not None:
+                stderr.append(proc.stderr_text())
+            return record
+    raise AssertionError("unreachable")

@@ -1,0 +1,182 @@
+"""The ORT child process (partsim/runtime/process.py, ort_child.py, ort_protocol.py): typed, versioned
+messages, a timeout, a kill of the whole process group, one retry in a fresh child; a session that
+times out or crashes is never a prediction (exit 2, one line)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from partsim.runtime import process
+from partsim.runtime.ort_protocol import (PROTOCOL_VERSION, ObserveRequest, OptimizeRecord, OptimizeRequest,
+                                          ProtocolError, decode, encode)
+from partsim.runtime.process import ChildFailure, OrtProcess, run_request
+from tests.conftest import ROOT
+
+CHAIN = ROOT / "fixtures" / "chain.onnx"
+MISBEHAVING = ROOT / "tests" / "misbehaving_child.py"
+
+
+@pytest.fixture
+def misbehave(monkeypatch, tmp_path):
+    """Make every ORT child the test's misbehaving one: ``misbehave("crash", once=True)``."""
+    def use(how, once=False):
+        monkeypatch.setattr(process, "CHILD", MISBEHAVING)
+        monkeypatch.setenv("PARTSIM_TEST_CHILD", how)
+        if once:
+            monkeypatch.setenv("PARTSIM_TEST_CHILD_ONCE", str(tmp_path / "failed-once"))
+        else:
+            monkeypatch.delenv("PARTSIM_TEST_CHILD_ONCE", raising=False)
+    return use
+
+
+def _marked_processes(marker):
+    """Pids of the processes whose environment holds ``marker`` (read from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if marker.encode() in f.read():
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def test_messages_round_trip_and_refuse_another_version_or_field():
+    req = OptimizeRequest("m.onnx", "o.onnx", "ORT_ENABLE_ALL", "w.pb", ("ConstantFolding",), lean=True)
+    assert decode(encode(req), OptimizeRequest) == req
+    raw = json.loads(encode(req))
+    assert raw["version"] == PROTOCOL_VERSION and raw["type"] == "optimize_request"
+    with pytest.raises(ProtocolError, match="version"):
+        decode(json.dumps({**raw, "version": PROTOCOL_VERSION + 1}), OptimizeRequest)
+    with pytest.raises(ProtocolError, match="unknown field 'hook'"):
+        decode(json.dumps({**raw, "hook": "crash"}), OptimizeRequest)
+    with pytest.raises(ProtocolError, match="missing field 'target'"):
+        decode(json.dumps({k: v for k, v in raw.items() if k != "target"}), OptimizeRequest)
+    with pytest.raises(ProtocolError, match="observe_request"):
+        decode(encode(req), ObserveRequest)
+
+
+def test_the_child_refuses_a_request_of_another_version():
+    """The child checks the version too: a request it cannot read is refused, not guessed at."""
+    with OrtProcess("optimize") as child:
+        child.proc.stdin.write(json.dumps({"version": 0, "type": "optimize_request"}).encode() + b"\n")
+        child.proc.stdin.close()
+        child.submitted = True
+        with pytest.raises(ChildFailure, match="refused its request: protocol version 0") as info:
+            child.result(OptimizeRecord, 120)
+    assert info.value.cause == "protocol"
+
+
+def test_a_real_optimizer_session_and_a_refused_one(tmp_path):
+    target = tmp_path / "opt.onnx"
+    ok = run_request("optimize", OptimizeRequest(str(CHAIN), str(target), "ORT_ENABLE_ALL", "w.pb"), OptimizeRecord,
+                     120)
+    assert ok.state == "ok" and ok.runtime.startswith("onnxruntime ") and target.is_file()
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\x08\x07garbage")
+    refused = run_request("optimize", OptimizeRequest(str(bad), str(tmp_path / "o2.onnx"), "ORT_ENABLE_ALL", "w.pb"),
+                          OptimizeRecord, 120)
+    assert refused.state == "failed" and refused.error  # ORT's own message: an answer, not a failure
+
+
+def test_a_timeout_kills_the_whole_process_group(misbehave, monkeypatch):
+    misbehave("orphan")
+    marker = f"partsim-test-{os.getpid()}-orphan"
+    monkeypatch.setenv("PARTSIM_TEST_MARKER", marker)
+    with OrtProcess("optimize") as child:
+        child.submit(OptimizeRequest("m", "t", "ORT_ENABLE_ALL", "w"))
+        import time
+
+        time.sleep(1.0)  # the grandchild is started
+        assert len(_marked_processes(marker)) == 2
+        with pytest.raises(ChildFailure, match="no answer within 1 s") as info:
+            child.result(OptimizeRecord, 1)
+        assert info.value.cause == "timeout"
+    assert _marked_processes(marker) == []  # the child and its grandchild are gone
+
+
+@pytest.mark.parametrize("how, cause", [("crash", "crashed"), ("babble", "protocol")])
+def test_a_child_that_dies_or_babbles_gives_no_record(misbehave, how, cause):
+    misbehave(how)
+    with pytest.raises(ChildFailure) as info:
+        run_request("optimize", OptimizeRequest("m", "t", "ORT_ENABLE_ALL", "w"), OptimizeRecord, 60)
+    assert info.value.cause == cause
+    if how == "crash":
+        assert "killed by signal 6" in info.value.message
+
+
+def test_a_crash_is_retried_once_in_a_fresh_child(misbehave, tmp_path):
+    misbehave("crash", once=True)
+    record = run_request("optimize", OptimizeRequest(str(CHAIN), str(tmp_path / "o.onnx"), "ORT_ENABLE_ALL", "w.pb"),
+                         OptimizeRecord, 120)
+    assert record.state == "ok"
+    misbehave("crash", once=False)
+    with pytest.raises(ChildFailure):
+        run_request("optimize", OptimizeRequest(str(CHAIN), str(tmp_path / "o.onnx"), "ORT_ENABLE_ALL", "w.pb"),
+                    OptimizeRecord, 120, attempts=2)
+
+
+@pytest.mark.parametrize("how, says", [("crash", "crashed"), ("hang", "timed out")])
+def test_a_session_that_crashes_or_hangs_is_never_a_prediction(run_cli, misbehave, monkeypatch, how, says):
+    """Before: ``status: session_would_fail`` and "NOT accelerated", exit 0.  Now: exit 2, one line."""
+    from partsim.runtime import optimizer
+
+    monkeypatch.setenv("PARTSIM_NO_CACHE", "1")
+    monkeypatch.setattr(optimizer, "SESSION_TIMEOUT_S", 2)
+    misbehave(how)
+    code, out, err = run_cli("simulate", CHAIN, "-p", "cuda")
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert says in err and "in a fresh process too" in err and str(CHAIN) in err
+    assert "session_would_fail" not in err and "NOT accelerated" not in err
+
+
+def test_a_crash_a_fresh_child_does_not_repeat_changes_nothing(run_cli, misbehave, monkeypatch):
+    monkeypatch.setenv("PARTSIM_NO_CACHE", "1")
+    code, plain, _ = run_cli("simulate", CHAIN, "-p", "cuda", "-f", "json")
+    assert code == 0
+    misbehave("crash", once=True)
+    code, retried, err = run_cli("simulate", CHAIN, "-p", "cuda", "-f", "json")
+    assert code == 0, err
+    assert retried == plain
+
+
+def test_an_ort_refusal_stays_a_prediction(run_cli, tmp_path, monkeypatch):
+    """What ORT itself refuses (its own error message) is still ``session_would_fail``, exit 0."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    monkeypatch.setenv("PARTSIM_NO_CACHE", "1")
+    # a Relu whose output ORT's type inference rejects: declared int64 for a float input
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT64, [2])])
+    path = tmp_path / "refused.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    code, out, err = run_cli("simulate", path, "-p", "cpu", "-f", "json")
+    assert code in (0, 1), err
+    assert json.loads(out)["status"] == "session_would_fail"
+
+
+def test_no_process_outlives_a_command(tmp_path):
+    """Representative commands as a user runs them (their own process, ``os._exit`` at the end):
+    simulate at the default level, verify --observe on the CPU, and a session that hangs past
+    its timeout with a grandchild of its own.  Afterwards no process carries the run's marker."""
+    marker = f"partsim-leftover-{os.getpid()}"
+    env = {**os.environ, "PARTSIM_NO_CACHE": "1", "PARTSIM_TEST_MARKER": marker, "PYTHONPATH": str(ROOT)}
+    hanging = ("import sys; from partsim.runtime import process, optimizer; "
+               f"process.CHILD = {str(MISBEHAVING)!r}; optimizer.SESSION_TIMEOUT_S = 2; "
+               "from partsim.cli import run; sys.argv[0] = 'partsim'; run()")
+    runs = [([sys.executable, "-m", "partsim", "simulate", str(CHAIN), "-p", "cuda"], 0),
+            ([sys.executable, "-m", "partsim", "verify", str(CHAIN), "-p", "cpu", "--observe"], 0),
+            ([sys.executable, "-c", hanging, "simulate", str(CHAIN), "-p", "cuda"], 2)]
+    for argv, expected in runs:
+        r = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                           env={**env, "PARTSIM_TEST_CHILD": "orphan"})
+        assert r.returncode == expected, (argv, r.stderr)
+        assert _marked_processes(marker) == [], f"{argv[3:5]} left a process behind"
