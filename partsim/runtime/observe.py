@@ -175,13 +175,10 @@ def probe_provider(provider, python=None, timeout=120):
     (the session did not run for another reason: ``detail`` says which)."""
     import sys
 
-    from .child import DEFAULT_MEMORY_LIMIT
-
     providers = [provider] + ([] if provider == "CPUExecutionProvider" else ["CPUExecutionProvider"])
     options = {"soc_model": "60", "backend": "htp"} if provider == "QNNExecutionProvider" else None
-    req = {"model": str(PROBE_MODEL), "providers": providers, "level": LEVELS["disable"], "inputs_npz": None,
-           "run": False, "hook": None, "threads": 1, "ep_options": dict(options or {})}
-    rec = _run_child(req, providers, python, timeout, DEFAULT_MEMORY_LIMIT)
+    req = ObserveRequest(str(PROBE_MODEL), tuple(providers), LEVELS["disable"], run=False, ep_options=dict(options or {}))
+    rec = _run_child(req, python, timeout, DEFAULT_MEMORY_LIMIT)
     out = {"provider": provider, "python": str(python or sys.executable), "runtime": rec.get("runtime", ""),
            "state": "observable", "detail": "", "fix": ""}
     for key in ("qnn", "webgpu"):
