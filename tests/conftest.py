@@ -92,7 +92,7 @@ _TOKENS = {
     "browser": ("chromium", "CHROMIUM"),
     "openvino": ("OV_PY", "OPENVINO_PY", "venv-openvino", "ov_set"),
     "ort": ("onnxruntime", "InferenceSession", "observe", "run_session", "verify", "receipt", "run_compare",
-            "run-compare", "determinism", "optimize", "subprocess", "ort_worker", "EarlyChild", "qnn", "openvino",
+            "run-compare", "determinism", "optimize", "subprocess", "OrtProcess", "run_request", "misbehave", "qnn", "openvino",
             "webgpu", '"all"', '"basic"', '"extended"', "upgrade", "--ort", "ort_python", "--python"),
 }
 # run_cli and predict start ORT's optimizer (level all) unless the test runs the graph as written
