@@ -1,7 +1,8 @@
 """``partsim check`` as SARIF 2.1.0 (code-scanning UIs): one result per exceeded budget or lock
-regression, located at the model file."""
+regression, located at the model file (the writer: :mod:`partsim.report.sarif`)."""
 
-from .output import to_json
+from ..rules.lint import Finding
+from .sarif import render_sarif
 
 __all__ = ["render_check_sarif"]
 
@@ -26,31 +27,11 @@ _RULES = {
 
 
 def render_check_sarif(doc):
-    from .. import __version__
-
-    found = []
+    findings = []
     for r in doc["results"]:
         for b in r["budgets"]:
             if not b["passed"]:
-                found.append((b["budget"], r, b["message"]))
+                findings.append(Finding(r["model"], None, b["budget"], "error", f"[{r['check']}] {b['message']}"))
         for f in r["lock"]["failures"]:
-            found.append(("lock/" + f["rule"], r, f["message"]))
-    used = sorted({rule for rule, _, _ in found})
-    index = {rule: k for k, rule in enumerate(used)}
-    results = [{"ruleId": rule, "ruleIndex": index[rule], "level": "error",
-                "message": {"text": f"[{r['check']}] {message}"},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": r["model"]}}}]}
-               for rule, r, message in found]
-    rules = [{"id": rule, "shortDescription": {"text": _RULES.get(rule, rule)},
-              "defaultConfiguration": {"level": "error"}} for rule in used]
-    sarif = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "partsim-check", "version": __version__,
-                                "informationUri": "https://partsim.invalid/", "rules": rules}},
-            "artifacts": [{"location": {"uri": m}} for m in sorted({r["model"] for r in doc["results"]})],
-            "results": results,
-        }],
-    }
-    return to_json(sarif)
+            findings.append(Finding(r["model"], None, "lock/" + f["rule"], "error", f"[{r['check']}] {f['message']}"))
+    return render_sarif("check", findings, sorted({r["model"] for r in doc["results"]}), _RULES)

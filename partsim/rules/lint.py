@@ -101,10 +101,11 @@ KNOWN_DTYPES = frozenset((
 
 @dataclass(frozen=True, order=True)
 class Finding:
-    """One problem in one table: ``file:line: level[rule] message``."""
+    """One problem in one file: ``file:line: level[rule] message`` (``line`` None: the whole file, as
+    ``partsim check`` reports a model)."""
 
     file: str
-    line: int
+    line: int | None
     rule: str
     level: str
     message: str
