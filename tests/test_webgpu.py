@@ -113,3 +113,47 @@ def test_without_the_environment_one_line_and_exit_2(tmp_path):
              env={"PARTSIM_WEBGPU_HOME": str(tmp_path / "nothing-here")})
     assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "WebGPU" in r.stderr or "webgpu" in r.stderr
+
+
+@needs_webgpu
+def test_shipped_table_is_what_the_plugin_claims(tmp_path):
+    """rules/webgpu.yaml is measured (partsim/gen/webgpu.py): probing a sample of ops again on the real plugin
+    derives the same rules for them (dtypes per version), the CPU-preferred behaviour and the NHWC ops kept NCHW."""
+    import yaml
+
+    from partsim.gen.ep_webgpu import _webgpu
+    from partsim.gen.qnn import probe_models
+    from partsim.gen.webgpu import build_spec, derive_table, probe_specs
+
+    sample = {"Add", "Cast", "Gather", "Identity", "Min", "Pow", "Range", "Reshape", "Resize", "InstanceNormalization",
+              "Mul"}
+    specs = [s for s in probe_specs() if s[1] in sample and (s[0] != "cast" or s[4] in ("float", "int64", "bool"))]
+    paths = []
+    for k, spec in enumerate(specs):
+        paths.append(str(tmp_path / f"p{k}.onnx"))
+        (tmp_path / f"p{k}.onnx").write_bytes(build_spec(spec).SerializeToString())
+    records = probe_models(paths, provider=WEBGPU, timeout=120.0)
+    derived = derive_table(_webgpu(), [(s, records[p]) for s, p in zip(specs, paths)])
+    shipped = yaml.safe_load((ROOT / "rules" / "webgpu.yaml").read_text())
+    for op in sorted(sample - {"Resize", "InstanceNormalization", "Cast", "Mul"}):
+        mine = [(r["versions"], r.get("types")) for r in derived["ops"] if r["op"] == op and not r.get("domain")]
+        ship = [(r["versions"], r.get("types")) for r in shipped["ops"] if r["op"] == op and not r.get("domain")]
+        assert mine == ship, op
+    cast = [r["types"] for r in derived["ops"] if r["op"] == "Cast" and r.get("types")]
+    # enableInt64=0: an int64 input stays on the CPU, a cast to int64 does not
+    assert cast and all("int64" not in t["i0"] and "int64" in t["o0"] for t in cast), cast
+    assert derived["partitioning"]["cpu_preferred_shape_nodes"] is shipped["partitioning"]["cpu_preferred_shape_nodes"]
+    assert derived["partitioning"].get("layout_keep_ops") == shipped["partitioning"]["layout_keep_ops"]
+
+
+@needs_webgpu
+def test_cpu_preferred_nodes_stay_on_webgpu(tmp_path):
+    """The plugin computes ORT's CPU-preferred shape nodes (it logs 'Force fallback to CPU') but claims
+    them anyway: the float Mul after Shape -> Cast runs on WebGPU, the int64 Cast (no kernel) on the CPU."""
+    path = _shape_math(tmp_path)
+    r = _cli("verify", path, "-p", "webgpu", "--level", "disable", "--observe", "--format", "json")
+    res = json.loads(r.stdout)["verify"]
+    assert r.returncode == 0 and res["agreement"] == 1.0, res["disagreements"][:5]
+    obs = _cli("observe", path, "-p", "webgpu", "--level", "disable", "--format", "json")
+    placed = json.loads(obs.stdout)["nodes"]
+    assert placed == {"shape": WEBGPU, "cast": "CPUExecutionProvider", "mul": WEBGPU}

@@ -158,7 +158,11 @@ def agreement(cases, providers, tables, models=None):
         if summary is None:
             misses = [(name, case.op_types.get(name, ""), "load error", ep) for name, ep in sorted(case.nodes.items())]
         else:
-            predicted = {n["name"]: n["provider"] for n in summary["nodes"]}
+            # ORT's names: a node the NHWC layout transformation recreated is <name>_token_<k> (ortName), and the
+            # nodes it inserted (Transposes, the Gathers after Shape ...) are predicted under their ORT names too
+            predicted = {n.get("ortName") or n["name"]: n["provider"] for n in summary["nodes"]
+                         if not n.get("ortRemoved")}
+            predicted.update((n["name"], n["provider"]) for n in summary.get("insertedNodes", ()))
             repeats = repeated_names(case.nodes, predicted)
             for name, ep in sorted(case.nodes.items()):
                 got = predicted.get(repeats.get(name, name), "absent")

@@ -30,6 +30,9 @@ machine-readable sources (output is deterministic).
   partsim rules refresh --ort 1.32.0 [--into DIR]
         a new ORT release: every table and fact its wheel can tell regenerated (CPU kernels, mobile
         checker tables, contrib schemas, load limits); what it cannot, listed (docs/versions.md)
+  partsim rules import webgpu [--evidence FILE.jsonl] -o rules/webgpu.yaml
+        the WebGPU plugin EP measured: real onnxruntime-ep-webgpu sessions on one-node probes (op, version,
+        dtypes; CPU-preferred nodes; NHWC conversion), merged into its kernel registrations (partsim/gen/webgpu.py)
   partsim rules calibrate OBS... -p EP -o overlay.yaml
         an overlay table learnt from observations of real sessions (partsim/analysis/calibrate.py)
 """
@@ -57,8 +60,8 @@ def add_parser(sub):
     imp.add_argument("--models", action="append", default=[], metavar="DIR",
                      help="qnn: also run the one-node models of DIR (e.g. ONNX backend node tests)")
     imp.add_argument("--soc-model", default="60", metavar="N", help="qnn: SoC model of the HTP emulator")
-    imp.add_argument("--python", metavar="PATH", help="qnn: interpreter with onnxruntime-qnn (default: this one)")
-    imp.add_argument("--evidence", metavar="FILE.jsonl", help="qnn: also write what every probe session did")
+    imp.add_argument("--python", metavar="PATH", help="qnn, webgpu: interpreter with the plugin (default: this one)")
+    imp.add_argument("--evidence", metavar="FILE.jsonl", help="qnn, webgpu: also write what every probe session did")
     imp.set_defaults(run=run_import)
     ref = rs.add_parser("refresh", help="regenerate every table and fact a new ORT wheel can tell",
                         description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -75,7 +78,7 @@ def add_parser(sub):
 
 
 def _sources():
-    names = {"ort-kernels", "contrib-schemas", "openvino", "ep-table", "qnn"}
+    names = {"ort-kernels", "contrib-schemas", "openvino", "ep-table", "qnn", "webgpu"}
     try:
         from ..gen import mobile_md  # noqa: F401
         names.add("mobile-md")
@@ -151,6 +154,9 @@ def run_import(args):
             if not Path(d).is_dir():
                 raise UsageError("--models expects a folder of .onnx files", d)
         text = qnn_table(args.models, args.soc_model, args.python, evidence_out=args.evidence)
+    elif args.source == "webgpu":
+        from ..gen.webgpu import webgpu_table
+        text = webgpu_table(args.python, evidence_out=args.evidence)
     elif args.source == "ep-table":  # tensorrt, qnn, xnnpack, webgpu (partsim/gen/ep_tables.py)
         from ..gen.ep_tables import build_table
         text = build_table(args.provider or "")

@@ -235,7 +235,7 @@ def nhwc_layout(model, provider, table, assigned, rank_of, order_of):
         # a tensor of too high a rank (a Transpose pushed below a Reshape to rank 6): refused as any node
         rank_ok = not max_rank or all(len(g.shape(t)) <= max_rank for t in nd.inputs[:1] + nd.outputs[:1]
                                       if t and g.shape(t) is not None)
-        return provider if table.rules_for("", op) and shapes_ok and rank_ok else CPU
+        return provider if table.rules_for("", op) and shapes_ok and rank_ok and _dtype_taken(table, op, g, nd) else CPU
 
     kept, others = [], []
     for i in order_of([i for i, nd in g.nodes.items() if nd.alive], producers_of):
@@ -253,6 +253,22 @@ def nhwc_layout(model, provider, table, assigned, rank_of, order_of):
                          or tuple(g.nodes[i].outputs) != tuple(model.nodes[i].outputs)))
     graph_io = tuple(sorted(g.nodes[i].orig for i in io_quant if g.nodes[i].orig is not None))
     return LayoutResult(provider, converted, tuple(kept), (), tuple(others), removed, touched, graph_io)
+
+
+def _dtype_taken(table, op, g, nd):
+    """A kernel EP's table with measured dtypes (WebGPU) takes an inserted node only for a dtype of its input 0
+    that some rule of the op allows (ORT's kernel lookup: the Gather after a Shape reads int64)."""
+    t = nd.inputs[0] if nd.inputs else None
+    dtype = g.dtypes.get(t) if t else None
+    if dtype is None and t and g.prod(t) is not None and g.nodes[g.prod(t)].op in ("Shape", "Size"):
+        dtype = "int64"  # the optimizer's new output of a Shape it rewired
+    if dtype is None or table.kind != "kernel":
+        return True
+    for rule in table.rules_for("", op):
+        allowed = (rule.types.get("i0") or rule.types.get("T")) if rule.types else None
+        if allowed is None or dtype in allowed:
+            return True
+    return False
 
 
 def _graph_io_quantization(g, graph_inputs):

@@ -1,0 +1,359 @@
+"""The WebGPU table, measured: probe the real WebGPU plugin EP with one-node models and write what it claims.
+
+``partsim rules import webgpu -o rules/webgpu.yaml`` (needs ``onnxruntime-ep-webgpu`` and ``make webgpu``,
+see ``partsim/runtime/plugin_eps.py`` and ``partsim/runtime/webgpu_host.py``):
+
+1. *Dtype probes.*  For each op of the QNN probe set (``partsim/gen/qnn_probes.py``, whose one-node builders
+   it reuses) and :data:`EXTRA_OPS`, at each schema version the opsets of :data:`PROBE_OPSETS` resolve to,
+   every dtype the schema allows on the probed input: a rank-4 static model.  ``Cast`` is probed for every
+   (from, to) pair.  The plugin is a kernel EP, so a claim depends on (op, since-version, dtypes) only.
+2. *Partitioning probes.*  Shape -> Cast -> Mul (does GetCapability drop ORT's CPU-preferred shape nodes?)
+   and every layout-sensitive op it claims (does ORT convert it to NHWC?).
+3. *Table.*  The base is the source-read table (kernel registrations, ``partsim/gen/ep_webgpu.py``).  Every
+   rule of a probed op gets the dtypes claimed at its version (a version older than the probes: those of
+   the oldest probed one); a probed version nothing claimed loses its rule; a claimed version without a
+   registration in the base (the plugin is newer) gets one.  Ops never probed keep their source rule.
+
+All sessions at ORT_DISABLE_ALL with the plugin's default options (``preferredLayout`` NHWC,
+``enableInt64`` off).  Same evidence -> same table, byte for byte (everything is sorted).
+"""
+
+import json
+import tempfile
+from pathlib import Path
+
+from .qnn_probes import BINARY, DTYPES, PROBE_OPS, QLINEAR, UNARY, _tp, build_probe
+
+__all__ = ["PROBE_OPSETS", "probe_specs", "build_spec", "derive_table", "webgpu_table"]
+
+WEBGPU = "WebGpuExecutionProvider"
+#: opsets the probes are built at: each op is probed at every schema version these resolve to
+#: (onnxruntime 1.31.1 loads models up to opset 25 here)
+PROBE_OPSETS = (21, 22, 23, 24, 25)
+#: element-wise ops keep their inputs and attributes across versions: probed at every version since opset 7
+ELEMENTWISE_OPSETS = tuple(range(7, 26))
+EXTRA_OPS = ("Range", "ConstantOfShape", "TopK", "RMSNormalization", "LpNormalization")
+RANGE_TYPES = ("float", "double", "int16", "int32", "int64")
+#: ops the NHWC layout transformation may convert (onnx_transpose_optimization GetLayoutSensitiveOps)
+LAYOUT_OPS = ("AveragePool", "BatchNormalization", "Conv", "ConvTranspose", "DepthToSpace", "GlobalAveragePool",
+              "GlobalMaxPool", "GridSample", "InstanceNormalization", "LRN", "LpPool", "MaxPool", "Resize",
+              "SpaceToDepth")
+
+
+def _schema(op, opset):
+    import onnx
+
+    try:
+        return onnx.defs.get_schema(op, opset)
+    except Exception:  # no such op at that opset
+        return None
+
+
+def _allowed_at(schema, k):
+    """dtypes of :data:`DTYPES` the schema allows for input ``k`` and the constraint name bound to it."""
+    if schema is None or len(schema.inputs) <= k:
+        return None, ()
+    tc = schema.inputs[k].type_str
+    allowed = None
+    for c in schema.type_constraints:
+        if c.type_param_str == tc:
+            allowed = {t[len("tensor("):-1] for t in c.allowed_type_strs if t.startswith("tensor(")}
+    if allowed is None:
+        allowed = {tc[len("tensor("):-1]} if tc.startswith("tensor(") else set()
+    return tc, tuple(d for d in DTYPES if d in allowed)
+
+
+def _probed_input(op):
+    """Index of the input the one-node builder gives the probed dtype (``x``)."""
+    return 1 if op == "Where" else 0
+
+
+def probe_specs():
+    """Every probe as a tuple ``(kind, op, since, opset, *dtypes)``, sorted and without repeats."""
+    specs = set()
+    ops = sorted(set(PROBE_OPS) - set(QLINEAR) - {"DynamicQuantizeLinear", "MatMulInteger"}) + list(EXTRA_OPS)
+    for op in ops:
+        seen = set()
+        for opset in ELEMENTWISE_OPSETS if op in UNARY or op in BINARY else PROBE_OPSETS:
+            schema = _schema(op, opset)
+            if schema is None or schema.since_version in seen:
+                continue
+            seen.add(schema.since_version)
+            if op == "Cast":
+                _, types = _allowed_at(schema, 0)
+                specs.update(("cast", op, schema.since_version, opset, a, b) for a in types for b in types if a != b)
+                continue
+            if op == "Range":
+                types = RANGE_TYPES
+            elif op == "ConstantOfShape":
+                types = DTYPES
+            elif op in ("TopK", "RMSNormalization", "LpNormalization"):
+                types = _allowed_at(schema, 0)[1]
+            else:
+                types = _allowed_at(schema, _probed_input(op))[1]
+            specs.update(("dtype", op, schema.since_version, opset, d) for d in types)
+            if op == "Pow":  # the exponent has a constraint of its own (T1)
+                specs.update(("pow_exponent", op, schema.since_version, opset, d)
+                             for d in _allowed_at(schema, 1)[1])
+    specs.update(("layout", op, 0, 21, "float") for op in LAYOUT_OPS)
+    specs.add(("cpu_preferred", "Mul", 0, 17, "float"))
+    return sorted(specs)
+
+
+def _extra_model(op, dtype, opset):
+    from onnx import helper as h
+
+    if op in ("TopK", "RMSNormalization", "LpNormalization"):
+        return _norm_or_topk(op, dtype, opset)
+    if op == "Range":  # scalars start, limit, delta of one dtype, fed at run time
+        ins = [h.make_tensor_value_info(n, _tp(dtype), []) for n in ("start", "limit", "delta")]
+        node = h.make_node("Range", ["start", "limit", "delta"], ["y"], name="n0_Range")
+        out = h.make_tensor_value_info("y", _tp(dtype), None)
+    else:  # ConstantOfShape with a value of the probed dtype
+        import numpy as np
+        from onnx import numpy_helper
+
+        from .qnn_probes import _np
+
+        ins = [h.make_tensor_value_info("shape", _tp("int64"), [2])]
+        value = numpy_helper.from_array(np.array([1], dtype=_np(dtype)), "value")
+        node = h.make_node("ConstantOfShape", ["shape"], ["y"], name="n0_ConstantOfShape", value=value)
+        out = h.make_tensor_value_info("y", _tp(dtype), None)
+    g = h.make_graph([node], f"probe_{op}", ins, [out])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+
+
+def _norm_or_topk(op, dtype, opset):
+    """TopK (K = 2 on the last axis), RMSNormalization (scale over the last axis), LpNormalization."""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    from .qnn_probes import _np
+
+    shape = [2, 3, 4, 5]
+    x = h.make_tensor_value_info("x", _tp(dtype), shape)
+    inits, outs = [], [h.make_tensor_value_info("y", _tp(dtype), None)]
+    if op == "TopK":
+        inits.append(numpy_helper.from_array(np.array([2], np.int64), "k"))
+        node = h.make_node("TopK", ["x", "k"], ["y", "idx"], name="n0_TopK")
+        outs.append(h.make_tensor_value_info("idx", _tp("int64"), None))
+    elif op == "RMSNormalization":
+        inits.append(numpy_helper.from_array(np.ones(5, _np(dtype)), "scale"))
+        node = h.make_node("RMSNormalization", ["x", "scale"], ["y"], name="n0_RMSNormalization", axis=-1)
+    else:
+        node = h.make_node("LpNormalization", ["x"], ["y"], name="n0_LpNormalization")
+    g = h.make_graph([node], f"probe_{op}", [x], outs, inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+
+
+def _cpu_preferred_model():
+    """Shape -> Cast(float) -> Mul: ORT's GetCpuPreferredNodes marks the Mul for the CPU."""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"), h.make_node("Cast", ["s"], ["f"], name="cast", to=1),
+             h.make_node("Mul", ["f", "two"], ["y"], name="mul")]
+    g = h.make_graph(nodes, "probe_cpu_preferred", [h.make_tensor_value_info("x", _tp("float"), [2, 3, 4])],
+                     [h.make_tensor_value_info("y", _tp("float"), None)],
+                     [numpy_helper.from_array(np.full(3, 2.0, np.float32), "two")])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def build_spec(spec):
+    """The ModelProto of one probe."""
+    kind, op, _since, opset, *dtypes = spec
+    if kind == "cpu_preferred":
+        m = _cpu_preferred_model()
+    elif kind == "cast":
+        from onnx import helper as h
+
+        m = build_probe("Cast", dtypes[0], 4)
+        node = m.graph.node[0]
+        del node.attribute[:]
+        node.attribute.append(h.make_attribute("to", _tp(dtypes[1])))
+        m.graph.output[0].type.tensor_type.elem_type = _tp(dtypes[1])
+    elif kind == "pow_exponent":
+        m = build_probe("Pow", "float", 4)
+        m.graph.input[1].type.tensor_type.elem_type = _tp(dtypes[0])
+    elif op in EXTRA_OPS:
+        m = _extra_model(op, dtypes[0], opset)
+    else:
+        m = build_probe(op, dtypes[0], 4)
+    m.opset_import[0].version = opset
+    m.ir_version = 10
+    return m
+
+
+def _on_webgpu(rec, op):
+    """Nodes of type ``op`` the session put on WebGPU, as ``[(name, domain)]``."""
+    return [(n[0], n[2]) for ep, nodes in rec.get("assignment") or () if ep == WEBGPU for n in nodes if n[1] == op]
+
+
+def _fate(rec, op):
+    """``claimed``, ``refused`` or ``unusable`` (the model did not load: no evidence either way)."""
+    if rec.get("assignment") is not None:
+        return "claimed" if _on_webgpu(rec, op) else "refused"
+    err = str(rec.get("create_error") or "")
+    if "Load model" in err or "INVALID" in err or "session child" in err or "no record" in err:
+        return "unusable"
+    return "refused"
+
+
+def derive_table(base, evidence):
+    """The measured table from the source table ``base`` (a dict) and ``evidence`` ``[(spec, record)]``."""
+    claims, probed = {}, {}  # (op, since) -> {constraint: set(dtypes)} / probed with usable evidence
+    cast_pairs, keep_nchw, converted, cpu_pref_applied = {}, set(), set(), None
+    for spec, rec in evidence:
+        kind, op, since, opset, *dtypes = spec
+        fate = _fate(rec, op)
+        if fate == "unusable":
+            continue
+        if kind == "cpu_preferred":
+            cpu_pref_applied = fate != "claimed"
+        elif kind == "layout":
+            if fate == "claimed":
+                nhwc = any(d == "com.ms.internal.nhwc" for _, d in _on_webgpu(rec, op))
+                (converted if nhwc else keep_nchw).add(op)
+        elif kind == "pow_exponent":
+            probed.setdefault((op, since), None)
+            if fate == "claimed":
+                claims.setdefault((op, since), {}).setdefault("i1", set()).add(dtypes[0])
+        elif kind == "cast":
+            probed.setdefault((op, since), None)
+            if fate == "claimed":
+                cast_pairs.setdefault(since, set()).add((dtypes[0], dtypes[1]))
+        else:
+            probed.setdefault((op, since), None)
+            if fate == "claimed":
+                # ports, not constraint names: a rule typed at one version then reads the same at older ones
+                # (Identity's T became V at version 14)
+                key = "o0" if op == "ConstantOfShape" else f"i{_probed_input(op)}"
+                claims.setdefault((op, since), {}).setdefault(key, set()).add(dtypes[0])
+    for since, pairs in cast_pairs.items():
+        claims[("Cast", since)] = {"i0": {a for a, _ in pairs}, "o0": {b for _, b in pairs}}
+    ops = _merge_rules(base["ops"], claims, probed)
+    table = dict(base)
+    table["ops"] = ops
+    part = dict(base.get("partitioning") or {})
+    part["cpu_preferred_shape_nodes"] = bool(cpu_pref_applied)
+    if keep_nchw:
+        part["layout_keep_ops"] = sorted(keep_nchw)
+    table["partitioning"] = part
+    table["source"] = dict(
+        base["source"], generated_by="partsim rules import webgpu",
+        description="ORT WebGPU EP kernel registrations (webgpu_execution_provider.cc, webgpu_contrib_kernels.cc) "
+                    "narrowed, typed and extended by real onnxruntime-ep-webgpu 0.4.0 sessions (onnxruntime 1.31.1, "
+                    "Mesa lavapipe) on one-node probes (partsim/gen/webgpu.py)")
+    summary = (f"{len(evidence)} probe sessions: {len(probed)} (op, version) pairs probed, {len(claims)} claimed; "
+               f"converted to NHWC: {', '.join(sorted(converted)) or 'none'}")
+    table["notes"] = [summary] + _notes(cpu_pref_applied, cast_pairs)
+    return table
+
+
+def _notes(cpu_pref_applied, cast_pairs):
+    notes = ["Dtypes measured (plugin default enableInt64=0: int64 tensors stay on the CPU but for the shape-like "
+             "inputs the kernels read from host memory); ops never probed keep their registrations (versions only)."]
+    if cpu_pref_applied is False:
+        notes.append("The plugin computes ORT's CPU-preferred shape nodes (it logs 'Force fallback to CPU') but "
+                     "claims them anyway: measured with Shape -> Cast -> Mul, the Mul runs on WebGPU.")
+    for since, pairs in sorted(cast_pairs.items()):
+        froms = {a for a, _ in pairs}
+        tos = {b for _, b in pairs}
+        if {(a, b) for a in froms for b in tos if a != b} != pairs:
+            notes.append(f"Cast-{since}: the claimed (from, to) pairs are not every combination of T1 x T2.")
+    return notes
+
+
+def _covers(rule, since):
+    lo, hi = rule.get("versions") or (1, None)
+    return since == lo if hi is None else lo <= since <= hi
+
+
+# Host-memory ports of WebGPU kernels (KernelDefBuilder InputMemoryType/OutputMemoryType(OrtMemTypeCPU, k)), read
+# from microsoft/onnxruntime onnxruntime/core/providers/webgpu/tensor/{shape_op,reshape,squeeze,slice,expand}.cc:
+# op -> (first since-version, host_inputs, host_outputs).  Other kernels' host ports are not encoded.
+HOST_PORTS = {"Shape": (1, [], [0]), "Reshape": (5, [1], []), "Squeeze": (13, [1], []),
+              "Slice": (10, [1, 2, 3, 4], []), "Expand": (8, [1], [])}
+
+
+def _with_host_ports(rule):
+    spec = HOST_PORTS.get(rule["op"]) if not rule.get("domain") else None
+    if spec and rule["versions"][0] >= spec[0]:
+        if spec[1]:
+            rule["host_inputs"] = list(spec[1])
+        if spec[2]:
+            rule["host_outputs"] = list(spec[2])
+    return rule
+
+
+def _merge_rules(base_ops, claims, probed):
+    """Base rules with measured dtypes; rules of probed versions nothing claimed dropped; claimed versions the
+    base lacks added."""
+    probed_ops = {op for op, _ in probed}
+    out = []
+    for rule in base_ops:
+        op = rule["op"]
+        if rule.get("domain") or op not in probed_ops:
+            out.append(dict(rule))
+            continue
+        mine = sorted(s for (o, s) in probed if o == op and _covers(rule, s))
+        if mine:
+            got = [claims.get((op, s)) for s in mine]
+            if not any(got):
+                continue  # probed there, never claimed
+            types = _union(g for g in got if g)
+        else:  # older than every probe: the kernel's dtypes as measured at the oldest probed version
+            oldest = min(s for (o, s) in probed if o == op)
+            types = claims.get((op, oldest))
+            if not types:
+                out.append(dict(rule))
+                continue
+        out.append(dict(rule, types={k: sorted(v) for k, v in sorted(types.items())}))
+    for (op, since), types in sorted(claims.items()):
+        if any(r["op"] == op and not r.get("domain") and _covers(r, since) for r in out):
+            continue
+        rule = {"op": op, "versions": [since, None], "types": {k: sorted(v) for k, v in sorted(types.items())}}
+        if op in LAYOUT_OPS:
+            rule["layout_sensitive"] = True
+        out.append(rule)
+    out.sort(key=lambda r: (r.get("domain", ""), r["op"], r["versions"][0]))
+    return [_with_host_ports(r) for r in out]
+
+
+def _union(dicts):
+    res = {}
+    for d in dicts:
+        for k, v in d.items():
+            res.setdefault(k, set()).update(v)
+    return res
+
+
+def webgpu_table(python=None, work=None, evidence_out=None):
+    """YAML text of the measured WebGPU table (real plugin sessions in a child process)."""
+    from .ep_webgpu import _webgpu
+    from .qnn import probe_models
+    from .yamlout import dump_table
+
+    specs = probe_specs()
+    with tempfile.TemporaryDirectory(prefix="partsim-webgpu-probes-", dir=work) as tmp:
+        paths = []
+        for k, spec in enumerate(specs):
+            path = Path(tmp) / f"p{k:05d}.onnx"
+            path.write_bytes(build_spec(spec).SerializeToString())
+            paths.append(str(path))
+        records = probe_models(paths, python=python, provider=WEBGPU, timeout=120.0)
+        evidence = [(spec, records.get(p, {})) for spec, p in zip(specs, paths)]
+    if evidence_out:
+        from ..report.output import atomic_write
+
+        atomic_write(evidence_out, "".join(json.dumps({"spec": list(s), "record": {k: v for k, v in r.items()
+                                                                                   if k != "model"}}) + "\n"
+                                           for s, r in evidence))
+    if not any(r.get("assignment") is not None for _, r in evidence):
+        from ..errors import UsageError
+
+        raise UsageError(f"no WebGPU session could be created: {evidence[0][1].get('create_error', '?')}")
+    header = "webgpu: measured by partsim/gen/webgpu.py (real onnxruntime-ep-webgpu sessions on one-node probes)."
+    return dump_table(derive_table(_webgpu(), evidence), header)
