@@ -1,18 +1,21 @@
-"""The default-level prediction against the session a user would create instead (issue 18).
+"""The default-level prediction against the session a user would create instead (issues 18, 32).
 
-``partsim simulate swin_t.ts.onnx -p cuda`` at the default level (ORT_ENABLE_ALL), as a whole CLI
-process, side by side with a real ORT CPU session at ORT_ENABLE_ALL on the same model with its
-weights materialized (done once, before timing): the session's creation alone, and the whole
-process a user would run for it (``python -c "import onnxruntime; InferenceSession(...)"``).
-partsim runs three times per round: cold with no worker (``PARTSIM_NO_CACHE=1``,
-``PARTSIM_WORKER=0``: ORT's optimizer session in a new child, which imports onnxruntime first, as
-on a machine's first run), cold with the warm worker an earlier run left
-(:mod:`partsim.runtime.ort_worker`, in a folder of this run, started by one run before timing;
-``PARTSIM_NO_CACHE=1``: the session still runs), and warm (a cache folder of this run, filled by one
-run before timing: the model checked again unchanged, as on every commit).  Runs alternate;
-medians of ``--runs``.  Target: partsim <= 1.5x the session.
+``partsim simulate swin_t.ts.onnx -p cuda`` at the default level (ORT_ENABLE_ALL) on the graph-only
+model (weights absent, as users often have them), as a whole CLI process, side by side with the
+whole process of a Python script that creates a real ORT CPU session at ORT_ENABLE_ALL on the same
+model with its weights (materialized once, before timing).  No background process exists: every
+partsim run starts ORT's optimizer in a child of its own.  partsim runs three ways per round:
 
-    python benchmarks/bench_pipeline.py [--runs 7] [--model PATH]
+- ``cold``: ``PARTSIM_NO_CACHE=1``, the child started early (before the tables and the model load);
+- ``cold, late child``: the same with the early start switched off (the child started only when its
+  request is ready), to show what the early start buys;
+- ``warm``: a cache folder of this run, filled before timing (the model checked again unchanged).
+
+The four commands run in turn, round after round (paired, so a drift of the machine's speed hits
+all alike); min and median of ``--runs`` per command, and the median of the per-round ratios.
+Target (issue 32): cold partsim <= 1.5x the session's whole process.
+
+    python benchmarks/bench_pipeline.py [--runs 9] [--model PATH]
 """
 
 import argparse
@@ -37,96 +40,69 @@ ort.InferenceSession(sys.argv[1], so, providers=["CPUExecutionProvider"])
 print(time.perf_counter() - t0)
 """
 
+# the CLI with the early start off: start_child() gives no child, so the optimizer's child is
+# started when its request is ready (partsim.runtime.optimizer.run_optimizer)
+LATE_CHILD = ("import sys; sys.argv[0] = 'partsim'; from partsim.runtime import ort_pipeline; "
+              "ort_pipeline.start_child = lambda: None; from partsim.cli import run; run()")
 
-def _wait_for_worker(folder, timeout=30.0):
-    """Until the worker the priming run left answers on its socket."""
-    import socket
-    import time
 
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        for sock in folder.glob("*.sock"):
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                s.connect(str(sock))
-                return
-            except OSError:
-                pass
-            finally:
-                s.close()
-        time.sleep(0.05)
-    raise SystemExit(f"no worker answered in {folder}")
+def _stats(xs):
+    return {"min": round(min(xs), 3), "median": round(statistics.median(xs), 3)}
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--model", default=str(ROOT.parent / "shared" / "corpus" / "graph_only" / "swin_t.ts.onnx"))
     ap.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "bench_pipeline.json"))
     args = ap.parse_args()
     from partsim.io.materialize import materialize_weights
 
-    partsim_s, worker_s, warm_s, process_s, create_s = [], [], [], [], []
+    times = {"partsim_cold": [], "partsim_cold_late_child": [], "partsim_warm": [], "session_process": [],
+             "session_create": []}
     with tempfile.TemporaryDirectory(prefix="bench-pipeline-") as tmp:
         runnable = materialize_weights(args.model, Path(tmp) / "m")
         out = Path(tmp) / "summary.json"
-        cmd = CLI + ["simulate", args.model, "-p", "cuda", "-f", "json", "-o", str(out)]
-        base = {k: v for k, v in os.environ.items() if k not in ("PARTSIM_NO_CACHE", "PARTSIM_WORKER")}
-        cold_env = {**base, "PARTSIM_NO_CACHE": "1", "PARTSIM_WORKER": "0"}
-        worker_dir = Path(tmp) / "worker"
-        worker_env = {**base, "PARTSIM_NO_CACHE": "1", "PARTSIM_WORKER_DIR": str(worker_dir),
-                      "PARTSIM_WORKER_IDLE": "120"}
-        warm_env = {**base, "PARTSIM_CACHE_DIR": str(Path(tmp) / "cache"), "PARTSIM_WORKER": "0"}
-        timed_process(cmd, env=warm_env)  # fills the cache
-        timed_process(cmd, env=worker_env)  # leaves the worker
-        _wait_for_worker(worker_dir)
+        argv = ["simulate", args.model, "-p", "cuda", "-f", "json", "-o", str(out)]
+        base = {k: v for k, v in os.environ.items() if k not in ("PARTSIM_NO_CACHE",)}
+        base["PYTHONPATH"] = str(ROOT)
+        cold_env = {**base, "PARTSIM_NO_CACHE": "1"}
+        warm_env = {**base, "PARTSIM_CACHE_DIR": str(Path(tmp) / "cache")}
+        timed_process(CLI + argv, env=warm_env)  # fills the cache
         cold_summary = None
         for _ in range(args.runs):
-            dt, _ = timed_process(cmd, env=cold_env)
-            partsim_s.append(dt)
+            times["partsim_cold"].append(timed_process(CLI + argv, env=cold_env)[0])
             cold_summary = out.read_bytes()
-            dt, _ = timed_process(cmd, env=worker_env)
-            worker_s.append(dt)
+            times["partsim_cold_late_child"].append(timed_process([sys.executable, "-c", LATE_CHILD, *argv],
+                                                                  env=cold_env)[0])
             if out.read_bytes() != cold_summary:
-                raise SystemExit("the run with the worker gave another summary than the cold run")
-            dt, _ = timed_process(cmd, env=warm_env)
-            warm_s.append(dt)
+                raise SystemExit("the run with a late child gave another summary than the cold run")
+            times["partsim_warm"].append(timed_process(CLI + argv, env=warm_env)[0])
             if out.read_bytes() != cold_summary:
                 raise SystemExit("the warm (cached) run's summary differs from the cold run's")
             dt, stdout = timed_process([sys.executable, "-c", SESSION, str(runnable)])
-            process_s.append(dt)
-            create_s.append(float(stdout.strip().splitlines()[-1]))
+            times["session_process"].append(dt)
+            times["session_create"].append(float(stdout.strip().splitlines()[-1]))
         summary = json.loads(out.read_text())
-        for sock in worker_dir.glob("*.sock"):
-            sock.unlink()  # the worker sees its socket gone and ends
-    med = {k: statistics.median(v) for k, v in (("partsim", partsim_s), ("partsim_worker", worker_s),
-                                                ("partsim_warm", warm_s),
-                                                ("session_process", process_s), ("session_create", create_s))}
-    result = {
-        "model": Path(args.model).name, "runs": args.runs, "nodes_predicted": summary["model"]["nodeCount"],
-        "level": summary["level"], "median_s": {k: round(v, 3) for k, v in med.items()},
-        "ratio_vs_session_create": round(med["partsim"] / med["session_create"], 2),
-        "ratio_vs_session_process": round(med["partsim"] / med["session_process"], 2),
-        "worker_ratio_vs_session_create": round(med["partsim_worker"] / med["session_create"], 2),
-        "worker_ratio_vs_session_process": round(med["partsim_worker"] / med["session_process"], 2),
-        "warm_ratio_vs_session_create": round(med["partsim_warm"] / med["session_create"], 2),
-        "warm_ratio_vs_session_process": round(med["partsim_warm"] / med["session_process"], 2),
-        "all_s": {"partsim": [round(x, 3) for x in partsim_s], "partsim_worker": [round(x, 3) for x in worker_s],
-                  "partsim_warm": [round(x, 3) for x in warm_s],
-                  "session_process": [round(x, 3) for x in process_s],
-                  "session_create": [round(x, 3) for x in create_s]},
-    }
+    ratios = {k: round(statistics.median(a / b for a, b in zip(times[k], times["session_process"])), 2)
+              for k in ("partsim_cold", "partsim_cold_late_child", "partsim_warm")}
+    result = {"model": Path(args.model).name, "runs": args.runs, "nodes_predicted": summary["model"]["nodeCount"],
+              "level": summary["level"], "seconds": {k: _stats(v) for k, v in times.items()},
+              "median_ratio_vs_session_process": ratios,
+              "all_s": {k: [round(x, 3) for x in v] for k, v in times.items()}}
     Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     print(f"{result['model']} ({result['nodes_predicted']} nodes predicted, level {result['level']}), "
-          f"medians of {args.runs}:")
-    print(f"  partsim simulate -p cuda, cold, no worker (whole CLI process) {med['partsim']:.3f} s"
-          f"   -> {result['ratio_vs_session_create']}x creation, {result['ratio_vs_session_process']}x process")
-    print(f"  partsim simulate -p cuda, cold, warm worker (same)          {med['partsim_worker']:.3f} s"
-          f"   -> {result['worker_ratio_vs_session_create']}x creation, {result['worker_ratio_vs_session_process']}x process")
-    print(f"  partsim simulate -p cuda, warm cache (same)                 {med['partsim_warm']:.3f} s"
-          f"   -> {result['warm_ratio_vs_session_create']}x creation, {result['warm_ratio_vs_session_process']}x process")
-    print(f"  ORT CPU session, ENABLE_ALL: creation alone                  {med['session_create']:.3f} s")
-    print(f"  ORT CPU session, ENABLE_ALL: whole process                   {med['session_process']:.3f} s")
+          f"{args.runs} rounds, seconds min / median, ratio = median of per-round ratios to the session process:")
+    labels = {"partsim_cold": "partsim simulate -p cuda, cold (whole CLI process)",
+              "partsim_cold_late_child": "  the same, early start off",
+              "partsim_warm": "partsim simulate -p cuda, warm cache",
+              "session_process": "ORT CPU session, ENABLE_ALL: whole process",
+              "session_create": "ORT CPU session, ENABLE_ALL: creation alone"}
+    for key, label in labels.items():
+        s = result["seconds"][key]
+        tail = f"   {ratios[key]}x" if key in ratios else ""
+        print(f"  {label:<52} {s['min']:.3f} / {s['median']:.3f}{tail}")
+
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,75 @@
+"""``predict`` as written against what it cannot do without: ONNX's loader and shape inference (issue 32).
+
+In one process, alternating, ``--runs`` rounds of:
+
+- ``predict(MODEL, ["nnapi", "coreml"], level="disable")``: load, shape inference, partsim's own
+  shape-value propagation, the IR, the assignment over NNAPI > CoreML > CPU, the summary;
+- ``onnx.load(MODEL, load_external_data=False)`` + ``onnx.shape_inference.infer_shapes(m,
+  data_prop=True)``: the floor any tool that reads the model's shapes pays.
+
+One warm-up of each first (imports, the rule tables).  Min and median of each, and the median of
+the per-round ratios.  Target (issue 32): predict <= 2x the floor.  ``--profile`` prints cProfile's
+top functions of predict instead.
+
+    python benchmarks/bench_predict.py [--runs 15] [--model PATH] [--profile]
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--model", default=str(ROOT.parent / "shared" / "corpus" / "graph_only" / "swin_t.ts.onnx"))
+    ap.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "bench_predict.json"))
+    ap.add_argument("--profile", action="store_true")
+    args = ap.parse_args()
+    import onnx
+    import onnx.shape_inference
+
+    from partsim.api import predict
+
+    def partsim():
+        predict(args.model, ["nnapi", "coreml"], level="disable")
+
+    def floor():
+        onnx.shape_inference.infer_shapes(onnx.load(args.model, load_external_data=False), data_prop=True)
+
+    partsim()
+    floor()
+    if args.profile:
+        import cProfile
+        import pstats
+
+        prof = cProfile.Profile()
+        prof.runcall(lambda: [partsim() for _ in range(3)])
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
+        return
+    times = {"predict": [], "onnx_load_infer_shapes": []}
+    for _ in range(args.runs):
+        for key, f in (("predict", partsim), ("onnx_load_infer_shapes", floor)):
+            t0 = time.perf_counter()
+            f()
+            times[key].append(time.perf_counter() - t0)
+    ratio = statistics.median(a / b for a, b in zip(times["predict"], times["onnx_load_infer_shapes"]))
+    result = {"model": Path(args.model).name, "runs": args.runs,
+              "seconds": {k: {"min": round(min(v), 4), "median": round(statistics.median(v), 4)}
+                          for k, v in times.items()},
+              "median_ratio": round(ratio, 2), "all_s": {k: [round(x, 4) for x in v] for k, v in times.items()}}
+    Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+    print(f"{result['model']}, {args.runs} rounds, seconds min / median:")
+    for key, s in result["seconds"].items():
+        print(f"  {key:<24} {s['min']:.3f} / {s['median']:.3f}")
+    print(f"  predict / floor, median of per-round ratios: {result['median_ratio']}x")
+
+
+if __name__ == "__main__":
+    main()
