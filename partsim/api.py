@@ -130,7 +130,8 @@ def build_request(providers=None, support=None, support_name="EP", support_kind=
 
 
 def predict(model_or_path, providers=None, rule_paths=(), support=None, support_name="EP",
-            support_kind="kernel", policy="per-node", model=None, optimize=None, dims=None, level="all"):
+            support_kind="kernel", policy="per-node", model=None, optimize=None, dims=None, level="all",
+            ep_options=None):
     """Load (if needed), run ORT's pipeline for ``level``, resolve providers, simulate and summarize.
 
     Parameters
@@ -150,6 +151,9 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
         :class:`~partsim.ir.model.Model` passed in is taken as the graph ORT partitions.
     dims : dict, optional
         Symbolic input dimensions fixed before predicting (``{"batch": 1}``, as ``--dim``).
+    ep_options : dict, optional
+        Provider options of the session predicted (WebGPU's ``enableInt64``, ``preferredLayout``,
+        ``forceCpuNodeNames``; see :mod:`partsim.rules.ep_options`), as ``--ep-option``.
 
     Returns
     -------
@@ -163,7 +167,7 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
     level = resolve_level(level if optimize is None or level != "all" else None, optimize)
     with _gc_paused():
         return _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy,
-                        level, dims)
+                        level, dims, ep_options)
 
 
 class _gc_paused:
@@ -184,7 +188,8 @@ class _gc_paused:
         return False
 
 
-def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, level, dims=None):
+def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, level, dims=None,
+             ep_options=None):
     from .ir.model import Model
     from .progress import stage
     from .sim.pipeline import annotate_summary
@@ -207,6 +212,10 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
                 child = None  # the early session holds it now
         resolution = resolve_providers(requested, tables, extra)
         refuse_tableless(resolution, tables)
+        if ep_options:  # --ep-option: the tables the provider options select or change (rules/ep_options.py)
+            from .rules.ep_options import apply_ep_options
+
+            resolution = apply_ep_options(resolution, ep_options, tables)
     except BaseException:
         for c in (child, early):
             if c is not None:

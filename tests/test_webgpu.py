@@ -157,3 +157,27 @@ def test_cpu_preferred_nodes_stay_on_webgpu(tmp_path):
     obs = _cli("observe", path, "-p", "webgpu", "--level", "disable", "--format", "json")
     placed = json.loads(obs.stdout)["nodes"]
     assert placed == {"shape": WEBGPU, "cast": "CPUExecutionProvider", "mul": WEBGPU}
+
+
+@needs_webgpu
+@pytest.mark.parametrize("option", ["preferredLayout=NCHW", "forceCpuNodeNames=relu"])
+def test_ep_options_are_prediction_inputs(tmp_path, option):
+    """--ep-option goes to the real session and to the prediction alike: NCHW (no layout Transposes) and a
+    node forced to the CPU (its Memcpy pair) are predicted as the sessions place them."""
+    path = _conv_relu(tmp_path)
+    r = _cli("verify", path, "-p", "webgpu", "--level", "disable", "--observe", "--ep-option", option,
+             "--format", "json")
+    res = json.loads(r.stdout)["verify"]
+    assert r.returncode == 0 and res["agreement"] == 1.0, res["disagreements"][:5]
+    transposes = res["counts"].get(f"layoutTransposes.{WEBGPU}", {"predicted": 0, "observed": 0})
+    assert transposes["predicted"] == transposes["observed"] == (0 if "NCHW" in option else 2)
+    if "relu" in option:
+        assert res["counts"]["memcpyToHost"] == {"predicted": 1, "observed": 1}
+
+
+def test_unknown_webgpu_option_is_refused(tmp_path):
+    """An option partsim cannot predict with is refused in one line (exit 2), not silently ignored."""
+    path = _conv_relu(tmp_path)
+    r = _cli("simulate", path, "-p", "webgpu", "--level", "disable", "--ep-option", "validationMode=full")
+    assert r.returncode == 2 and r.stdout == "" and "validationMode" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

@@ -148,3 +148,21 @@ def request_words(args):
     if args.policy != "per-node":
         words += ["--policy", args.policy]
     return words
+
+
+def add_ep_option_arg(p):
+    """``--ep-option KEY=VALUE`` (repeatable): a provider option of the session predicted."""
+    p.add_argument("--ep-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a provider option of the session (repeatable): WebGPU's enableInt64=1, "
+                        "preferredLayout=NCHW, forceCpuNodeNames=a,b")
+
+
+def parse_ep_option_list(items):
+    """``["k=v", ...]`` as a dict (strings, as ORT wants them); a malformed item is a usage error."""
+    out = {}
+    for item in items or ():
+        key, sep, value = str(item).partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--ep-option expects KEY=VALUE, got {item!r}")
+        out[key.strip()] = value.strip()
+    return out

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..data import data_path
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
+from .args import parse_ep_option_list
 from ..runtime.observation import normalize_level
 from ..runtime.observe import dropped_providers, observation_from_run, run_session
 from ..report.output import to_json, write_output
@@ -78,17 +79,6 @@ def add_qnn_args(g):
     g.add_argument("--ep-option", action="append", default=[], metavar="KEY=VALUE",
                    help="a provider option of the plugin EP (repeatable), e.g. enableInt64=1 or "
                         "preferredLayout=NCHW for WebGPU")
-
-
-def parse_ep_option_list(items):
-    """``["k=v", ...]`` as a dict (strings, as ORT wants them); a malformed item is a usage error."""
-    out = {}
-    for item in items or ():
-        key, sep, value = str(item).partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--ep-option expects KEY=VALUE, got {item!r}")
-        out[key.strip()] = value.strip()
-    return out
 
 
 def ep_options(args, providers):

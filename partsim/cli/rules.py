@@ -62,6 +62,7 @@ def add_parser(sub):
     imp.add_argument("--soc-model", default="60", metavar="N", help="qnn: SoC model of the HTP emulator")
     imp.add_argument("--python", metavar="PATH", help="qnn, webgpu: interpreter with the plugin (default: this one)")
     imp.add_argument("--evidence", metavar="FILE.jsonl", help="qnn, webgpu: also write what every probe session did")
+    imp.add_argument("--variant", default=None, help="webgpu: int64 (probes with enableInt64=1)")
     imp.set_defaults(run=run_import)
     ref = rs.add_parser("refresh", help="regenerate every table and fact a new ORT wheel can tell",
                         description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -156,7 +157,7 @@ def run_import(args):
         text = qnn_table(args.models, args.soc_model, args.python, evidence_out=args.evidence)
     elif args.source == "webgpu":
         from ..gen.webgpu import webgpu_table
-        text = webgpu_table(args.python, evidence_out=args.evidence)
+        text = webgpu_table(args.python, evidence_out=args.evidence, variant=args.variant or "")
     elif args.source == "ep-table":  # tensorrt, qnn, xnnpack, webgpu (partsim/gen/ep_tables.py)
         from ..gen.ep_tables import build_table
         text = build_table(args.provider or "")

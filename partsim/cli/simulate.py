@@ -4,6 +4,7 @@ from ..api import predict
 from ..errors import EXIT_OK
 from ..report.output import to_json, write_output
 from ..report.summary_table import render_summary_table
+from .args import add_ep_option_arg, parse_ep_option_list
 from .args import (add_ort_python_arg, add_dim_arg, add_model_args, level_of, add_output_args, add_provider_args, parse_dims,
                    provider_request, request_words, split_list)
 
@@ -57,6 +58,7 @@ def add_parser(sub):
     add_model_args(p)
     add_ort_python_arg(p)
     add_dim_arg(p)
+    add_ep_option_arg(p)
     add_provider_args(p)
     add_output_args(p)
     p.add_argument("--compat", choices=("usability-checker",),
@@ -72,7 +74,7 @@ def run(args):
         return _run_compat(args)
     summary, assignment = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                                   args.support_name, args.support_kind, args.policy, level=level_of(args),
-                                  dims=parse_dims(args.dim))
+                                  dims=parse_dims(args.dim), ep_options=parse_ep_option_list(args.ep_option))
     from ..progress import stage
 
     with stage(f"writing the {args.format}", f"wrote the {args.format}"):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..api import predict
 from ..errors import EXIT_FAIL, EXIT_OK, UsageError
+from .args import parse_ep_option_list
 from ..runtime.observation import import_observation
 from ..report.output import to_json, write_file, write_output
 from ..report.baseline_junit import render_baseline_junit
@@ -94,7 +95,7 @@ def run(args):
                          f"{observation['level']})", args.observation)
     summary, assignment = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                                   args.support_name, args.support_kind, args.policy, level=level,
-                                  dims=parse_dims(args.dim))
+                                  dims=parse_dims(args.dim), ep_options=parse_ep_option_list(args.ep_option))
     result = {"model": args.model}
     passed = True
     if observation is not None:

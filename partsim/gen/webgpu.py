@@ -202,7 +202,7 @@ def _fate(rec, op):
 
 
 def derive_table(base, evidence):
-    """The measured table from the source table ``base`` (a dict) and ``evidence`` ``[(spec, record)]``."""
+    """The measured table from the source table ``base`` (a dict) and ``evidence`` ``[(spec, record)]``."""  # noqa: D401
     claims, probed = {}, {}  # (op, since) -> {constraint: set(dtypes)} / probed with usable evidence
     cast_pairs, keep_nchw, converted, cpu_pref_applied = {}, set(), set(), None
     for spec, rec in evidence:
@@ -330,8 +330,17 @@ def _union(dicts):
     return res
 
 
-def webgpu_table(python=None, work=None, evidence_out=None):
-    """YAML text of the measured WebGPU table (real plugin sessions in a child process)."""
+#: table variants: provider options the probes run with (``partsim rules import webgpu --variant int64``)
+VARIANTS = {"": {}, "int64": {"enableInt64": "1"}}
+
+
+def webgpu_table(python=None, work=None, evidence_out=None, variant=""):
+    """YAML text of the measured WebGPU table (real plugin sessions in a child process); ``variant``
+    ``int64``: the sessions run with ``enableInt64=1`` and the table is the ``webgpu:int64`` variant."""
+    if variant not in VARIANTS:
+        from ..errors import UsageError
+
+        raise UsageError(f"webgpu: --variant must be one of {', '.join(repr(v) for v in VARIANTS)}")
     from .ep_webgpu import _webgpu
     from .qnn import probe_models
     from .yamlout import dump_table
@@ -343,7 +352,7 @@ def webgpu_table(python=None, work=None, evidence_out=None):
             path = Path(tmp) / f"p{k:05d}.onnx"
             path.write_bytes(build_spec(spec).SerializeToString())
             paths.append(str(path))
-        records = probe_models(paths, python=python, provider=WEBGPU, timeout=120.0)
+        records = probe_models(paths, ep_options=VARIANTS[variant], python=python, provider=WEBGPU, timeout=120.0)
         evidence = [(spec, records.get(p, {})) for spec, p in zip(specs, paths)]
     if evidence_out:
         from ..report.output import atomic_write
@@ -356,4 +365,20 @@ def webgpu_table(python=None, work=None, evidence_out=None):
 
         raise UsageError(f"no WebGPU session could be created: {evidence[0][1].get('create_error', '?')}")
     header = "webgpu: measured by partsim/gen/webgpu.py (real onnxruntime-ep-webgpu sessions on one-node probes)."
-    return dump_table(derive_table(_webgpu(), evidence), header)
+    table = derive_table(_webgpu(), evidence)
+    if variant:
+        table = _as_variant(table, variant)
+    return dump_table(table, header)
+
+
+def _as_variant(table, variant):
+    """The table as the named variant: probes made with the provider options of :data:`VARIANTS`."""
+    out = {}
+    for k, v in table.items():
+        out[k] = v
+        if k == "aliases":
+            out["variant"] = variant
+    opts = ", ".join(f"{k}={v}" for k, v in VARIANTS[variant].items())
+    out["notes"] = [f"Variant {variant}: every probe session ran with the provider option {opts} (select it with "
+                    f"-p webgpu:{variant} or --ep-option {opts})."] + list(table["notes"])
+    return out

@@ -286,6 +286,9 @@ class Matcher:
         return m
 
     def match(self, node):
+        forced = self.table.partitioning.get("force_cpu_node_names")
+        if forced and node.name in forced:  # WebGPU's forceCpuNodeNames (rules/ep_options.py)
+            return None, Rejection("cpu_preferred", "named in the provider option forceCpuNodeNames")
         entry = self.entries.get((node.domain, node.op_type))
         if entry is None:
             entry = self.entries[(node.domain, node.op_type)] = _OpEntry(self.table, node)
