@@ -4,9 +4,11 @@
     PYTHONPATH=. .venv/bin/python benchmarks/zoo_agreement.py DIR -p openvino --python .venv-openvino/bin/python
 
 For each ``*.onnx`` under the folders: ``partsim verify --observe`` (a real session in a child
-process, weights materialized when absent), then one line per model: nodes agreeing / compared,
-whether the counts (layout Transposes, Memcpy) agree, and the first disagreeing op types; a total
-line at the end.  ``benchmarks/export_zoo.py`` writes such a folder from torchvision and Hugging
+process, weights materialized when absent), then one line per model: nodes agreeing / compared in
+the partitioning view (the names ORT's assignment info reports), the absent ones (observed, not in
+partsim's ``nodes``), the final view where the session was profiled (``final a/c``: the kernels ORT
+ran after Level 2/3 against ``finalNodes``), whether the counts (layout Transposes, Memcpy) agree,
+and the first disagreeing op types; a total line per view at the end.  ``benchmarks/export_zoo.py`` writes such a folder from torchvision and Hugging
 Face models (it needs torch, which partsim does not).  Measured against real sessions, never
 against partsim itself.
 """
@@ -44,7 +46,7 @@ def main(argv=None):
     ap.add_argument("--python", help="the interpreter whose onnxruntime has the provider (OpenVINO)")
     args = ap.parse_args(argv)
     models = sorted(p for d in args.folders for p in Path(d).rglob("*.onnx"))
-    agree = total = exact = refusals = 0
+    agree = total = exact = refusals = absent = final_agree = final_total = refused_wrong = 0
     for m in models:
         rep, why = verify(m, args.provider, args.level, args.python)
         if rep is None:
@@ -52,21 +54,34 @@ def main(argv=None):
             continue
         if rep["observation"].get("state") == "create_failed":
             refusals += 1
+            refused_wrong += not rep["passed"]
             print(f"{m.name:45s} real session refused; predicted {'refused' if rep['passed'] else 'ok'}")
             exact += rep["passed"]
             continue
         agree += rep["agreeing"]
         total += rep["compared"]
         exact += rep["passed"]
+        absent += len(rep.get("unpredicted", ()))
+        final = rep.get("final")
+        if final:
+            final_agree += final["agreeing"]
+            final_total += final["compared"]
         counts = {k: v for k, v in rep["counts"].items()
                   if k.startswith(("layoutTransposes", "memcpy")) and v["observed"] is not None
                   and v["predicted"] != v["observed"]}
         ops = collections.Counter(d["opType"] for d in rep["disagreements"])
         print(f"{m.name:45s} {rep['agreeing']:5d}/{rep['compared']:<5d} {'exact' if rep['passed'] else 'DIFFERS'}"
+              + (f"  absent {len(rep['unpredicted'])}" if rep.get("unpredicted") else "")
+              + (f"  final {final['agreeing']}/{final['compared']}" if final else "")
+              + (f"  status {rep['status']}" if rep.get("status", {}).get("observed") not in
+                 (None, rep.get("status", {}).get("predicted")) else "")
               + (f"  counts {counts}" if counts else "") + (f"  ops {dict(ops.most_common(4))}" if ops else ""))
     share = f"{agree / total:.2%}" if total else "-"
-    print(f"total: {agree}/{total} nodes ({share}), {exact} of {len(models)} models exact "
-          f"({refusals} real sessions refused), -p {args.provider} --level {args.level}")
+    print(f"total: {agree}/{total} nodes ({share}), {absent} absent, {exact} of {len(models)} models exact "
+          f"({refusals} real sessions refused, {refused_wrong} of them predicted ok), "
+          f"-p {args.provider} --level {args.level}")
+    if final_total:
+        print(f"final view: {final_agree}/{final_total} kernels ({final_agree / final_total:.2%})")
     return 0
 
 

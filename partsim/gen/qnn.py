@@ -72,6 +72,13 @@ def probe_models(paths, ep_options=None, python=None, timeout=60.0, level="ORT_D
     return results
 
 
+#: builders whose IsOpSupported looks at no shape, so GetCapability claims the node with a symbolic dim and the
+#: session then fails (onnxruntime-qnn reciprocal_op_builder.cc, tan_op_builder.cc: input count and type only;
+#: GRU on 2.7.0).  Measured with one-node graphs whose first dim is symbolic, every float op of PROBE_OPS: only
+#: Reciprocal and Tan are claimed (tests/test_qnn_dynamic.py), and GRU (an audio encoder's)
+SHAPE_BLIND_OPS = ("GRU", "Reciprocal", "Tan")
+
+
 def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS, work=None, evidence_out=None,
               qdq=True):
     """YAML text of the measured QNN table (see the module docstring)."""
@@ -181,6 +188,9 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     for rule in [r for r in ops_out if r["op"] in ("QuantizeLinear", "DequantizeLinear") and not r.get("domain")]:
         ops_out.append({**rule, "domain": "com.microsoft"})
     claimed = sum(1 for e in evidence if e[4] in (True, "layout_refusal"))
+    for rule in ops_out:
+        if rule["op"] in SHAPE_BLIND_OPS and not rule.get("domain"):
+            rule["static_shape"] = rule["static_outputs"] = False
     table["ops"] = ops_out
     table["source"] = dict(table["source"])
     table["source"]["description"] = ("QNN EP op builders (op_builder_factory.cc) narrowed and extended by real "
@@ -208,6 +218,10 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     # the STFT builder reads frame_step/frame_length (and the window) as initializers without checking: fed at
     # run time the process crashes (test_stft, test_stft_with_window) or the graph does not finalize
     table["partitioning"]["build_needs_constant_inputs"] = {"STFT": [1, 2, 3]}
+    # a partition whose fused node has an input or output of dynamic shape fails the session when QNN composes its
+    # graph (qnn_model.cc SetGraphInputOutputInfo: "Dynamic shape is not supported yet, for input: ..."); only the
+    # SHAPE_BLIND_OPS are claimed with one (sim/graph_inputs.py dynamic_input)
+    table["partitioning"]["static_partition_io"] = True
     # onnxruntime-qnn 2.x is a plugin EP: its own copy of the partition wave forms the groups, ORT re-partitions
     # each and drops them all when one splits (ep_plugin_provider_interfaces.cc; seen on fasterrcnn, all CPU)
     table["partitioning"]["plugin_group_check"] = True

@@ -21,7 +21,8 @@ the ``theta`` that only CastLikes read).  The table lists such inputs
 (``partitioning.type_only_inputs``).  Pure.
 """
 
-__all__ = ["compiled_inputs", "no_graph_input", "refused_input_dtype", "needs_constant", "partition_refusals"]
+__all__ = ["compiled_inputs", "no_graph_input", "refused_input_dtype", "needs_constant", "dynamic_input",
+           "partition_refusals"]
 
 from .zero_size import zero_size_failure
 
@@ -102,6 +103,44 @@ def needs_constant(model, group, option):
     return None
 
 
+def _symbolic(model, t):
+    """A tensor whose shape ORT knows with a dimension that has no value (the rank known, a dim symbolic or
+    unknown): ``GetShape`` gives -1 there.  A tensor without any shape gives no dims to test."""
+    shape = model.value(t).shape
+    return shape is not None and not model.value(t).is_static
+
+
+def dynamic_input(model, group):
+    """Why the compiled graph of ``group`` cannot be set up, or ``None``: an input of the fused node (not a
+    constant initializer; ORT's order, ``partitioning_utils.cc`` MakeComputeCapability) whose shape has a
+    dimension without a value.
+
+    onnxruntime-qnn 2.7.0 ``builder/qnn_model.cc`` ``SetGraphInputOutputInfo`` refuses it when it composes
+    the graph ("Dynamic shape is not supported yet, for input: <name>"), and the session fails whole: there
+    is no fallback.  It checks the fused node's outputs the same way after the inputs ("... for output"); a
+    claimed node whose inputs are static has had static outputs in every graph tried (ORT merges a graph
+    output's declared symbolic dims with the inferred ones), so only the inputs are checked here.
+
+    Most builders refuse a node with such an input already in GetCapability (the table's ``static_shape``);
+    the few that look at no shape (``reciprocal_op_builder.cc``, ``tan_op_builder.cc``: IsOpSupported checks
+    the input count and type only; GRU on 2.7.0) claim it, and the session fails (measured on real sessions:
+    magika's LayerNorm Reciprocal, a GRU encoder; tests/test_qnn_dynamic.py).
+    """
+    produced, seen, fused_inputs = set(), set(), []
+    for i in group:
+        node = model.nodes[i]
+        for t in node.inputs:
+            if t and t not in produced and t not in seen:
+                seen.add(t)
+                if not model.value(t).is_constant:
+                    fused_inputs.append(t)
+        produced.update(t for t in node.outputs if t)
+    for t in fused_inputs:
+        if _symbolic(model, t):
+            return f"its input '{t}' has a dynamic shape (QNN: \"Dynamic shape is not supported yet, for input: {t}\")"
+    return None
+
+
 def partition_refusals(model, group, table):
     """``[(why, nodes)]``: the reasons the backend of ``table``'s provider cannot build the partition
     ``group`` it claimed (each a session refusal), from the table's ``partitioning`` options."""
@@ -115,6 +154,9 @@ def partition_refusals(model, group, table):
                  or needs_constant(model, group, table.option("build_needs_constant_inputs")))
     if bad_input:
         out.append((f"{ep} claims a partition ({names}): {bad_input}", tuple(group)))
+    dynamic = dynamic_input(model, group) if table.option("static_partition_io") else None
+    if dynamic:
+        out.append((f"{ep} claims a partition ({names}): {dynamic}; the session fails", tuple(group)))
     empty = (no_graph_input(model, group, table.option("type_only_inputs"))
              if table.option("refuse_all_constant_input_groups") else None)
     if empty:
