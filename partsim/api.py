@@ -54,7 +54,9 @@ def resolve_level(level="all", optimize=None):
 
 
 def load_for_prediction(path, optimize="all", seed=0, dims=None, resolution=None, child=None):
-    """Load ``path`` as ORT partitions it at level ``optimize`` for ``resolution``'s providers.
+    """Load ``path`` as ORT partitions it at level ``optimize`` for ``resolution``'s providers: at
+    ``extended``/``all`` the Level-1 graph (:func:`partitioning_level`), the one every provider is asked
+    about; what Level 2/3 make of it afterwards is :func:`predict`'s final view.
 
     ``optimize`` is a level (``disable``, ``basic``, ``extended``, ``all``; ``none`` is
     ``disable``); ``resolution`` defaults to CPU only.  ``dims`` (``{"batch": 1}``) fixes
@@ -62,7 +64,10 @@ def load_for_prediction(path, optimize="all", seed=0, dims=None, resolution=None
     :class:`UsageError`.  The IR keeps the user's path and digest.  See
     :func:`partsim.runtime.pipeline.prepare`.
     """
-    prepared = _load(path, optimize, seed, dims, resolution, child)
+    from .sim.pipeline import normalize_level
+
+    level = normalize_level(optimize)
+    prepared = _load(path, partitioning_level(level) if level else optimize, seed, dims, resolution, child)
     if prepared.failure:
         prepared.model.warnings.append(prepared.failure)
     return prepared.model
@@ -188,17 +193,57 @@ class _gc_paused:
         return False
 
 
+# levels whose final graph differs from the graph ORT partitions (Level 2/3 run after partitioning)
+_FINAL_LEVELS = ("extended", "all")
+
+
+def partitioning_level(level):
+    """The level whose optimized graph is the graph ORT partitions at ``level``: Level 1 runs before
+    partitioning, Level 2/3 after it (``inference_session.cc`` ``TransformGraph``, ORT-PIPELINE §1),
+    so at ``extended``/``all`` ORT partitions the ``basic`` graph.
+
+    >>> partitioning_level("all"), partitioning_level("disable")
+    ('basic', 'disable')
+    """
+    return "basic" if level in _FINAL_LEVELS else level
+
+
+def _from_file(model_or_path, level, dims):
+    """A loaded :class:`~partsim.ir.model.Model` stands for its file at an ORT level: predicted from the
+    file (the same answer as its path), or refused when there is no such file."""
+    from .ir.model import Model
+
+    if not isinstance(model_or_path, Model):
+        return model_or_path
+    if dims:
+        raise UsageError("dims need a model file, not a loaded Model (fix them with load_for_prediction)")
+    if level == "disable":
+        return model_or_path
+    import hashlib
+
+    path = Path(model_or_path.path or "")
+    try:
+        same = path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == model_or_path.sha256
+    except OSError:
+        same = False
+    if not same:
+        raise UsageError(f"a loaded Model is the graph as written: predict it with level='disable', or pass the "
+                         f"model's path to predict ORT's level {level!r}")
+    return str(path)
+
+
 def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, level, dims=None,
              ep_options=None):
+    """prepare -> partition -> account -> report: the graph ORT partitions at ``level`` (and, at
+    ``extended``/``all``, the graph it runs after Level 2/3), each node assigned, counted, summarized."""
     from .ir.model import Model
     from .progress import stage
     from .sim.pipeline import annotate_summary
 
+    model_or_path = _from_file(model_or_path, level, dims)
+    at = partitioning_level(level)
     child = None
-    if isinstance(model_or_path, Model):
-        if dims:
-            raise UsageError("dims need a model file, not a loaded Model (fix them with load_for_prediction)")
-    elif level != "disable":
+    if not isinstance(model_or_path, Model) and at != "disable":
         from .runtime.ort_pipeline import start_child
 
         child = start_child()  # ORT's optimizer process imports onnxruntime while the tables load
@@ -207,7 +252,7 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
         tables = load_tables(rule_paths)
         requested, extra = build_request(providers, support, support_name, support_kind)
         if child is not None and not dims:
-            early = _begin_early(model_or_path, level, requested, tables, extra, child)
+            early = _begin_early(model_or_path, at, requested, tables, extra, child)
             if early is not None:
                 child = None  # the early session holds it now
         resolution = resolve_providers(requested, tables, extra)
@@ -226,9 +271,9 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
         m = model_or_path
     else:
         box = []
-        with stage(f"loading {model_or_path} (ORT pipeline, level {level})",
+        with stage(f"loading {model_or_path} (the graph ORT partitions at level {level})",
                    lambda: f"loaded {len(box[0].model.nodes):,} nodes"):
-            box.append(_load(model_or_path, level, dims=dims, resolution=resolution, child=child, early=early))
+            box.append(_load(model_or_path, at, dims=dims, resolution=resolution, child=child, early=early))
         m, origins, failure, notes, pinned = (box[0].model, box[0].origins, box[0].failure, box[0].notes,
                                               box[0].pinned)
     with stage(f"assigning nodes to {', '.join(resolution.effective)}", "assigned every node"):
@@ -236,8 +281,38 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
     with stage("counting fragments, partitions, transfers and copies", "summarized"):
         summary = summarize(assignment)
     annotate_summary(summary, level, origins, failure, notes)
-    __import__("partsim.versions").versions.annotate(summary, resolution.tables)  # the ORT predicted (issue #30)
+    summary["view"] = "partitioning"
+    if level in _FINAL_LEVELS and not isinstance(model_or_path, Model) and not failure:
+        with stage(f"ORT's graph after partitioning (Level 2/3 at level {level})", "related the final graph"):
+            _add_final_view(summary, assignment, model_or_path, level, dims, resolution, policy)
+    from .versions import annotate
+
+    annotate(summary, resolution.tables)  # the ORT predicted (issue #30)
     stand_in = None if isinstance(model_or_path, Model) else box[0].stand_in
     if stand_in:  # absent external data: ORT's optimizer ran on seeded stand-ins (also a warning)
         summary["standInWeights"] = stand_in
     return summary, assignment
+
+
+def _add_final_view(summary, assignment, path, level, dims, resolution, policy):
+    """The second view: ORT's graph after Level 2/3, InsertCast and Memcpy, each node pointing back at the
+    partitioned nodes it replaced (:mod:`partsim.sim.final_view`).  Memcpy is counted on it (ORT inserts
+    copies last); a session ORT cannot finish building at this level is a failure of the prediction."""
+    from .sim.final_view import relate_views
+
+    final = _load(path, level, dims=dims, resolution=resolution)
+    if final.failure:
+        summary["status"] = "session_would_fail"
+        summary["failure"] = final.failure
+        return
+    fa = simulate(final.model, resolution, policy, final.pinned)
+    fs = summarize(fa)
+    view = relate_views(assignment.model, final.model, fa.provider, final.origins or {})
+    summary["finalNodes"] = view.to_record()
+    summary["model"]["finalNodeCount"] = len(view.nodes)
+    for n in summary["nodes"]:
+        n["endsAs"] = list(view.ends_as.get(n["name"], ()))
+    summary["memcpy"] = fs["memcpy"]
+    new = [w for w in final.notes if w not in summary.get("warnings", ())]
+    if new:
+        summary.setdefault("warnings", []).extend(new)

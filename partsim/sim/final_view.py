@@ -1,0 +1,204 @@
+"""The second view: the graph ORT runs after partitioning, pointing back at the graph it partitioned.
+
+ORT records ``get_provider_graph_assignment_info`` when partitioning ends (after inlining, unique DQs,
+Level 1 and the NHWC layout transform); Level 2/3, InsertCast and Memcpy insertion rewrite the graph
+afterwards (``../shared/ORT-PIPELINE.md`` §1, §8).  partsim's ``nodes`` are the first graph; this module
+relates the second one to it.  Pure: no I/O, no ORT.
+
+How a final node is related to the partitioned nodes it replaced (an independent, structural rule; it
+needs no table of ORT's fusions):
+
+1. **Same name.** A node keeps its name through every rewrite that keeps the node (an NCHWc ``Conv``, a
+   ``FusedConv`` that took its activation: ORT's fusions keep the target node's name,
+   ``selectors_actions/actions.cc`` ``ReplaceWithNew``; ``nchwc_transformer.cc``).
+2. **Where its tensors went.** A final node holds the work of the partitioned node that produced a
+   tensor it now produces (the same name, or the name a rewrite derived from it: ``<t>_nchwc``), and of
+   the vanished nodes fused with it (:func:`_claims`).
+3. A partitioned node reached by neither was removed (``endsAs: []``).  A final node that replaces no
+   partitioned node was inserted after partitioning: the data converters (``ReorderInput``,
+   ``ReorderOutput``, Memcpy) and ``inserted:*`` nodes (``Cast``) always are.
+
+Names ORT generates after partitioning are not stable from process to process (the NCHWc transformer
+names its ``ReorderOutput`` nodes in an order that depends on pointer hashing): such a name
+(``<base>_token_<k>`` not in the partitioned graph, or a base that repeats) is made canonical as
+``<base>#<k>``, ``k`` counting the nodes of that base in the order of their first input, then output
+tensor names.  Same input, same bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+
+__all__ = ["FinalNode", "FinalView", "relate_views", "canonical_names"]
+
+_TOKEN = re.compile(r"^(.*)_token_\d+$")
+
+
+@dataclass(frozen=True)
+class FinalNode:
+    """One node of the graph ORT runs: its (canonical) name, op, provider, origin and the names of the
+    partitioned nodes it replaced (empty: inserted after partitioning)."""
+
+    name: str
+    op_type: str
+    domain: str
+    provider: str
+    origin: str
+    replaces: tuple[str, ...]
+
+    def to_record(self) -> dict:
+        return {"name": self.name, "opType": self.op_type, "domain": self.domain, "provider": self.provider,
+                "origin": self.origin, "replaces": list(self.replaces)}
+
+
+@dataclass(frozen=True)
+class FinalView:
+    """The final graph's nodes (in the final graph's order) and, per partitioned node name, the final
+    nodes it ended in (``()``: removed)."""
+
+    nodes: tuple[FinalNode, ...]
+    ends_as: dict
+
+    def to_record(self) -> list:
+        return [n.to_record() for n in self.nodes]
+
+
+def canonical_names(names, partitioned_names, key_of):
+    """``{old name: canonical name}`` for names ORT generated after partitioning.
+
+    ``names``: the final graph's node names in its order; ``partitioned_names``: every name the
+    partitioned graph has; ``key_of(i)``: a structural sort key for node ``i`` (its tensor names).
+
+    >>> canonical_names(["conv", "ReorderOutput_token_3", "ReorderOutput"], {"conv"},
+    ...                 lambda i: ["", "b", "a"][i])
+    {'ReorderOutput_token_3': 'ReorderOutput#1', 'ReorderOutput': 'ReorderOutput#0'}
+    """
+    groups: dict = {}
+    for i, name in enumerate(names):
+        if name in partitioned_names:
+            continue
+        m = _TOKEN.match(name)
+        base = m.group(1) if m else name
+        groups.setdefault(base, []).append(i)
+    renamed = {}
+    for base, members in groups.items():
+        generated = len(members) > 1 or any(_TOKEN.match(names[i]) for i in members)
+        if not generated:
+            continue
+        for k, i in enumerate(sorted(members, key=lambda j: (key_of(j), j))):
+            renamed[names[i]] = f"{base}#{k}"
+    return renamed
+
+
+# nodes ORT inserts after partitioning to convert or copy data; they take no partitioned node's work:
+# NCHWc reorders (nchwc_transformer.cc), Memcpy (transformer_memcpy.cc)
+_CONVERTERS = frozenset({"ReorderInput", "ReorderOutput", "MemcpyFromHost", "MemcpyToHost"})
+# how a rewrite after partitioning renames a tensor it recreates: NCHWc outputs are
+# ``GenerateNodeArgName(<name> + "_nchwc")`` (nchwc_transformer.cc), a generated name may carry ``_token_<k>``
+_RENAMED = re.compile(r"^(.*?)(_nchwc)?(_token_\d+)?$")
+
+
+def _tensor_map(final_model, part_model):
+    """Final tensor name -> the partitioned graph's tensor it stands for (same name, or the name a
+    rewrite after partitioning derived from it)."""
+    known = part_model.values
+    out = {}
+    for n in final_model.nodes:
+        for t in list(n.inputs) + list(n.outputs):
+            if not t or t in out:
+                continue
+            if t in known:
+                out[t] = t
+                continue
+            base = _RENAMED.match(t).group(1)
+            if base in known:
+                out[t] = base
+    return out
+
+
+def _anchors(final_model, part_model, inserted, kept):
+    """``{partitioned node: final node}`` for the producers of the tensors each final node now makes."""
+    tmap = _tensor_map(final_model, part_model)
+    owner = {}
+    for f in final_model.nodes:
+        if f.index in inserted:
+            continue
+        made = [tmap.get(t, "") for t in f.outputs]
+        if f.name.endswith("_nchwc"):  # NCHWc nodes are named after the output they replace + "_nchwc"
+            made.append(f.name[: -len("_nchwc")])  # (nchwc_transformer.cc), their outputs "reorder_token_<k>"
+        for t in made:
+            p = part_model.producer.get(t)
+            if p is not None and p not in kept:
+                owner.setdefault(p, f.index)
+    return owner
+
+
+def _claims(final_model, part_model, inserted, kept):
+    """Per partitioned node index: the final node index that holds its work.
+
+    1. Anchors (:func:`_anchors`).
+    2. From an anchor upstream, through vanished nodes and tensors with one consumer (a fusion only folds
+       a tensor nobody else reads), up to and including the first node of the final node's own op type
+       (the core a fused activation was folded into: Conv+Relu is one Conv named after the Relu's output).
+    3. Every other vanished node, in topological order, joins the owner of a producer whose tensor it
+       alone reads (an Add+Relu folded into the Conv before it), else of any producer, else of a consumer.
+    """
+    from ..ir.order import topological_order
+
+    owner = _anchors(final_model, part_model, inserted, kept)
+    consumers, producer, nodes = part_model.consumers, part_model.producer, part_model.nodes
+    for anchor, f in list(owner.items()):
+        core = final_model.nodes[f].op_type
+        todo = [] if nodes[anchor].op_type == core else [anchor]
+        while todo:
+            i = todo.pop()
+            for t in nodes[i].inputs:
+                p = producer.get(t)
+                if p is None or p in owner or p in kept or len(consumers.get(t, ())) != 1:
+                    continue
+                owner[p] = f
+                if nodes[p].op_type != core:
+                    todo.append(p)
+    for i in topological_order(part_model):
+        if i in owner or i in kept:
+            continue
+        ins = [(len(consumers.get(t, ())) != 1, producer[t]) for t in nodes[i].inputs if producer.get(t) in owner]
+        if ins:
+            owner[i] = owner[min(ins)[1]]
+            continue
+        outs = [c for t in nodes[i].outputs for c in consumers.get(t, ()) if c in owner]
+        if outs:
+            owner[i] = owner[outs[0]]
+    return owner
+
+
+def relate_views(part_model, final_model, final_provider, final_origins):
+    """Relate ``final_model`` (the graph after Level 2/3, with ``final_provider`` per node index and
+    ``final_origins`` per node name) to ``part_model`` (the partitioned graph).  Both are partsim IR.
+
+    Returns a :class:`FinalView`; its nodes keep ``final_model``'s order, with canonical names
+    (:func:`canonical_names`).
+    """
+    part_names = [n.name for n in part_model.nodes]
+    fnodes = final_model.nodes
+    inserted = {n.index for n in fnodes if n.op_type in _CONVERTERS
+                or final_origins.get(n.name, "").startswith("inserted:")}
+    by_name: dict = {}
+    for n in fnodes:
+        if n.index not in inserted:
+            by_name.setdefault(n.name, n.index)
+    owner = {p.index: by_name[p.name] for p in part_model.nodes if p.name in by_name}  # rule 1: same name
+    owner.update(_claims(final_model, part_model, inserted, owner))  # rule 2: where its tensors went
+    replaces: dict = {n.index: [] for n in fnodes}
+    for p in part_model.nodes:
+        if p.index in owner:
+            replaces[owner[p.index]].append(p.name)
+    renamed = canonical_names([n.name for n in fnodes], set(part_names),
+                              lambda i: (fnodes[i].op_type, tuple(fnodes[i].inputs), tuple(fnodes[i].outputs)))
+    shown = [renamed.get(n.name, n.name) for n in fnodes]
+    nodes = tuple(FinalNode(shown[n.index], n.op_type, n.domain, final_provider[n.index],
+                            final_origins.get(n.name, "model"), tuple(replaces[n.index])) for n in fnodes)
+    ends = {p.name: ((shown[owner[p.index]],) if p.index in owner else ()) for p in part_model.nodes}
+    return FinalView(nodes, ends)
