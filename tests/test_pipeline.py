@@ -12,6 +12,7 @@ import re
 import numpy as np
 import pytest
 
+from partsim.analysis.verify import compare_final, pair_unnamed
 from partsim.api import predict
 from partsim.io.materialize import materialize_weights
 from partsim.runtime.observe import observation_from_run, run_session
@@ -66,7 +67,9 @@ def _assert_same_nodes(summary, obs):
     node under the name ORT's profiler gives it, ``<op>_<node index>``); what is predicted and not
     observed is a node inside a subgraph that did not run."""
     pred = {n["name"]: n for n in summary["nodes"]}
-    observed = obs["nodes"]
+    # a node ORT reports without a name (an inlined body's node Level 2/3 fused away, so the profile
+    # cannot name it) is compared by op type and provider (verify.pair_unnamed)
+    observed = pair_unnamed(obs["nodes"], obs.get("opTypes") or {}, pred)
     wrong = {k: (pred[k]["provider"], v) for k, v in observed.items() if k in pred and pred[k]["provider"] != v}
     assert not wrong, wrong
     only_obs = sorted(k for k in observed if k not in pred)
@@ -79,7 +82,19 @@ def test_cpu_default_level_equals_a_real_enable_all_session(name, tmp_path):
     model = shared_path("corpus", *name.split("/"))
     summary, _ = predict(model, ["cpu"])  # no level: ORT's default, ORT_ENABLE_ALL
     assert summary["level"] == "all" and summary["status"] == "ok", summary.get("failure")
-    _assert_same_nodes(summary, _real(model, [CPU], "all", tmp_path))
+    obs = _real(model, [CPU], "all", tmp_path)
+    # the graph ORT partitions: what its assignment info reports, node for node
+    assert obs["source"] == "assignment_info" and summary["view"] == "partitioning"
+    _assert_same_nodes(summary, obs)
+    # the graph it runs after Level 2/3: every node that ran, under its provider
+    final = compare_final(summary, obs)
+    assert final is not None and final["agreement"] == 1.0, (final["unpredicted"][:8], final["unobserved"][:8],
+                                                             final["disagreements"][:4])
+    # every partitioned node can be followed to where it ended up, every final node to what it replaced
+    ends = {e for n in summary["nodes"] for e in n["endsAs"]}
+    replaced = {r for f in summary["finalNodes"] for r in f["replaces"]}
+    assert replaced == {n["name"] for n in summary["nodes"] if n["endsAs"]}
+    assert ends <= {f["name"] for f in summary["finalNodes"]}
 
 
 @pytest.mark.parametrize("name", ["graph_only/mobilenet_v3_small.ts.onnx", "full/q_tiny_resnet.ts.qdq.onnx",

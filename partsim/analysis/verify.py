@@ -9,7 +9,7 @@ from ..sim.summary import fragments_of
 _TOKEN = re.compile(r"^(.*)_token_\d+$")
 _INSERTED_TRANSPOSE = re.compile(r"^Transpose(_token_\d+)?$")
 
-__all__ = ["observed_status", "compare", "baseline_record", "compare_baseline", "check_baseline_context",
+__all__ = ["observed_status", "compare", "compare_final", "pair_unnamed", "baseline_record", "compare_baseline", "check_baseline_context",
            "table_digests", "REASON_CATEGORIES", "BASELINE_VERSION", "GROWING_COUNTS", "node_gist"]
 
 
@@ -28,6 +28,7 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
         return _compare_refusal(summary, observation, min_agreement)
     predicted = {n["name"]: n for n in summary["nodes"]}
     observed, layout = _match_layout_names(predicted, summary, observation)
+    observed = pair_unnamed(observed, observation.get("opTypes") or {}, predicted)
     disagreements, unobserved = [], []
     agreeing = 0
     for name, n in predicted.items():
@@ -76,7 +77,10 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
             passed = False
         elif obs_status == "session_would_fail":
             passed = True
-    return {
+    final = compare_final(summary, observation)
+    if final is not None and final["agreement"] < min_agreement:
+        passed = False
+    result = {
         "passed": passed,
         "checkCounts": bool(check_counts),
         "minAgreement": min_agreement,
@@ -89,7 +93,86 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
         "counts": counts,
         "status": status,
         "observation": {k: observation.get(k) for k in ("source", "runtime", "device", "level", "granted")},
+        "views": ["partitioning"] + (["final"] if final is not None else []),
     }
+    if final is not None:
+        result["final"] = final
+    return result
+
+
+def pair_unnamed(observed, observed_ops, predicted):
+    """``observed`` with the nodes ORT reported without a name (``<unnamed OP>#k``: a node an inlined
+    function body made, whose name the profile cannot give when Level 2/3 fused it away) keyed by the
+    predicted nodes they are: each takes a predicted node of its op type and provider that nothing
+    observed names, in order.  Two such nodes could swap names only with the same op and provider, so
+    the placement compared is the same either way; one with nothing to pair stays as it was.
+
+    >>> pair_unnamed({"<unnamed Relu>#1": "CPU", "a": "CPU"}, {"<unnamed Relu>#1": "Relu"},
+    ...              {"a": {"opType": "Add", "provider": "CPU"}, "Relu_7": {"opType": "Relu", "provider": "CPU"}})
+    {'a': 'CPU', 'Relu_7': 'CPU'}
+    """
+    from ..runtime.observation import is_unnamed
+
+    left = {}
+    for name, n in predicted.items():
+        if name not in observed:
+            left.setdefault((n.get("opType"), n.get("provider")), []).append(name)
+    out = {}
+    for name, ep in observed.items():
+        free = left.get((observed_ops.get(name), ep)) if is_unnamed(name) else None
+        out[free.pop(0) if free else name] = ep
+    return out
+
+
+_CANONICAL = re.compile(r"^(.*)#\d+$")
+
+
+def compare_final(summary, observation):
+    """The second view: the prediction's ``finalNodes`` against the nodes the session ran (its profile),
+    or ``None`` when either side lacks it.
+
+    A final node is matched by name; names ORT generates after partitioning, which partsim makes
+    canonical (``ReorderOutput#0``, :mod:`partsim.sim.final_view`), are matched by their base name and
+    provider, as counts (``ReorderOutput``, ``ReorderOutput_token_4`` …: which is which is not stable).
+    """
+    observed = observation.get("finalNodes")
+    predicted = summary.get("finalNodes")
+    if not observed or predicted is None:
+        return None
+    want = {}
+    exact = {n["name"]: n for n in predicted if not _CANONICAL.match(n["name"])}
+    for n in predicted:
+        m = _CANONICAL.match(n["name"])
+        if m:
+            key = (m.group(1), n["provider"])
+            want[key] = want.get(key, 0) + 1
+    agreeing, disagreements, unpredicted, seen = 0, [], [], set()
+    got = {}
+    for name, ep in observed.items():
+        if name in exact:
+            seen.add(name)
+            if exact[name]["provider"] == ep:
+                agreeing += 1
+            else:
+                disagreements.append({"node": name, "opType": exact[name]["opType"],
+                                      "predicted": exact[name]["provider"], "observed": ep})
+            continue
+        m = _TOKEN.match(name)
+        base = m.group(1) if m else name
+        got.setdefault(base, []).append((name, ep))
+    for base, members in sorted(got.items()):
+        for name, ep in members:
+            if want.get((base, ep), 0) > 0:
+                want[(base, ep)] -= 1
+                agreeing += 1
+            else:
+                unpredicted.append(name)
+    unobserved = sorted([n for n in exact if n not in seen]
+                        + [f"{b}#*" for (b, _), k in sorted(want.items()) for _ in range(k)])
+    compared = len(observed)  # every node the session ran: one ORT ran that partsim lacks counts against
+    return {"agreement": round(agreeing / compared, 6) if compared else 0.0, "compared": compared,
+            "agreeing": agreeing, "disagreements": disagreements, "unobserved": unobserved,
+            "unpredicted": sorted(unpredicted), "source": observation.get("finalSource")}
 
 
 _REPEAT = re.compile(r"^(.+)#(\d+)$")

@@ -101,34 +101,17 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
     if nodes:
         source = "assignment_info"
     lvl = normalize_level(level if level is not None else rec.get("level"))
+    final, final_ops = None, {}
     if lvl in ("extended", "layout", "all") and nodes and rec.get("run_error"):
         # the run stopped early, so its profile is partial: only the partitioning-time graph is known
         source = "assignment_info (at partitioning, before Level 2/3: the run failed)"
     elif lvl in ("extended", "layout", "all") and rec.get("profile_nodes"):
-        # assignment info is recorded at partitioning, before Level 2/3 rewrite the graph: the
-        # session's final nodes are the ones that ran (profile), plus nodes of the saved
-        # optimized model that did not run (a branch not taken)
-        # a compiling EP runs its partitions as fused nodes: its members stay as assigned
-        ran = {x[0] for x in rec["profile_nodes"]}
-        compiled = {ep for ep in set(nodes.values()) if ep != "CPUExecutionProvider"
-                    and not any(n in ran for n, e in nodes.items() if e == ep)}
-        final = {n: e for n, e in nodes.items() if e in compiled}
-        unique_ran = _UniqueNames()
-        for name, op, ep in rec["profile_nodes"]:
-            if op not in MEMCPY_OPS and ep and ep not in compiled:
-                name = unique_ran(name, op)
-                final[name] = ep
-                ops_of[name] = op
-        kept = {o[0] for o in rec.get("optimized_ops") or []}
-        for name, ep in nodes.items():
-            if name not in final and name in kept:
-                final[name] = ep
-        nodes = final
-        ops_of = {k: v for k, v in ops_of.items() if k in nodes}
-        partitions = [dict(p, nodes=[x for x in p["nodes"] if x in nodes]) for p in partitions]
-        partitions = [p for p in partitions if p["nodes"]]
-        grouped = {x for p in partitions for x in p["nodes"]}
-        partitions += [{"provider": ep, "nodes": [n]} for n, ep in nodes.items() if n not in grouped]
+        final, final_ops = _final_nodes(rec, nodes)
+    if not nodes and final:
+        # no assignment info (ORT < 1.24): the profile is all there is, and it is the final graph
+        nodes, ops_of, final = final, final_ops, None
+        grouped = set()
+        partitions = [{"provider": ep, "nodes": [n]} for n, ep in nodes.items()]
         source = "profile (final graph, after Level 2/3)"
     if not nodes:
         for ep, entry in (rec.get("placement") or {}).items():
@@ -178,11 +161,42 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
         obs["plugins"] = {str(plugin["package"]): str(plugin["version"])}
     elif rec.get("qnn"):  # recorded before partsim.runtime.plugin_eps
         obs["plugins"] = {"onnxruntime-qnn": str(rec["qnn"])}
+    if final:
+        # the second view: what ran after Level 2/3 (compared with the prediction's finalNodes)
+        obs["finalNodes"] = dict(sorted(final.items()))
+        obs["finalOpTypes"] = dict(sorted(final_ops.items()))
+        obs["finalSource"] = "profile (final graph, after Level 2/3)"
     if rec.get("create_error") or rec.get("state") == "create_failed":
         obs["status"] = "session_would_fail"
     elif source is not None:
         obs["status"] = "ok"
     return obs
+
+
+def _final_nodes(rec, partitioned):
+    """The graph the session ran (after Level 2/3): ``({name: provider}, {name: op})``.
+
+    Assignment info is recorded at partitioning, before Level 2/3 rewrite the graph: the session's final
+    nodes are the ones that ran (profile), plus nodes of the saved optimized model that did not run (a
+    branch not taken); a compiling EP runs its partitions as fused nodes, so its members stay as assigned.
+    """
+    ran = {x[0] for x in rec["profile_nodes"]}
+    compiled = {ep for ep in set(partitioned.values()) if ep != "CPUExecutionProvider"
+                and not any(n in ran for n, e in partitioned.items() if e == ep)}
+    final = {n: e for n, e in partitioned.items() if e in compiled}
+    ops = {}
+    unique_ran = _UniqueNames()
+    for name, op, ep in rec["profile_nodes"]:
+        if op not in MEMCPY_OPS and ep and ep not in compiled:
+            name = unique_ran(name, op)
+            final[name] = ep
+            ops[name] = op
+    kept = {o[0]: o[1] for o in rec.get("optimized_ops") or [] if o and o[0]}
+    for name, ep in partitioned.items():
+        if name not in final and name in kept:
+            final[name] = ep
+            ops[name] = kept[name]
+    return final, ops
 
 
 def _profile_names_for_unnamed(rec):
