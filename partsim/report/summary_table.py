@@ -26,6 +26,35 @@ def ort_lines(ort):
     return out
 
 
+def _node_counts(s):
+    """The header's node count, saying which view it counts: the graph ORT partitions, and at levels with
+    rewrites after partitioning, how many nodes ORT runs in the end (``finalNodes``)."""
+    m = s["model"]
+    text = plural(m["nodeCount"], "node") + (" as ORT partitions them" if s.get("view") == "partitioning" else "")
+    if "finalNodeCount" in m:
+        text += f"; {m['finalNodeCount']:,} after Level 2/3 (--format json: finalNodes)"
+    return text
+
+
+def _final_view_lines(s):
+    """A detail: what ORT makes of the partitioned graph after partitioning (Level 2/3), by origin."""
+    final = s.get("finalNodes")
+    if not final:
+        return []
+    kept = sum(1 for f in final if f["replaces"] == [f["name"]])
+    rewritten = [f for f in final if f["replaces"] and f["replaces"] != [f["name"]]]
+    inserted = [f for f in final if not f["replaces"]]
+    removed = sum(1 for n in s["nodes"] if not n.get("endsAs", [None]))
+    by_origin = {}
+    for f in rewritten + inserted:
+        by_origin[f["origin"]] = by_origin.get(f["origin"], 0) + 1
+    detail = ", ".join(f"{o} {k}" for o, k in sorted(by_origin.items(), key=lambda kv: (-kv[1], kv[0])))
+    text = (f"after partitioning (Level 2/3, not counted above): {kept} node(s) kept, "
+            f"{sum(len(f['replaces']) for f in rewritten)} rewritten into {len(rewritten)}, "
+            f"{len(inserted)} inserted, {removed} removed")
+    return ["", text + (f" ({detail})" if detail else "")]
+
+
 def render_summary_table(s, max_rows=40, steps=None):
     """Text report of a partitionSummary for people.
 
@@ -34,7 +63,7 @@ def render_summary_table(s, max_rows=40, steps=None):
     """
     out = []
     m = s["model"]
-    out.append(f"model      {m['path']}  ({plural(m['nodeCount'], 'node')})")
+    out.append(f"model      {m['path']}  ({_node_counts(s)})")
     level = s.get("level")
     level_text = f"   level {level}" + (" (ORT's default)" if level == "all" else "") if level else ""
     out.append(f"providers  {' > '.join(s['effectiveProviders'])}   policy {s['policy']}{level_text}")
@@ -53,7 +82,8 @@ def render_summary_table(s, max_rows=40, steps=None):
     out.append("")
     mc = s["memcpy"]
     out.append(f"fragments {s['fragments']}   transfers {s['transfers']}   feed transfers {s['feedTransfers']}   "
-               f"Memcpy {mc['fromHost']} from host + {mc['toHost']} to host")
+               f"Memcpy {mc['fromHost']} from host + {mc['toHost']} to host"
+               + ("  (Memcpy: in the final graph)" if "finalNodes" in s else ""))
     out.append("")
     parts = s["partitions"]
     rows = []
@@ -88,6 +118,7 @@ def render_summary_table(s, max_rows=40, steps=None):
         rows = [[c["kind"], c["status"], c["tensor"], f"{c['from']} -> {c['to']}", c.get("detail", "")]
                 for c in conv[:max_rows]]
         out.append(format_table(["conversion", "status", "tensor", "edge", "detail"], rows))
+    out.extend(_final_view_lines(s))
     if s["uncheckedCaveats"]:
         out.append("")
         out.append(f"{plural(len(s['uncheckedCaveats']), 'unchecked caveat')} on claimed nodes, e.g.:")
