@@ -91,7 +91,7 @@ def make_receipt(model, providers, abs_tol, rel_tol, *, python=None, sample=None
     configs = _session_configs(sample_set.dynamic, repeat, acc_cfg, fail_cfg, fallback_policy,
                                {"level": cpu_level, "threads": cpu_threads}, {"level": level, "threads": threads})
     rec, arrays = run_configs(model, configs, sample_set.feeds, python=python, timeout=timeout, seed=seed,
-                              extra_feeds=sample_set.extra)
+                              extra_feeds=sample_set.extra, dims=dims)
     if "cpu~main" not in arrays:
         run = run_record(rec, "cpu")
         raise ObservationError(f"the CPU baseline did not run ({rec.get('state', 'crashed')}): "
@@ -165,7 +165,9 @@ def _sample_set(model, seed, inputs, dims, shape_dims, expected, sample):
             inputs = pb_set(pb_dir, "input", [s[0] for s in specs])
             source = "onnx-test-data"
     feeds = prepare_feeds(model, seed, inputs, dims)
-    dyn = dynamic_dims(specs)
+    fixed = {str(k): int(v) for k, v in (dims or {}).items()}
+    # a dimension --dim fixes is fixed in the sessions too (free dimension overrides): not dynamic there
+    dyn = [d for d in dynamic_dims(specs) if d not in fixed]
     extra, used = {}, None
     if dyn:
         base = {k: int(v) for k, v in (dims or {}).items()}
@@ -174,7 +176,7 @@ def _sample_set(model, seed, inputs, dims, shape_dims, expected, sample):
                 if not (isinstance(d, int) and d >= 0):
                     base[str(d)] = int(actual)
         used = {d: int((shape_dims or {}).get(d, base.get(d, 1) + 1)) for d in dyn}
-        extra["shape"] = seeded_inputs(specs, seed + 1, used)
+        extra["shape"] = seeded_inputs(specs, seed + 1, {**fixed, **used})
         if all(tuple(extra["shape"][n].shape) == tuple(feeds[n].shape) for n in feeds):
             raise UsageError("--shape-dim leaves every input shape unchanged; the shape-change cell needs a change")
     return SampleSet(feeds, source, dyn, extra, used, exp_arrays, exp_source, quant_params(proto))

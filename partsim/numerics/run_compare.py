@@ -73,13 +73,15 @@ def run_compare(model, providers, abs_tol, rel_tol, seed=0, inputs=None, python=
     bundle = bundle_id(model)["modelBundleId"]
     feeds = prepare_feeds(model, seed, inputs, dims)
     cpu_rec, cpu_out = run_configs(model, [{"tag": "cpu", "providers": ["CPUExecutionProvider"], "level": cpu_level,
-                                            "threads": cpu_threads}], feeds, timeout=timeout, seed=seed)
+                                            "threads": cpu_threads}], feeds, timeout=timeout, seed=seed,
+                                   dims=dims)
     if "cpu" not in cpu_out:
         run = (cpu_rec.get("runs") or [{}])[0]
         raise ObservationError(f"the CPU baseline did not run ({fallback_reason(run, cpu_rec['state'])}): "
                                f"{run.get('error') or cpu_rec.get('error', '')}", model)
     d_rec, d_out = run_configs(model, [{"tag": "delegate", "providers": providers, "level": level,
-                                        "threads": threads}], feeds, python=python, timeout=timeout, seed=seed)
+                                        "threads": threads}], feeds, python=python, timeout=timeout, seed=seed,
+                               dims=dims)
     d_run = (d_rec.get("runs") or [{}])[0]
     target = providers[0]
     reason = fallback_reason(d_run, d_rec["state"], known_provider=target in KNOWN_PROVIDERS)

@@ -18,7 +18,15 @@ def render_verify_table(result):
         out.append(f"observation  {o.get('source')} {o.get('runtime') or ''} {o.get('device') or ''} "
                    f"level={o.get('level')}")
         out.append(f"agreement    {v['agreeing']}/{v['compared']} nodes = {v['agreement']:.4f} "
-                   f"(need {v['minAgreement']})")
+                   f"(need {v['minAgreement']})  graph ORT partitions (assignment info)")
+        f = v.get("final")
+        if f:
+            out.append(f"final graph  {f['agreeing']}/{f['compared']} nodes that ran = {f['agreement']:.4f}  "
+                       f"after Level 2/3 ({f.get('source') or 'profile'})")
+            wrong = [d["node"] for d in f["disagreements"]] + f["unpredicted"]
+            if wrong:
+                out.append(f"             not predicted as they ran: {', '.join(wrong[:6])}"
+                           + (f" (+{len(wrong) - 6})" if len(wrong) > 6 else ""))
         rows = [[k, c["predicted"], "?" if c["observed"] is None else c["observed"]]
                 for k, c in sorted(v["counts"].items())]
         out.append(format_table(["count", "predicted", "observed"], rows, ["<", ">", ">"]))

@@ -109,6 +109,8 @@ def _observe(ort, req, rec, tmp):
     so.profile_file_prefix = os.path.join(tmp, "prof")
     so.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
     so.intra_op_num_threads = int(req.threads)
+    for name, value in sorted((req.dims or {}).items()):  # --dim: the same graph partsim predicts
+        so.add_free_dimension_override_by_name(str(name), int(value))
     log_path = None
     if req.placement_log:
         # ORT's VERBOSE log names where each node went ("Node placements"); it goes to fd 2,

@@ -57,6 +57,8 @@ def _one(ort, np, req, run, feeds):
     so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, run.level)
     so.intra_op_num_threads = int(run.threads)
     so.log_severity_level = 3
+    for name, value in sorted((req.dims or {}).items()):  # --dim: free dimension overrides
+        so.add_free_dimension_override_by_name(str(name), int(value))
     so.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
     providers = list(run.providers)
     if run.provider_options:

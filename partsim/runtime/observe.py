@@ -50,7 +50,8 @@ def run_session(model, providers, level="disable", python=None, timeout=120, see
                 feeds_at = str(Path(tmp) / "feeds.npz")
                 save_npz(feeds_at, feeds)
         req = ObserveRequest(str(model), tuple(providers), LEVELS[normalize_level(level)], feeds_at, feed_error,
-                             bool(run), int(threads), dict(ep_options or {}))
+                             bool(run), int(threads), dict(ep_options or {}),
+                             dims={str(k): int(v) for k, v in (dims or {}).items()})
         rec = _run_child(req, python, timeout, memory_limit)
     _refuse_missing_runtime(rec, providers, python)
     unnamed = _unnamed_loaded(model)

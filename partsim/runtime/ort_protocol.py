@@ -74,6 +74,7 @@ class ObserveRequest:
     ep_options: dict = None
     placement_log: bool = True
     preload: bool = False
+    dims: dict = None  # --dim: free dimension overrides, so the session fixes what the prediction fixed
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,7 @@ class OutputsRequest:
     inputs_npz: str
     out_dir: str
     runs: tuple
+    dims: dict = None  # --dim: free dimension overrides in every run
 
 
 @dataclass(frozen=True)

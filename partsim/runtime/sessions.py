@@ -21,12 +21,14 @@ FALLBACK_REASONS = ("none", "ep_unknown", "ep_not_available", "session_create_fa
                     "no_nodes_assigned", "invocation_failed", "crashed", "timeout")
 
 
-def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0, extra_feeds=None):
+def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0, extra_feeds=None, dims=None):
     """Run ``configs`` (``[{tag, providers, level, threads}]``) in one child process.
 
     A config may add ``provider_options`` (list parallel to ``providers``) and
     ``invocations`` (``[{"name", "feeds"}]``, ``feeds`` a key of ``extra_feeds`` or
-    None for ``feeds``): the same session runs once per entry (lifecycle matrix).
+    None for ``feeds``): the same session runs once per entry (lifecycle matrix).  ``dims``
+    (``{"batch": 1}``, ``--dim``) are fixed in every session with ORT's free dimension overrides
+    (``SessionOptions.add_free_dimension_override_by_name``), as the prediction fixes them.
 
     Returns
     -------
@@ -49,7 +51,7 @@ def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0, 
             extra_paths[key] = Path(tmp) / f"inputs-{i}.npz"
             save_npz(extra_paths[key], extra_feeds[key])
         runs = tuple(_run_of(c, extra_paths, npz) for c in configs)
-        req = OutputsRequest(str(runnable), str(npz), tmp, runs)
+        req = OutputsRequest(str(runnable), str(npz), tmp, runs, {str(k): int(v) for k, v in (dims or {}).items()})
         try:
             rec = asdict(run_request("outputs", req, OutputsRecord, timeout, python))
         except ChildFailure as exc:

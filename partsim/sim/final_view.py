@@ -19,10 +19,11 @@ needs no table of ORT's fusions):
    ``ReorderOutput``, Memcpy) and ``inserted:*`` nodes (``Cast``) always are.
 
 Names ORT generates after partitioning are not stable from process to process (the NCHWc transformer
-names its ``ReorderOutput`` nodes in an order that depends on pointer hashing): such a name
-(``<base>_token_<k>`` not in the partitioned graph, or a base that repeats) is made canonical as
-``<base>#<k>``, ``k`` counting the nodes of that base in the order of their first input, then output
-tensor names.  Same input, same bytes.
+names its ``ReorderOutput`` nodes, and ``reorder_token_<k>`` tensors, in an order that depends on pointer
+hashing), nor is the order it saves nodes in: such a name (``<base>_token_<k>`` not in the partitioned
+graph, or a base that repeats) is made canonical as ``<base>#<k>``, ``k`` counting the nodes of that base
+in the order of their op and the stable names around them (:func:`_stable_key`), and the nodes are listed
+in a topological order led by the partitioned nodes they replace.  Same input, same bytes.
 """
 
 from __future__ import annotations
@@ -121,10 +122,18 @@ def _tensor_map(final_model, part_model):
 def _anchors(final_model, part_model, inserted, kept):
     """``{partitioned node: final node}`` for the producers of the tensors each final node now makes."""
     tmap = _tensor_map(final_model, part_model)
+    names = {n.name: n.index for n in part_model.nodes}
     owner = {}
     for f in final_model.nodes:
         if f.index in inserted:
             continue
+        # fusions name their node "<target node>/<Transformer>/" (ORT-PIPELINE §3: QuickGeluFusion,
+        # LayerNormFusion, MatmulTransposeFusion ...): the target is held by it
+        for cut in range(len(f.name) - 1, 0, -1):
+            p = names.get(f.name[:cut]) if f.name[cut] == "/" else None
+            if p is not None and p not in kept:
+                owner.setdefault(p, f.index)
+                break
         made = [tmap.get(t, "") for t in f.outputs]
         if f.name.endswith("_nchwc"):  # NCHWc nodes are named after the output they replace + "_nchwc"
             made.append(f.name[: -len("_nchwc")])  # (nchwc_transformer.cc), their outputs "reorder_token_<k>"
@@ -174,12 +183,61 @@ def _claims(final_model, part_model, inserted, kept):
     return owner
 
 
+def _stable_key(final_model, part_model):
+    """``key(i)``: what identifies final node ``i`` whatever ORT called things in this process: its op, and
+    each tensor it reads or makes by a name that does not change (one the partitioned graph has, else the
+    name of the node that makes or reads it) — generated tensor names (``reorder_token_<k>``) do change."""
+    known = part_model.values
+    fnodes = final_model.nodes
+
+    def tensor(t, side):
+        if t in known or not t:
+            return t
+        if side == "in":
+            p = final_model.producer.get(t)
+            return f"<{fnodes[p].name}" if p is not None else t
+        return ">" + ",".join(sorted(fnodes[c].name for c in final_model.consumers.get(t, ())))
+
+    def key(i):
+        n = fnodes[i]
+        return (n.op_type, tuple(tensor(t, "in") for t in n.inputs), tuple(tensor(t, "out") for t in n.outputs))
+    return key
+
+
+def _stable_order(model, key):
+    """The node indices of ``model`` in a topological order that does not depend on the order ORT saved
+    them in (which changes from process to process): among the nodes ready, the smallest ``key`` first."""
+    import heapq
+
+    preds = {n.index: set() for n in model.nodes}
+    succs = {n.index: set() for n in model.nodes}
+    for n in model.nodes:
+        for t in list(n.inputs) + list(getattr(n, "implicit_inputs", ()) or ()):
+            p = model.producer.get(t)
+            if p is not None and p != n.index:
+                preds[n.index].add(p)
+                succs[p].add(n.index)
+    ready = [(key(i), i) for i, ps in preds.items() if not ps]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        _, i = heapq.heappop(ready)
+        out.append(i)
+        for s in succs[i]:
+            preds[s].discard(i)
+            if not preds[s]:
+                heapq.heappush(ready, (key(s), s))
+    seen = set(out)  # a cycle cannot happen in an ONNX graph; keep every node whatever comes
+    out += sorted((i for i in preds if i not in seen), key=key)
+    return out
+
+
 def relate_views(part_model, final_model, final_provider, final_origins):
     """Relate ``final_model`` (the graph after Level 2/3, with ``final_provider`` per node index and
     ``final_origins`` per node name) to ``part_model`` (the partitioned graph).  Both are partsim IR.
 
-    Returns a :class:`FinalView`; its nodes keep ``final_model``'s order, with canonical names
-    (:func:`canonical_names`).
+    Returns a :class:`FinalView`; its nodes in a topological order that follows the partitioned nodes they
+    replace (not ORT's saving order, which is not stable), with canonical names (:func:`canonical_names`).
     """
     part_names = [n.name for n in part_model.nodes]
     fnodes = final_model.nodes
@@ -195,10 +253,14 @@ def relate_views(part_model, final_model, final_provider, final_origins):
     for p in part_model.nodes:
         if p.index in owner:
             replaces[owner[p.index]].append(p.name)
-    renamed = canonical_names([n.name for n in fnodes], set(part_names),
-                              lambda i: (fnodes[i].op_type, tuple(fnodes[i].inputs), tuple(fnodes[i].outputs)))
+    renamed = canonical_names([n.name for n in fnodes], set(part_names), _stable_key(final_model, part_model))
     shown = [renamed.get(n.name, n.name) for n in fnodes]
-    nodes = tuple(FinalNode(shown[n.index], n.op_type, n.domain, final_provider[n.index],
-                            final_origins.get(n.name, "model"), tuple(replaces[n.index])) for n in fnodes)
+    first = {}
+    for p in part_model.nodes:
+        if p.index in owner:
+            first.setdefault(owner[p.index], p.index)
+    order = _stable_order(final_model, lambda i: (first.get(i, len(part_names)), shown[i]))
+    nodes = tuple(FinalNode(shown[i], fnodes[i].op_type, fnodes[i].domain, final_provider[i],
+                            final_origins.get(fnodes[i].name, "model"), tuple(replaces[i])) for i in order)
     ends = {p.name: ((shown[owner[p.index]],) if p.index in owner else ()) for p in part_model.nodes}
     return FinalView(nodes, ends)
