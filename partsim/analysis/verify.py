@@ -109,7 +109,7 @@ def pair_unnamed(observed, observed_ops, predicted):
 
     >>> pair_unnamed({"<unnamed Relu>#1": "CPU", "a": "CPU"}, {"<unnamed Relu>#1": "Relu"},
     ...              {"a": {"opType": "Add", "provider": "CPU"}, "Relu_7": {"opType": "Relu", "provider": "CPU"}})
-    {'a': 'CPU', 'Relu_7': 'CPU'}
+    {'Relu_7': 'CPU', 'a': 'CPU'}
     """
     from ..runtime.observation import is_unnamed
 

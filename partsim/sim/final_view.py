@@ -74,7 +74,7 @@ def canonical_names(names, partitioned_names, key_of):
 
     >>> canonical_names(["conv", "ReorderOutput_token_3", "ReorderOutput"], {"conv"},
     ...                 lambda i: ["", "b", "a"][i])
-    {'ReorderOutput_token_3': 'ReorderOutput#1', 'ReorderOutput': 'ReorderOutput#0'}
+    {'ReorderOutput': 'ReorderOutput#0', 'ReorderOutput_token_3': 'ReorderOutput#1'}
     """
     groups: dict = {}
     for i, name in enumerate(names):
