@@ -31,15 +31,21 @@ def _node_counts(s):
     rewrites after partitioning, how many nodes ORT runs in the end (``finalNodes``)."""
     m = s["model"]
     text = plural(m["nodeCount"], "node") + (" as ORT partitions them" if s.get("view") == "partitioning" else "")
-    if "finalNodeCount" in m:
+    if "finalNodeCount" in m and _rewritten(s):
         text += f"; {m['finalNodeCount']:,} after Level 2/3 (--format json: finalNodes)"
     return text
+
+
+def _rewritten(s):
+    """Did ORT change the graph after partitioning (a fused, inserted or removed node)?"""
+    final = s.get("finalNodes") or ()
+    return len(final) != len(s["nodes"]) or any(f["replaces"] != [f["name"]] for f in final)
 
 
 def _final_view_lines(s):
     """A detail: what ORT makes of the partitioned graph after partitioning (Level 2/3), by origin."""
     final = s.get("finalNodes")
-    if not final:
+    if not final or not _rewritten(s):
         return []
     kept = sum(1 for f in final if f["replaces"] == [f["name"]])
     rewritten = [f for f in final if f["replaces"] and f["replaces"] != [f["name"]]]
@@ -83,7 +89,7 @@ def render_summary_table(s, max_rows=40, steps=None):
     mc = s["memcpy"]
     out.append(f"fragments {s['fragments']}   transfers {s['transfers']}   feed transfers {s['feedTransfers']}   "
                f"Memcpy {mc['fromHost']} from host + {mc['toHost']} to host"
-               + ("  (Memcpy: in the final graph)" if "finalNodes" in s else ""))
+               + ("  (Memcpy: in the final graph)" if _rewritten(s) else ""))
     out.append("")
     parts = s["partitions"]
     rows = []
