@@ -138,6 +138,16 @@ def test_a_session_that_crashes_or_hangs_is_never_a_prediction(run_cli, misbehav
     assert "session_would_fail" not in err and "NOT accelerated" not in err
 
 
+@pytest.mark.parametrize("command", [["observe", "-p", "cpu"], ["verify", "-p", "cpu", "--observe"]])
+def test_an_observed_session_that_crashes_twice_is_no_observation(run_cli, misbehave, tmp_path, command):
+    """observe wrote ``state: crashed`` and exited 1 before; now it exits 2 with one line, no output."""
+    misbehave("crash")
+    out = tmp_path / "obs.json"
+    code, stdout, err = run_cli(command[0], CHAIN, *command[1:], "-o", out)
+    assert code == 2 and stdout == "" and not out.exists()
+    assert len(err.strip().splitlines()) == 1 and "crashed" in err, err
+
+
 def test_a_crash_a_fresh_child_does_not_repeat_changes_nothing(run_cli, misbehave, monkeypatch):
     monkeypatch.setenv("PARTSIM_NO_CACHE", "1")
     code, plain, _ = run_cli("simulate", CHAIN, "-p", "cuda", "-f", "json")

@@ -5,7 +5,7 @@ import tempfile
 from pathlib import Path
 
 from ..data import data_path
-from ..errors import EXIT_FAIL, EXIT_OK, UsageError
+from ..errors import EXIT_FAIL, EXIT_OK, SessionError, UsageError
 from .args import parse_ep_option_list
 from ..runtime.observation import normalize_level
 from ..runtime.observe import dropped_providers, observation_from_run, run_session
@@ -124,7 +124,17 @@ def _observe(model, providers, args):
                           args.inputs, memory_limit=int(args.memory_limit * 1024**3),
                           ep_options=ep_options(args, providers))
     refuse_unavailable(rec, model)
+    refuse_unfinished(rec, model)
     return rec, level
+
+
+def refuse_unfinished(rec, model):
+    """A session that timed out or crashed, in a fresh child too (:func:`partsim.runtime.observe.run_session`
+    tries twice), is no observation of the model: exit 2 with one line naming the cause."""
+    if rec.get("state") in ("crashed", "timeout"):
+        what = "timed out" if rec["state"] == "timeout" else "crashed"
+        raise SessionError(f"the ORT session {what}, in a fresh process too ({rec.get('error', '')}); "
+                           "that says nothing about the model, so nothing is recorded", model)
 
 
 def run_observe(args):
