@@ -181,3 +181,27 @@ def test_unknown_webgpu_option_is_refused(tmp_path):
     r = _cli("simulate", path, "-p", "webgpu", "--level", "disable", "--ep-option", "validationMode=full")
     assert r.returncode == 2 and r.stdout == "" and "validationMode" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def _shape_add(tmp_path):
+    """Shape -> Add(int64) -> Reshape: the int64 Add is WebGPU's only with enableInt64=1."""
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"), h.make_node("Add", ["s", "zero"], ["s1"], name="add"),
+             h.make_node("Reshape", ["x", "s1"], ["y"], name="reshape")]
+    return save(model(nodes, [vi("x", [2, 3, 4])], [vi("y", None)], [const("zero", [3], 0, dtype=7)]),
+                tmp_path / "shape_add.onnx")
+
+
+@needs_webgpu
+@pytest.mark.parametrize("int64", ["0", "1"])
+def test_enable_int64_selects_the_measured_int64_table(tmp_path, int64):
+    """enableInt64=1: the session puts the int64 Add on WebGPU, and the prediction (the webgpu:int64 table,
+    measured with that option) agrees; without it the Add is the CPU's."""
+    path = _shape_add(tmp_path)
+    r = _cli("verify", path, "-p", "webgpu", "--level", "disable", "--observe", "--ep-option", f"enableInt64={int64}",
+             "--format", "json")
+    res = json.loads(r.stdout)["verify"]
+    assert r.returncode == 0 and res["agreement"] == 1.0, res["disagreements"][:5]
+    s = _cli("simulate", path, "-p", "webgpu", "--level", "disable", "--ep-option", f"enableInt64={int64}",
+             "--format", "json")
+    placed = {n["name"]: n["provider"] for n in json.loads(s.stdout)["nodes"]}
+    assert placed["add"] == (WEBGPU if int64 == "1" else "CPUExecutionProvider")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .qnn_probes import BINARY, DTYPES, PROBE_OPS, QLINEAR, UNARY, _tp, build_probe
 
-__all__ = ["PROBE_OPSETS", "probe_specs", "build_spec", "derive_table", "webgpu_table"]
+__all__ = ["PROBE_OPSETS", "VARIANTS", "probe_specs", "build_spec", "derive_table", "finish_table", "webgpu_table"]
 
 WEBGPU = "WebGpuExecutionProvider"
 #: opsets the probes are built at: each op is probed at every schema version these resolve to
@@ -365,10 +365,19 @@ def webgpu_table(python=None, work=None, evidence_out=None, variant=""):
 
         raise UsageError(f"no WebGPU session could be created: {evidence[0][1].get('create_error', '?')}")
     header = "webgpu: measured by partsim/gen/webgpu.py (real onnxruntime-ep-webgpu sessions on one-node probes)."
-    table = derive_table(_webgpu(), evidence)
+    return dump_table(finish_table(derive_table(_webgpu(), evidence), variant), header)
+
+
+def finish_table(table, variant):
+    """The default table (``default_variant``) or the named variant."""
     if variant:
-        table = _as_variant(table, variant)
-    return dump_table(table, header)
+        return _as_variant(table, variant)
+    out = {}
+    for k, v in table.items():
+        out[k] = v
+        if k == "aliases":
+            out["default_variant"] = True  # -p webgpu: this one, not webgpu:int64
+    return out
 
 
 def _as_variant(table, variant):
