@@ -87,6 +87,18 @@ def test_missing_runtime_is_one_line_exit_2(run_cli, tmp_path, command):
     assert not (tmp_path / "obs.json").exists()
 
 
+@pytest.mark.parametrize("command, extra", [("determinism", ()),
+                                            ("run-compare", ("--abs-tol", "1e-4", "--rel-tol", "1e-3"))])
+def test_missing_runtime_in_numeric_commands_is_one_line_exit_2(run_cli, command, extra):
+    if not OPENVINO_PY.is_file():
+        pytest.skip(f"{OPENVINO_PY} is absent: an interpreter without onnxruntime-qnn is needed")
+    model = ROOT / "partsim" / "data" / "one_relu.onnx"
+    code, out, err = run_cli(command, model, "-p", "qnn", "--python", OPENVINO_PY, *extra)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "cannot run QNNExecutionProvider here: onnxruntime-qnn is not installed" in err
+    assert 'pip install "partsim[qnn]"' in err
+
+
 def test_stand_in_weights_are_said(run_cli):
     model = shared_path("corpus", "graph_only", "resnet18.ts.onnx")
     import onnx

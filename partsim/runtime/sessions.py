@@ -59,6 +59,7 @@ def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0, 
                 return {"state": "timeout", "runs": []}, {}
             return {"state": "crashed", "runs": [], "error": exc.message}, {}
         rec["state"] = "ok"
+        _refuse_unavailable(rec, python)
         arrays = {}
         for r in rec.get("runs", []):
             f = Path(tmp) / f"{r['tag']}.npz"
@@ -72,6 +73,22 @@ def run_configs(model_path, configs, feeds, python=None, timeout=300.0, seed=0, 
                     z = load_npz(f)
                     arrays[f"{r['tag']}~{inv['name']}"] = {n: np.asarray(z[n]) for n, _, _ in inv["outputs"]}
     return rec, arrays
+
+
+def _refuse_unavailable(rec, python):
+    """A run whose provider this interpreter cannot load (its plugin package absent, no device, no
+    WebGPU environment) is no fact about the model: one line (exit 2) with the command that fixes it."""
+    import sys
+
+    from ..errors import UsageError
+    from .observe import fix_for
+
+    for run in rec.get("runs", []):
+        if run.get("unavailable"):
+            provider = (run.get("plugin") or {}).get("ep") or run["providers"][0]
+            raise UsageError(f"cannot run {provider} here: {run.get('error') or 'not available'} "
+                             f"({python or sys.executable}); {fix_for(provider, run.get('error', ''))} "
+                             "(partsim doctor lists what this machine can run)")
 
 
 def _run_of(config, extra_paths, npz):
