@@ -2,6 +2,8 @@
 :mod:`partsim.gen.qnn`).
 """
 
+from types import SimpleNamespace
+
 DTYPES = ("float", "float16", "double", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "bool")
 RANKS = (0, 1, 2, 3, 4, 5, 6)
 OPSET = 21
@@ -122,15 +124,16 @@ def build_probe(op, dtype, rank, variant=()):
     """A one-node ModelProto for ``op`` on a static ``rank``-D tensor of ``dtype`` (attributes at their
     defaults but those of ``variant``, constant side inputs as initializers)."""
     import numpy as np
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper, numpy_helper
 
     shape = list(_SHAPE[:rank])
     x = helper.make_tensor_value_info("x", _tp(dtype), shape)
-    inputs, inits, attrs, out_dtype, out_shape = ["x"], [], {}, dtype, None
-    graph_inputs = [x]
     variant = dict(variant)
     dynamic_side = variant.pop(DYNAMIC_SIDE, False)
     side = []
+
+    p = SimpleNamespace(shape=shape, x=x, inputs=["x"], inits=[], attrs={}, out_dtype=dtype, out_shape=None,
+                        graph_inputs=[x])
 
     def const(name, arr):
         arr = np.asarray(arr)
@@ -138,129 +141,14 @@ def build_probe(op, dtype, rank, variant=()):
             side.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(arr.dtype),
                                                       list(arr.shape)))
         else:
-            inits.append(numpy_helper.from_array(arr, name))
-        inputs.append(name)
+            p.inits.append(numpy_helper.from_array(arr, name))
+        p.inputs.append(name)
 
-    if op in BINARY:
-        graph_inputs.append(helper.make_tensor_value_info("x2", _tp(dtype), shape))
-        inputs.append("x2")
-        if op in ("Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual"):
-            out_dtype = "bool"
-    elif op in ("IsInf", "IsNaN"):
-        out_dtype = "bool"
-    elif op in ("Shape", "Size"):
-        out_dtype = "int64"
-    elif op in ("ArgMax", "ArgMin"):
-        out_dtype = "int64"
-    elif op in REDUCE:
-        const("axes", np.array([rank - 1], dtype=np.int64))
-    elif op == "DynamicQuantizeLinear":
-        out_dtype = "uint8"
-    elif op in ("MatMulInteger", "MatMul"):
-        k = shape[-1] if shape else 1
-        const("B", np.ones((k, 3), dtype=_np(dtype)))
-        out_dtype = "int32" if op == "MatMulInteger" else dtype
-    elif op == "LayerNormalization":
-        c = shape[-1] if shape else 1
-        const("scale", np.ones((c,), dtype=_np(dtype)))
-        const("bias", np.zeros((c,), dtype=_np(dtype)))
-    elif op == "CastLike":
-        like = "float" if dtype != "float" else "float16"
-        graph_inputs.append(helper.make_tensor_value_info("like", _tp(like), [1]))
-        inputs.append("like")
-        out_dtype = like
-    elif op == "Gather":
-        const("indices", np.array([0], dtype=np.int64))
-    elif op in ("GatherElements", "ScatterElements"):  # indices of the data's rank, one row along axis 0
-        const("indices", np.zeros([1] + shape[1:], dtype=np.int64))
-        if op == "ScatterElements":
-            const("updates", np.ones([1] + shape[1:], dtype=_np(dtype)))
-        else:
-            out_shape = [1] + shape[1:]
-    elif op in ("GatherND", "ScatterND"):  # one index tuple of length 1
-        const("indices", np.zeros((1, 1), dtype=np.int64))
-        if op == "ScatterND":
-            const("updates", np.ones([1] + shape[1:], dtype=_np(dtype)))
-        else:
-            out_shape = [1] + shape[1:]
-    elif op in QLINEAR:  # per-tensor scales and zero points (fed at run time by the dynamic variant), weight constant
-        zp = _np(dtype)
-        const("x_scale", np.array(0.1, np.float32))
-        const("x_zero_point", np.array(0, zp))
-        if op == "QLinearMatMul":
-            w = np.ones((shape[-1] if shape else 1, 3), dtype=zp)
-        else:
-            w = np.ones((shape[1], shape[1]) + (1,) * (rank - 2), dtype=zp)
-        inits.append(numpy_helper.from_array(w, "w"))
-        inputs.append("w")
-        const("w_scale", np.array(0.05, np.float32))
-        const("w_zero_point", np.array(0, zp))
-        const("y_scale", np.array(0.2, np.float32))
-        const("y_zero_point", np.array(0, zp))
-    elif op == "GridSample" and rank >= 3:  # grid [N, *output spatial, rank - 2]: the output keeps x's shape
-        graph_inputs.append(helper.make_tensor_value_info("grid", _tp(dtype), [shape[0]] + shape[2:] + [rank - 2]))
-        inputs.append("grid")
-        out_shape = shape
-    elif op == "GroupNormalization":  # opset 21: scale and bias per channel
-        c = shape[1]
-        const("scale", np.ones((c,), dtype=_np(dtype)))
-        const("bias", np.zeros((c,), dtype=_np(dtype)))
-        attrs["num_groups"] = 1
-        # ORT infers no output shape for GroupNormalization-21 (a function op), and QNN refuses the NHWC node
-        # of an unknown shape; models declare it (the node tests do), so the probe declares it too
-        out_shape = shape
-    elif op in ("BatchNormalization", "InstanceNormalization"):
-        c = shape[1]
-        const("scale", np.ones((c,), dtype=_np(dtype)))
-        const("B", np.zeros((c,), dtype=_np(dtype)))
-        if op == "BatchNormalization":
-            const("mean", np.zeros((c,), dtype=_np(dtype)))
-            const("var", np.ones((c,), dtype=_np(dtype)))
-    elif op in ("Conv", "ConvTranspose"):
-        c = shape[1]
-        w = (c, c) + (1,) * (rank - 2)
-        const("W", np.ones(w, dtype=_np(dtype)))
-    elif op == "LRN":
-        attrs["size"] = 3
-    elif op in ("DepthToSpace", "SpaceToDepth"):
-        attrs["blocksize"] = 1
-    elif op == "Resize":
-        inputs.append("")
-        const("scales", np.array([1.0, 1.0] + [2.0] * (rank - 2), dtype=np.float32))
-    elif op in ("MaxPool", "AveragePool", "LpPool"):
-        attrs["kernel_shape"] = [2] * (rank - 2)
-    elif op == "Cast":
-        attrs["to"] = TensorProto.FLOAT if dtype != "float" else TensorProto.FLOAT16
-        out_dtype = "float" if dtype != "float" else "float16"
-    elif op == "Where":
-        graph_inputs = [helper.make_tensor_value_info("c", TensorProto.BOOL, shape), x,
-                        helper.make_tensor_value_info("x2", _tp(dtype), shape)]
-        inputs = ["c", "x", "x2"]
-    elif op == "CumSum":
-        const("axis", np.array(0, dtype=np.int64))
-    elif op in ("Expand", "Tile"):
-        const("reps" if op == "Tile" else "shape", np.ones(rank, dtype=np.int64))
-    elif op in ("Squeeze", "Unsqueeze"):
-        if op == "Unsqueeze":
-            const("axes", np.array([0], dtype=np.int64))
-        else:
-            shape = [1] + shape[1:]
-            graph_inputs[0] = helper.make_tensor_value_info("x", _tp(dtype), shape)
-            const("axes", np.array([0], dtype=np.int64))
-    elif op == "Reshape":
-        const("shape", np.array([-1], dtype=np.int64))
-    elif op == "Concat":
-        graph_inputs.append(helper.make_tensor_value_info("x2", _tp(dtype), shape))
-        inputs.append("x2")
-        attrs["axis"] = 0
-    elif op == "Split":
-        attrs["axis"] = 0
-        attrs["num_outputs"] = 2
-    elif op == "Slice":
-        const("starts", np.array([0], dtype=np.int64))
-        const("ends", np.array([1], dtype=np.int64))
-    elif op == "Pad":
-        const("pads", np.array([0] * rank + [1] * rank, dtype=np.int64))
+    p.const = const
+    if not _elementwise_inputs(p, op, dtype, rank) and not _indexed_inputs(p, op, dtype, rank):
+        _layout_and_shape_inputs(p, op, dtype, rank)
+    shape, graph_inputs, inputs, inits, attrs = p.shape, p.graph_inputs, p.inputs, p.inits, p.attrs
+    out_dtype, out_shape = p.out_dtype, p.out_shape
     attrs.update(variant)
     if op == "Squeeze" and dynamic_side:
         graph_inputs[0] = helper.make_tensor_value_info("x", _tp(dtype), shape)
@@ -282,6 +170,156 @@ def build_probe(op, dtype, rank, variant=()):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
     m.ir_version = 10
     return m
+
+
+def _elementwise_inputs(p, op, dtype, rank):
+    """Binary, comparison, reduction, MatMul, LayerNormalization and CastLike probes' inputs (False: not one of them)."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper  # noqa: F401
+
+    if op in BINARY:
+        p.graph_inputs.append(helper.make_tensor_value_info("x2", _tp(dtype), p.shape))
+        p.inputs.append("x2")
+        if op in ("Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual"):
+            p.out_dtype = "bool"
+    elif op in ("IsInf", "IsNaN"):
+        p.out_dtype = "bool"
+    elif op in ("Shape", "Size"):
+        p.out_dtype = "int64"
+    elif op in ("ArgMax", "ArgMin"):
+        p.out_dtype = "int64"
+    elif op in REDUCE:
+        p.const("axes", np.array([rank - 1], dtype=np.int64))
+    elif op == "DynamicQuantizeLinear":
+        p.out_dtype = "uint8"
+    elif op in ("MatMulInteger", "MatMul"):
+        k = p.shape[-1] if p.shape else 1
+        p.const("B", np.ones((k, 3), dtype=_np(dtype)))
+        p.out_dtype = "int32" if op == "MatMulInteger" else dtype
+    elif op == "LayerNormalization":
+        c = p.shape[-1] if p.shape else 1
+        p.const("scale", np.ones((c,), dtype=_np(dtype)))
+        p.const("bias", np.zeros((c,), dtype=_np(dtype)))
+    elif op == "CastLike":
+        like = "float" if dtype != "float" else "float16"
+        p.graph_inputs.append(helper.make_tensor_value_info("like", _tp(like), [1]))
+        p.inputs.append("like")
+        p.out_dtype = like
+    else:
+        return False
+    return True
+
+
+def _indexed_inputs(p, op, dtype, rank):
+    """Gather/Scatter, QOperator and GridSample probes' inputs (False: not one of them)."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper  # noqa: F401
+
+    if op == "Gather":
+        p.const("indices", np.array([0], dtype=np.int64))
+    elif op in ("GatherElements", "ScatterElements"):  # indices of the data's rank, one row along axis 0
+        p.const("indices", np.zeros([1] + p.shape[1:], dtype=np.int64))
+        if op == "ScatterElements":
+            p.const("updates", np.ones([1] + p.shape[1:], dtype=_np(dtype)))
+        else:
+            p.out_shape = [1] + p.shape[1:]
+    elif op in ("GatherND", "ScatterND"):  # one index tuple of length 1
+        p.const("indices", np.zeros((1, 1), dtype=np.int64))
+        if op == "ScatterND":
+            p.const("updates", np.ones([1] + p.shape[1:], dtype=_np(dtype)))
+        else:
+            p.out_shape = [1] + p.shape[1:]
+    elif op in QLINEAR:  # per-tensor scales and zero points (fed at run time by the dynamic variant), weight constant
+        zp = _np(dtype)
+        p.const("x_scale", np.array(0.1, np.float32))
+        p.const("x_zero_point", np.array(0, zp))
+        if op == "QLinearMatMul":
+            w = np.ones((p.shape[-1] if p.shape else 1, 3), dtype=zp)
+        else:
+            w = np.ones((p.shape[1], p.shape[1]) + (1,) * (rank - 2), dtype=zp)
+        p.inits.append(numpy_helper.from_array(w, "w"))
+        p.inputs.append("w")
+        p.const("w_scale", np.array(0.05, np.float32))
+        p.const("w_zero_point", np.array(0, zp))
+        p.const("y_scale", np.array(0.2, np.float32))
+        p.const("y_zero_point", np.array(0, zp))
+    elif op == "GridSample" and rank >= 3:  # grid [N, *output spatial, rank - 2]: the output keeps p.x's p.shape
+        p.graph_inputs.append(helper.make_tensor_value_info("grid", _tp(dtype), [p.shape[0]] + p.shape[2:] + [rank - 2]))
+        p.inputs.append("grid")
+        p.out_shape = p.shape
+    else:
+        return False
+    return True
+
+
+def _layout_and_shape_inputs(p, op, dtype, rank):
+    """Normalization, convolution, pooling, Resize, Cast, Where and shape-op probes' inputs (False: not one of them)."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper  # noqa: F401
+
+    if op == "GroupNormalization":  # opset 21: scale and bias per channel
+        c = p.shape[1]
+        p.const("scale", np.ones((c,), dtype=_np(dtype)))
+        p.const("bias", np.zeros((c,), dtype=_np(dtype)))
+        p.attrs["num_groups"] = 1
+        # ORT infers no output p.shape for GroupNormalization-21 (a function op), and QNN refuses the NHWC node
+        # of an unknown p.shape; models declare it (the node tests do), so the probe declares it too
+        p.out_shape = p.shape
+    elif op in ("BatchNormalization", "InstanceNormalization"):
+        c = p.shape[1]
+        p.const("scale", np.ones((c,), dtype=_np(dtype)))
+        p.const("B", np.zeros((c,), dtype=_np(dtype)))
+        if op == "BatchNormalization":
+            p.const("mean", np.zeros((c,), dtype=_np(dtype)))
+            p.const("var", np.ones((c,), dtype=_np(dtype)))
+    elif op in ("Conv", "ConvTranspose"):
+        c = p.shape[1]
+        w = (c, c) + (1,) * (rank - 2)
+        p.const("W", np.ones(w, dtype=_np(dtype)))
+    elif op == "LRN":
+        p.attrs["size"] = 3
+    elif op in ("DepthToSpace", "SpaceToDepth"):
+        p.attrs["blocksize"] = 1
+    elif op == "Resize":
+        p.inputs.append("")
+        p.const("scales", np.array([1.0, 1.0] + [2.0] * (rank - 2), dtype=np.float32))
+    elif op in ("MaxPool", "AveragePool", "LpPool"):
+        p.attrs["kernel_shape"] = [2] * (rank - 2)
+    elif op == "Cast":
+        p.attrs["to"] = TensorProto.FLOAT if dtype != "float" else TensorProto.FLOAT16
+        p.out_dtype = "float" if dtype != "float" else "float16"
+    elif op == "Where":
+        p.graph_inputs = [helper.make_tensor_value_info("c", TensorProto.BOOL, p.shape), p.x,
+                        helper.make_tensor_value_info("x2", _tp(dtype), p.shape)]
+        p.inputs = ["c", "x", "x2"]
+    elif op == "CumSum":
+        p.const("axis", np.array(0, dtype=np.int64))
+    elif op in ("Expand", "Tile"):
+        p.const("reps" if op == "Tile" else "shape", np.ones(rank, dtype=np.int64))
+    elif op in ("Squeeze", "Unsqueeze"):
+        if op == "Unsqueeze":
+            p.const("axes", np.array([0], dtype=np.int64))
+        else:
+            p.shape = [1] + p.shape[1:]
+            p.graph_inputs[0] = helper.make_tensor_value_info("x", _tp(dtype), p.shape)
+            p.const("axes", np.array([0], dtype=np.int64))
+    elif op == "Reshape":
+        p.const("shape", np.array([-1], dtype=np.int64))
+    elif op == "Concat":
+        p.graph_inputs.append(helper.make_tensor_value_info("x2", _tp(dtype), p.shape))
+        p.inputs.append("x2")
+        p.attrs["axis"] = 0
+    elif op == "Split":
+        p.attrs["axis"] = 0
+        p.attrs["num_outputs"] = 2
+    elif op == "Slice":
+        p.const("starts", np.array([0], dtype=np.int64))
+        p.const("ends", np.array([1], dtype=np.int64))
+    elif op == "Pad":
+        p.const("pads", np.array([0] * rank + [1] * rank, dtype=np.int64))
+    else:
+        return False
+    return True
 
 
 def _np(dtype):

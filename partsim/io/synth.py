@@ -75,26 +75,7 @@ def synthesize(nodes, seed=0, ops=DEFAULT_OPS, width=8, reach=3, opset=17):
     consumed = set()
     for i in range(nodes):
         window = [t for layer in layers[-reach:] for t in layer]
-        a = window[int(pick[i, 0] * len(window))]
-        op = ops[op_idx[i]]
-        name = f"n{i}_{op}"
-        node = graph.node.add()
-        node.op_type = op
-        node.name = name
-        node.output.append(name)
-        if op in _BINARY:
-            b = window[int(pick[i, 1] * len(window))]
-            node.input.extend([a, b])
-            consumed.update((a, b))
-        elif op in _LINEAR:
-            node.input.extend([a, f"W{i % N_WEIGHTS}"])
-            if op == "Gemm":
-                node.input.append("B")
-            consumed.add(a)
-        else:
-            node.input.append(a)
-            consumed.add(a)
-        current.append(name)
+        current.append(_add_node(graph, i, ops[op_idx[i]], window, pick[i], consumed))
         if len(current) == width:
             layers.append(current)
             current = []
@@ -107,3 +88,27 @@ def synthesize(nodes, seed=0, ops=DEFAULT_OPS, width=8, reach=3, opset=17):
                               producer_name="partsim synth")
     model.ir_version = 8
     return model
+
+
+def _add_node(graph, i, op, window, pick, consumed):
+    """Node ``i`` (``op``) reading one or two tensors of ``window`` (where ``pick`` points), its inputs added
+    to ``consumed``; returns its output's name."""
+    a = window[int(pick[0] * len(window))]
+    name = f"n{i}_{op}"
+    node = graph.node.add()
+    node.op_type = op
+    node.name = name
+    node.output.append(name)
+    if op in _BINARY:
+        b = window[int(pick[1] * len(window))]
+        node.input.extend([a, b])
+        consumed.update((a, b))
+    elif op in _LINEAR:
+        node.input.extend([a, f"W{i % N_WEIGHTS}"])
+        if op == "Gemm":
+            node.input.append("B")
+        consumed.add(a)
+    else:
+        node.input.append(a)
+        consumed.add(a)
+    return name

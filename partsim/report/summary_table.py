@@ -67,6 +67,27 @@ def render_summary_table(s, max_rows=40, steps=None):
     ``steps``: records of :func:`partsim.analysis.advice.next_steps`, printed as the
     "next steps" footer (commands ready to paste); the glossary of the words used ends it.
     """
+    out = _header(s)
+    out += _counts(s, max_rows)
+    out += _reasons(s, max_rows)
+    out += _transfers_and_conversions(s, max_rows)
+    out.extend(_final_view_lines(s))
+    out += _caveats(s)
+    if steps:
+        out.append("")
+        out.append("next steps:")
+        for st in steps:
+            out.append(f"  - {st['text']}")
+            if st.get("command"):
+                out.append(f"      partsim {shlex.join(st['command'])}")
+    out.append("")
+    out.append("words:")
+    out.append(glossary_text())
+    return "\n".join(out) + "\n"
+
+
+def _header(s):
+    """model, providers, ORT, notes, dropped providers, status."""
     out = []
     m = s["model"]
     out.append(f"model      {m['path']}  ({_node_counts(s)})")
@@ -82,7 +103,12 @@ def render_summary_table(s, max_rows=40, steps=None):
     out.append(f"status     {s['status']}; {verdict}")
     if s.get("failure"):
         out.append(f"failure    {s['failure']}")
-    out.append("")
+    return out
+
+
+def _counts(s, max_rows):
+    """The per-provider table, the boundary counts and the partitions."""
+    out = [""]
     rows = [[ep, v["nodes"], v["partitions"], v["fragments"]] for ep, v in s["perProvider"].items()]
     out.append(format_table(["provider", "nodes", "partitions", "fragments"], rows, ["<", ">", ">", ">"]))
     out.append("")
@@ -98,19 +124,29 @@ def render_summary_table(s, max_rows=40, steps=None):
     out.append(format_table(["partition", "provider", "nodes", "members"], rows, [">", "<", ">", "<"]))
     if len(parts) > max_rows:
         out.append(f"… {plural(len(parts) - max_rows, 'more partition')} (use --format json for all)")
+    return out
+
+
+def _reasons(s, max_rows):
+    """Nodes off the first-choice provider, grouped by (reason, op)."""
     by_reason = {}
     for n in s["nodes"]:
         if n["reason"]:
             by_reason.setdefault((n["reason"], n["opType"]), []).append(n)
-    if by_reason:
-        out.append("")
-        out.append("not on the first-choice provider, by reason (detail: of the first node):")
-        rows = [[r, op, len(v), short_list([n["name"] for n in v], 3), _detail(v[0].get("reasonDetail"))]
-                for (r, op), v in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
-        out.append(format_table(["reason", "op", "nodes", "examples", "detail"], rows[:max_rows],
-                                ["<", "<", ">", "<", "<"]))
-        if len(rows) > max_rows:
-            out.append(f"… {plural(len(rows) - max_rows, 'more reason')} (use --format json for all)")
+    if not by_reason:
+        return []
+    out = ["", "not on the first-choice provider, by reason (detail: of the first node):"]
+    rows = [[r, op, len(v), short_list([n["name"] for n in v], 3), _detail(v[0].get("reasonDetail"))]
+            for (r, op), v in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+    out.append(format_table(["reason", "op", "nodes", "examples", "detail"], rows[:max_rows],
+                            ["<", "<", ">", "<", "<"]))
+    if len(rows) > max_rows:
+        out.append(f"… {plural(len(rows) - max_rows, 'more reason')} (use --format json for all)")
+    return out
+
+
+def _transfers_and_conversions(s, max_rows):
+    out = []
     if s["transferList"]:
         out.append("")
         rows = [[t["tensor"], t["from"], t["to"], "?" if t["bytes"] is None else t["bytes"]]
@@ -124,27 +160,21 @@ def render_summary_table(s, max_rows=40, steps=None):
         rows = [[c["kind"], c["status"], c["tensor"], f"{c['from']} -> {c['to']}", c.get("detail", "")]
                 for c in conv[:max_rows]]
         out.append(format_table(["conversion", "status", "tensor", "edge", "detail"], rows))
-    out.extend(_final_view_lines(s))
-    if s["uncheckedCaveats"]:
-        out.append("")
-        out.append(f"{plural(len(s['uncheckedCaveats']), 'unchecked caveat')} on claimed nodes, e.g.:")
-        seen = set()
-        for c in s["uncheckedCaveats"]:
-            key = (c["provider"], c["opType"])
-            if key in seen:
-                continue
-            seen.add(key)
-            out.append(f"  {c['opType']} on {c['provider']}: {c['note']}")
-            if len(seen) >= 8:
-                break
-    if steps:
-        out.append("")
-        out.append("next steps:")
-        for st in steps:
-            out.append(f"  - {st['text']}")
-            if st.get("command"):
-                out.append(f"      partsim {shlex.join(st['command'])}")
-    out.append("")
-    out.append("words:")
-    out.append(glossary_text())
-    return "\n".join(out) + "\n"
+    return out
+
+
+def _caveats(s):
+    """Table notes not checked on claimed nodes: one line per (provider, op), eight at most."""
+    if not s["uncheckedCaveats"]:
+        return []
+    out = ["", f"{plural(len(s['uncheckedCaveats']), 'unchecked caveat')} on claimed nodes, e.g.:"]
+    seen = set()
+    for c in s["uncheckedCaveats"]:
+        key = (c["provider"], c["opType"])
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(f"  {c['opType']} on {c['provider']}: {c['note']}")
+        if len(seen) >= 8:
+            break
+    return out
