@@ -370,22 +370,6 @@ def _build_full(plan, model, device, only=None, title=None, graph_id="graph_part
                                   penwidth=1, color="#333333") + ";",
                "  edge " + _attrs(fontname="Helvetica", fontsize=8, color=EDGE_PLAIN, arrowsize=0.6) + ";"]
 
-    def node_line(k, indent):
-        n = nodes[k]
-        eid = f"n{k}"
-        plan.node_ids[n["name"]] = eid
-        fill = plan.colors[n["provider"]]
-        op = f"{n['domain']}:{n['opType']}" if n["domain"] else n["opType"]
-        tip = _node_tooltip(n, part.get(n["name"]))
-        data = {"node": clean(n["name"]), "op": clean(n["opType"]), "domain": clean(n["domain"]) or "ai.onnx",
-                "provider": n["provider"], "reason": n.get("reason") or ""}
-        if n["name"] in part:
-            data["partition"] = str(part[n["name"]])
-        plan.annotations[eid] = (data, tip)
-        return indent + f"{eid} " + _attrs(id=eid, class_=f"ep-{plan.slugs[n['provider']]}",
-                                           label=_node_label(n, op), fillcolor=fill,
-                                           fontcolor=font_color(fill), tooltip=tip) + ";"
-
     drawn = set()
     if only is None:
         for p in s["partitions"]:
@@ -407,12 +391,40 @@ def _build_full(plan, model, device, only=None, title=None, graph_id="graph_part
                 k = index.get(name)
                 if k is not None and k not in drawn:
                     drawn.add(k)
-                    out.append(node_line(k, "    "))
+                    out.append(_node_line(plan, nodes, part, k, "    "))
             out.append("  }")
     for k in range(len(nodes)):
         if k not in drawn and (only is None or k in only):
-            out.append(node_line(k, "  "))
+            out.append(_node_line(plan, nodes, part, k, "  "))
 
+    out.extend(_edge_lines(plan, model, device, provider, only))
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def _node_line(plan, nodes, part, k, indent):
+    """The DOT line of node ``k`` (its id, colour, label and tooltip; its annotation recorded in ``plan``)."""
+    n = nodes[k]
+    eid = f"n{k}"
+    plan.node_ids[n["name"]] = eid
+    fill = plan.colors[n["provider"]]
+    op = f"{n['domain']}:{n['opType']}" if n["domain"] else n["opType"]
+    tip = _node_tooltip(n, part.get(n["name"]))
+    data = {"node": clean(n["name"]), "op": clean(n["opType"]), "domain": clean(n["domain"]) or "ai.onnx",
+            "provider": n["provider"], "reason": n.get("reason") or ""}
+    if n["name"] in part:
+        data["partition"] = str(part[n["name"]])
+    plan.annotations[eid] = (data, tip)
+    return indent + f"{eid} " + _attrs(id=eid, class_=f"ep-{plan.slugs[n['provider']]}",
+                                       label=_node_label(n, op), fillcolor=fill,
+                                       fontcolor=font_color(fill), tooltip=tip) + ";"
+
+
+def _edge_lines(plan, model, device, provider, only):
+    """The DOT lines of the edges (of those inside ``only``, when given): transfers, Memcpy and conversions
+    marked, each annotation recorded in ``plan``."""
+    s = plan.summary
+    out = []
     edges, memcpy, conv = _edge_marks(s, model, provider, device)
     for j, (a, b, t) in enumerate(edges):
         if only is not None and not (a in only and b in only):
@@ -452,8 +464,7 @@ def _build_full(plan, model, device, only=None, title=None, graph_id="graph_part
         else:
             out.append(f"  n{a} -> n{b} " + _attrs(id=eid, class_=" ".join(dict.fromkeys(classes)) or None,
                                                   tooltip="\n".join(tip), **attrs) + ";")
-    out.append("}")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def partition_detail_dots(plan, model, device=None, max_nodes=400, layout_limit=DEFAULT_LAYOUT_LIMIT):
