@@ -332,9 +332,25 @@ def render_html(summary, plan, svg, details=None, blame_command=None):
            f'data-partition-count="{len(s["partitions"])}">',
            f"<h1>partsim prediction: {_e(name)}</h1>"]
 
+    out += _verdict_and_summary(s)
+    out += _reasons_section(s, blame_command)
+    out += _providers_section(s, plan)
+    out += _graph_section(s, plan, svg, details)
+    out += _tables_section(s)
+    out.append('<p class="note">Written by partsim render. Same input, same bytes.</p>')
+    out.append(f"<script>{_SCRIPT}</script>")
+    out.append("</body>")
+    out.append("</html>")
+    return "\n".join(out) + "\n"
+
+
+def _verdict_and_summary(s):
+    """The verdict line and the summary table."""
     eff = s.get("effectiveProviders") or []
     first = eff[0] if eff else ""
     per = s.get("perProvider", {})
+    m = s["model"]
+    out = []
     on_first = per.get(first, {}).get("nodes", 0)
     total = len(s["nodes"])
     if s.get("accelerated"):
@@ -364,7 +380,14 @@ def render_html(summary, plan, svg, details=None, blame_command=None):
     for w in s.get("warnings", []):
         meta.append(["warning", w])
     out.append(_table(None, meta, cls="meta"))
+    return out
 
+
+def _reasons_section(s, blame_command):
+    """Why nodes are not on the first-choice provider, and the blame command."""
+    eff = s.get("effectiveProviders") or []
+    first = eff[0] if eff else ""
+    out = []
     out.append(f'<h2 id="unsupported" data-section="reasons">Why nodes are not on {_e(first) or "the first-choice provider"}'
                "</h2>")
     rows = _reasons(s)
@@ -383,7 +406,13 @@ def render_html(summary, plan, svg, details=None, blame_command=None):
         command = " ".join(shlex.quote(w) for w in (blame_command or _blame_command(s)))
         out.append(f'<p class="note">To see which change would help most: <code>{_e(command)}</code> '
                    "ranks every cause by the coverage it would win.</p>")
+    return out
 
+
+def _providers_section(s, plan):
+    """The provider legend (click to highlight) and the per-provider table."""
+    per = s.get("perProvider", {})
+    out = []
     out.append('<h2 id="per-provider" data-section="per-provider">Per provider</h2>')
     out.append('<ul id="legend-list">')
     for p in plan.providers:
@@ -396,7 +425,12 @@ def render_html(summary, plan, svg, details=None, blame_command=None):
     rows = [[_Raw(_swatch(plan.colors.get(p, "#FFFFFF")) + _e(p)), v["nodes"], v["partitions"], v["fragments"]]
             for p, v in per.items()]
     out.append(_table(["provider", "nodes", "partitions", "fragments"], rows, num=(1, 2, 3)))
+    return out
 
+
+def _graph_section(s, plan, svg, details):
+    """The graph view (and, collapsed, the partitions a click expands)."""
+    out = []
     out.append('<h2 id="graph-title" data-section="graph">Graph</h2>')
     if plan.mode == "full":
         view = "every node; partitions are the framed clusters; nodes off the first-choice provider show [reason]"
@@ -418,7 +452,12 @@ def render_html(summary, plan, svg, details=None, blame_command=None):
             p = next(x for x in s["partitions"] if x["id"] == pid)
             title = f"partition {pid}: {p['provider']} ({len(p['nodes'])} nodes)"
             out.append(f'<template id="detail-p{pid}" data-title="{_e(title)}">{_svg_body(details[pid])}</template>')
+    return out
 
+
+def _tables_section(s):
+    """Transfers, conversion findings and Memcpy tables."""
+    out = []
     out.append(f'<h2 id="transfers" data-section="transfers">Transfers ({s.get("transfers", 0)})</h2>')
     rows = [[t["tensor"], t["from"], t["to"], format_bytes(t["bytes"])] for t in s.get("transferList", [])]
     known = [t["bytes"] for t in s.get("transferList", []) if t["bytes"] is not None]
@@ -437,12 +476,7 @@ def render_html(summary, plan, svg, details=None, blame_command=None):
     out.append(f'<h2 id="memcpy">Memcpy ({mc["fromHost"]} from host, {mc["toHost"]} to host)</h2>')
     rows = [[x["direction"], x["tensor"]] for x in mc["tensors"]]
     out.append(_table(["direction", "tensor"], rows) if rows else "<p>None.</p>")
-
-    out.append('<p class="note">Written by partsim render. Same input, same bytes.</p>')
-    out.append(f"<script>{_SCRIPT}</script>")
-    out.append("</body>")
-    out.append("</html>")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _toolbar(target):
