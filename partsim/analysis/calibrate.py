@@ -101,127 +101,155 @@ def calibrate(cases, provider, tables, models=None, command="", device=""):
     from ..rules.providers import canonical_name
 
     provider = canonical_name(provider)
-    providers = [provider, "CPUExecutionProvider"]
     if provider not in tables:
         raise PartsimError(f"no table for {provider}")
-    base = tables[provider][0]
-    models = {} if models is None else models
-    seen, conflicts = _observe_all(cases, providers, tables, models)
-    runtimes = sorted({c.runtime for c in cases if c.runtime})
-    files = sorted({_file_of(c) for c in cases})
-    meta = {"description": f"calibrated on {len(files)} observation file(s) ({len(cases)} sessions) by partsim "
-                           f"rules calibrate; layered over {Path(base.path).name}",
-            "version": ", ".join(runtimes) or "observations of unknown runtime version",
-            "generated_by": command or "partsim rules calibrate"}
-    overlay_ops, changes, contradictions = {}, [], []
-    cases_of_op = {}
-    for s in seen:
-        cases_of_op.setdefault(s.key[:2], set()).add(id(s.case))
-    accepted = _verdicts(seen, providers, tables, models)  # node -> agrees, under the changes kept so far
+    cal = _Calibration(cases, provider, tables, {} if models is None else models, command, device)
+    cal.widen()
+    cal.verify()
+    cal.narrow()
+    cal.verify()
+    return cal.result()
 
-    def current(dk):
-        if dk in overlay_ops:
-            _, _, t = _overlay_table(base, {dk: overlay_ops[dk]}, meta)
+
+class _Calibration:
+    """The state of one :func:`calibrate` run: the observations, the overlay rules so far, the changes made
+    and the contradictions found."""
+
+    def __init__(self, cases, provider, tables, models, command, device):
+        self.cases, self.provider, self.tables, self.models, self.device = cases, provider, tables, models, device
+        self.providers = [provider, "CPUExecutionProvider"]
+        self.base = base = tables[provider][0]
+        self.seen, self.conflicts = _observe_all(cases, self.providers, tables, models)
+        runtimes = sorted({c.runtime for c in cases if c.runtime})
+        files = sorted({_file_of(c) for c in cases})
+        self.meta = {"description": f"calibrated on {len(files)} observation file(s) ({len(cases)} sessions) by "
+                                    f"partsim rules calibrate; layered over {Path(base.path).name}",
+                     "version": ", ".join(runtimes) or "observations of unknown runtime version",
+                     "generated_by": command or "partsim rules calibrate"}
+        self.overlay_ops, self.changes, self.contradictions = {}, [], []
+        self.cases_of_op = {}
+        for s in self.seen:
+            self.cases_of_op.setdefault(s.key[:2], set()).add(id(s.case))
+        # node -> agrees, under the changes kept so far
+        self.accepted = _verdicts(self.seen, self.providers, tables, models)
+
+    def current(self, dk):
+        if dk in self.overlay_ops:
+            _, _, t = _overlay_table(self.base, {dk: self.overlay_ops[dk]}, self.meta)
             return list(t.rules_for(*dk))
-        return list(base.rules_for(*dk))
+        return list(self.base.rules_for(*dk))
 
-    def attempt(dk, new_rules, why, group, kind, since):
-        before = {_key_of(_rule_dict(r)) for r in base.rules_for(*dk)}
+    def attempt(self, dk, new_rules, why, group, kind, since):
+        before = {_key_of(_rule_dict(r)) for r in self.base.rules_for(*dk)}
         prov = {"observations": sorted({_file_of(g.case) for g in group}),
                 "runtime": ", ".join(sorted({g.case.runtime for g in group if g.case.runtime})) or "unknown",
-                "device": ", ".join(sorted({g.case.device for g in group if g.case.device})) or device or "unknown",
+                "device": ", ".join(sorted({g.case.device for g in group if g.case.device})) or self.device
+                or "unknown",
                 "change": why,
                 "evidence": sorted({g.where() for g in group})[:3]}
         for r in new_rules:
             if "provenance" not in r and _key_of(r) not in before:
                 r["provenance"] = prov
-        overlay_ops[dk] = new_rules
-        changes.append({"domain": dk[0], "op": dk[1], "since": since, "kind": kind, "change": why,
-                        "nodes": len(group), "evidence": prov["evidence"]})
+        self.overlay_ops[dk] = new_rules
+        self.changes.append({"domain": dk[0], "op": dk[1], "since": since, "kind": kind, "change": why,
+                             "nodes": len(group), "evidence": prov["evidence"]})
 
-    def verify():
+    def _layered(self, ops):
+        return _with(self.tables, self.base, _overlay_table(self.base, ops, self.meta)[2] if ops else None)
+
+    def _least_to_blame(self, broken, now):
+        """The (score, op) whose withdrawal leaves the fewest of ``broken`` broken, then loses the fewest fixes."""
+        hit = {k[0] for k in broken}
+        best = None
+        for dk in sorted(self.overlay_ops):
+            ids = self.cases_of_op.get(dk, set())
+            if not any(id(x.case) in ids for x in self.seen if x.case.source in hit):
+                continue
+            rest = {k: v for k, v in self.overlay_ops.items() if k != dk}
+            affected = [x for x in self.seen if id(x.case) in ids]
+            v = _verdicts(affected, self.providers, self._layered(rest), self.models)
+            still = sum(1 for k in broken if k in v and self.accepted[k] and not v[k]) + \
+                sum(1 for k in broken if k not in v)
+            lost = sum(1 for k, ok in v.items() if now[k] and not ok)  # what the change had fixed
+            score = (still, lost)
+            if best is None or score < best[0]:
+                best = (score, dk)
+        return best
+
+    def verify(self):
         """Withdraw, one op at a time, the changes without which fewer agreeing nodes break."""
-        while overlay_ops:
-            lay = _overlay_table(base, overlay_ops, meta)[2]
-            now = _verdicts(seen, providers, _with(tables, base, lay), models)
-            broken = sorted(k for k, ok in now.items() if accepted[k] and not ok)
+        while self.overlay_ops:
+            lay = _overlay_table(self.base, self.overlay_ops, self.meta)[2]
+            now = _verdicts(self.seen, self.providers, _with(self.tables, self.base, lay), self.models)
+            broken = sorted(k for k, ok in now.items() if self.accepted[k] and not ok)
             if not broken:
                 break
-            hit = {k[0] for k in broken}
-            best = None
-            for dk in sorted(overlay_ops):
-                ids = cases_of_op.get(dk, set())
-                if not any(id(x.case) in ids for x in seen if x.case.source in hit):
-                    continue
-                rest = {k: v for k, v in overlay_ops.items() if k != dk}
-                lay2 = _overlay_table(base, rest, meta)[2] if rest else None
-                affected = [x for x in seen if id(x.case) in ids]
-                v = _verdicts(affected, providers, _with(tables, base, lay2), models)
-                still = sum(1 for k in broken if k in v and accepted[k] and not v[k]) + \
-                    sum(1 for k in broken if k not in v)
-                lost = sum(1 for k, ok in v.items() if now[k] and not ok)  # what the change had fixed
-                score = (still, lost)
-                if best is None or score < best[0]:
-                    best = (score, dk)
+            best = self._least_to_blame(broken, now)
             if best is None or best[0][0] >= len(broken):
                 for k in broken:
-                    contradictions.append({"domain": "", "op": "", "since": None, "nodes": 1,
-                                           "why": f"{k[1]} ({k[0]}) agreed before the changes and does not "
-                                                  "after; no single change is to blame"})
+                    self.contradictions.append({"domain": "", "op": "", "since": None, "nodes": 1,
+                                                "why": f"{k[1]} ({k[0]}) agreed before the changes and does not "
+                                                       "after; no single change is to blame"})
                 break
             dk = best[1]
-            overlay_ops.pop(dk)
-            for c in changes:
+            self.overlay_ops.pop(dk)
+            for c in self.changes:
                 if (c["domain"], c["op"]) == dk and not c.get("withdrawn"):
                     c["withdrawn"] = True
-                    contradictions.append({"domain": dk[0], "op": dk[1], "since": c["since"], "nodes": c["nodes"],
-                                           "why": f"{c['change']}: withdrawn, it moves nodes that agree "
-                                                  f"without it (e.g. {broken[0][1]}, {broken[0][0]})"})
+                    self.contradictions.append({
+                        "domain": dk[0], "op": dk[1], "since": c["since"], "nodes": c["nodes"],
+                        "why": f"{c['change']}: withdrawn, it moves nodes that agree without it "
+                               f"(e.g. {broken[0][1]}, {broken[0][0]})"})
 
-    # 1. nodes the device ran that the table refuses: widen, one (domain, op, version) at a time
-    widen = {}
-    for s in seen:
-        if s.observed != s.predicted and s.observed == provider and s.reason in TABLE_FACTS:
-            widen.setdefault(s.key, []).append(s)
-    for key in sorted(widen, key=lambda k: (k[0], k[1], k[2] or 0)):
-        group, dk = widen[key], key[:2]
-        rules = current(dk)
-        rule, why = _widen(group, rules)
-        cov = _covering(rules, key[2])
-        new = _keep_provenance([_rule_dict(r) for r in rules if not (cov and r is cov[0])],
-                               overlay_ops.get(dk, []))
-        attempt(dk, new + [rule], why, group, "widen", key[2])
-    verify()
-    # 2. on the widened table (CPU-preferred placements follow the kernels): nodes the table
-    #    takes that ran elsewhere: narrow
-    layered = _overlay_table(base, overlay_ops, meta)[2] if overlay_ops else None
-    seen1, _ = _observe_all(cases, providers, _with(tables, base, layered), models)
-    by_key, narrow = {}, {}
-    for s in seen1:
-        by_key.setdefault(s.key, []).append(s)
-        if s.observed != s.predicted and s.predicted == provider:
-            narrow.setdefault(s.key, []).append(s)
-    for key in sorted(narrow, key=lambda k: (k[0], k[1], k[2] or 0)):
-        bad, dk = narrow[key], key[:2]
-        good = [s for s in by_key[key] if s.observed == provider]
-        new, why = _narrow(bad, good, current(dk))
-        if new is None:
-            contradictions.append({"domain": dk[0], "op": dk[1], "since": key[2], "nodes": len(bad), "why": why})
-            continue
-        attempt(dk, _keep_provenance(new, overlay_ops.get(dk, [])), why, bad, "narrow", key[2])
-    verify()
-    changes[:] = [c for c in changes if not c.get("withdrawn")]
-    doc, text, layered = _overlay_table(base, overlay_ops, meta) if overlay_ops else (None, "", None)
-    per_file = _per_file(cases, providers, tables, base, layered, models)
-    final, _ = _observe_all(cases, providers, _with(tables, base, layered), models)
-    unexplained = {}
-    for s in final:
-        if s.observed != s.predicted:
-            unexplained.setdefault(s.reason or "claimed by the provider", []).append(s.where())
-    report = {"provider": provider, "base": base.path, "observations": per_file, "changes": changes,
-              "contradictions": contradictions, "conflictingObservations": conflicts,
-              "unexplained": {k: {"nodes": len(v), "examples": v[:3]} for k, v in sorted(unexplained.items())}}
-    return {"overlay": doc, "text": text, "report": report}
+    def widen(self):
+        """Nodes the device ran that the table refuses: widen, one (domain, op, version) at a time."""
+        widen = {}
+        for s in self.seen:
+            if s.observed != s.predicted and s.observed == self.provider and s.reason in TABLE_FACTS:
+                widen.setdefault(s.key, []).append(s)
+        for key in sorted(widen, key=lambda k: (k[0], k[1], k[2] or 0)):
+            group, dk = widen[key], key[:2]
+            rules = self.current(dk)
+            rule, why = _widen(group, rules)
+            cov = _covering(rules, key[2])
+            new = _keep_provenance([_rule_dict(r) for r in rules if not (cov and r is cov[0])],
+                                   self.overlay_ops.get(dk, []))
+            self.attempt(dk, new + [rule], why, group, "widen", key[2])
+
+    def narrow(self):
+        """On the widened table (CPU-preferred placements follow the kernels): nodes the table takes that ran
+        elsewhere: narrow."""
+        seen1, _ = _observe_all(self.cases, self.providers, self._layered(self.overlay_ops), self.models)
+        by_key, narrow = {}, {}
+        for s in seen1:
+            by_key.setdefault(s.key, []).append(s)
+            if s.observed != s.predicted and s.predicted == self.provider:
+                narrow.setdefault(s.key, []).append(s)
+        for key in sorted(narrow, key=lambda k: (k[0], k[1], k[2] or 0)):
+            bad, dk = narrow[key], key[:2]
+            good = [s for s in by_key[key] if s.observed == self.provider]
+            new, why = _narrow(bad, good, self.current(dk))
+            if new is None:
+                self.contradictions.append({"domain": dk[0], "op": dk[1], "since": key[2], "nodes": len(bad),
+                                            "why": why})
+                continue
+            self.attempt(dk, _keep_provenance(new, self.overlay_ops.get(dk, [])), why, bad, "narrow", key[2])
+
+    def result(self):
+        self.changes[:] = [c for c in self.changes if not c.get("withdrawn")]
+        doc, text, layered = _overlay_table(self.base, self.overlay_ops, self.meta) if self.overlay_ops \
+            else (None, "", None)
+        per_file = _per_file(self.cases, self.providers, self.tables, self.base, layered, self.models)
+        final, _ = _observe_all(self.cases, self.providers, _with(self.tables, self.base, layered), self.models)
+        unexplained = {}
+        for s in final:
+            if s.observed != s.predicted:
+                unexplained.setdefault(s.reason or "claimed by the provider", []).append(s.where())
+        report = {"provider": self.provider, "base": self.base.path, "observations": per_file,
+                  "changes": self.changes, "contradictions": self.contradictions,
+                  "conflictingObservations": self.conflicts,
+                  "unexplained": {k: {"nodes": len(v), "examples": v[:3]} for k, v in sorted(unexplained.items())}}
+        return {"overlay": doc, "text": text, "report": report}
 
 
 def _file_of(case):
