@@ -101,68 +101,8 @@ def derive_rules(evidence):
     never claimed maps to ``[]``.  A case whose fate is :data:`ATTR_ONLY` counts for the attribute
     conditions only.
     """
-    by_op, cases, refusals = {}, {}, {}
-    for op, domain, dtype, rank, claimed, *rest in evidence:
-        if claimed is None or dtype is None:
-            continue
-        if claimed == "layout_refusal":
-            refusals.setdefault((domain, op), {}).setdefault(dtype, set()).add(rank)
-            # a rank refused after the layout conversion bounds the range of the claimed ranks (GridSample:
-            # 4-D taken, 5-D refused in NHWC form), so that the layout-refusal rule below can match it
-            by_op.setdefault((domain, op), {}).setdefault(dtype, {"yes": set(), "no": set()})["no"].add(rank)
-            continue
-        if claimed == ATTR_ONLY:
-            cases.setdefault((domain, op), []).append((dtype, rank, False, rest[0] if rest else {}))
-            continue
-        by_op.setdefault((domain, op), {}).setdefault(dtype, {"yes": set(), "no": set()})[
-            "yes" if claimed else "no"].add(rank)
-        cases.setdefault((domain, op), []).append((dtype, rank, claimed, rest[0] if rest else {}))
-    out = {}
-    for key in sorted(by_op):
-        groups = {}
-        for dtype, r in sorted(by_op[key].items()):
-            yes = {x for x in r["yes"] if x is not None}
-            if not r["yes"]:
-                continue
-            lo, hi = (min(yes), max(yes)) if yes else (None, None)
-            no = {x for x in r["no"] if x is not None}
-            lo_w = lo if lo is not None and any(x < lo for x in no) else None
-            hi_w = hi if hi is not None and any(x > hi for x in no) else None
-            groups.setdefault((lo_w, hi_w), []).append(dtype)
-        rules = []
-        for (lo, hi), dtypes in sorted(groups.items(), key=lambda kv: (kv[1][0], str(kv[0]))):
-            rule = {"types": {"i0": sorted(dtypes, key=DTYPES.index if all(d in DTYPES for d in dtypes) else str)}}
-            if lo is not None or hi is not None:
-                rule["rank_inputs"] = [0]
-                if lo is not None:
-                    rule["min_rank"] = lo
-                if hi is not None:
-                    rule["max_rank"] = hi
-            rules.append(rule)
-        conds, dtype_vetoes = _attr_conditions(rules, cases.get(key, ()), _attr_defaults(key[1], key[0]))
-        if conds:
-            for rule in rules:
-                rule["attrs"] = conds
-        for k, bad in sorted(dtype_vetoes.items()):
-            if key[0]:
-                continue  # no ONNX schema to list the other dtypes of
-            # no dtype left (the only one the schema allows was refused): the input must be absent
-            # (Attention's nonpad_kv_seqlen)
-            allowed = [d for d in _allowed(key[1], k) if d not in bad]
-            for rule in rules:
-                rule["types"][f"i{k}"] = allowed
-        if key in (("", "Cast"), ("", "CastLike")):
-            # the probes cast to the input's own dtype; a Cast to bfloat16 is left to the CPU (measured on
-            # onnxruntime-qnn 2.7.0, tests/test_qnn_refusals.py), and the types outside DTYPES have no QNN
-            # data type at all
-            for rule in rules:
-                rule["types"]["o0"] = list(DTYPES)
-        if key == ("", "Pow"):
-            # the probes feed the exponent the base's dtype; QNN's ElementWisePower was never seen taking
-            # another one (the pow_types_float32_int32/int64 node tests are left to the CPU)
-            for rule in rules:
-                rule["types"]["i1"] = list(rule["types"]["i0"])
-        out[key] = rules
+    by_op, cases, refusals = _evidence_by_op(evidence)
+    out = {key: _op_rules(key, by_op[key], cases.get(key, ())) for key in sorted(by_op)}
     for key in sorted(refusals):
         # dtypes for which some node was claimed before the layout transformation and refused after it;
         # those claimed whole are matched by the rules above first
@@ -184,6 +124,76 @@ def derive_rules(evidence):
                 out.setdefault(key, []).append({"types": {"i0": [dtype]}, "layout_refusal": True,
                                                 "rank_inputs": [0], "min_rank": run[0], "max_rank": run[-1]})
     return out
+
+
+def _evidence_by_op(evidence):
+    """``(by_op, cases, refusals)``: per (domain, op), the claimed and refused ranks of each dtype, the cases
+    the attribute conditions read, and the ranks refused after the layout conversion."""
+    by_op, cases, refusals = {}, {}, {}
+    for op, domain, dtype, rank, claimed, *rest in evidence:
+        if claimed is None or dtype is None:
+            continue
+        if claimed == "layout_refusal":
+            refusals.setdefault((domain, op), {}).setdefault(dtype, set()).add(rank)
+            # a rank refused after the layout conversion bounds the range of the claimed ranks (GridSample:
+            # 4-D taken, 5-D refused in NHWC form), so that the layout-refusal rule below can match it
+            by_op.setdefault((domain, op), {}).setdefault(dtype, {"yes": set(), "no": set()})["no"].add(rank)
+            continue
+        if claimed == ATTR_ONLY:
+            cases.setdefault((domain, op), []).append((dtype, rank, False, rest[0] if rest else {}))
+            continue
+        by_op.setdefault((domain, op), {}).setdefault(dtype, {"yes": set(), "no": set()})[
+            "yes" if claimed else "no"].add(rank)
+        cases.setdefault((domain, op), []).append((dtype, rank, claimed, rest[0] if rest else {}))
+    return by_op, cases, refusals
+
+
+def _op_rules(key, ranks_of_dtype, op_cases):
+    """One op's rules: its dtypes grouped by the claimed rank range, with its attribute conditions."""
+    groups = {}
+    for dtype, r in sorted(ranks_of_dtype.items()):
+        yes = {x for x in r["yes"] if x is not None}
+        if not r["yes"]:
+            continue
+        lo, hi = (min(yes), max(yes)) if yes else (None, None)
+        no = {x for x in r["no"] if x is not None}
+        lo_w = lo if lo is not None and any(x < lo for x in no) else None
+        hi_w = hi if hi is not None and any(x > hi for x in no) else None
+        groups.setdefault((lo_w, hi_w), []).append(dtype)
+    rules = []
+    for (lo, hi), dtypes in sorted(groups.items(), key=lambda kv: (kv[1][0], str(kv[0]))):
+        rule = {"types": {"i0": sorted(dtypes, key=DTYPES.index if all(d in DTYPES for d in dtypes) else str)}}
+        if lo is not None or hi is not None:
+            rule["rank_inputs"] = [0]
+            if lo is not None:
+                rule["min_rank"] = lo
+            if hi is not None:
+                rule["max_rank"] = hi
+        rules.append(rule)
+    conds, dtype_vetoes = _attr_conditions(rules, op_cases, _attr_defaults(key[1], key[0]))
+    if conds:
+        for rule in rules:
+            rule["attrs"] = conds
+    for k, bad in sorted(dtype_vetoes.items()):
+        if key[0]:
+            continue  # no ONNX schema to list the other dtypes of
+        # no dtype left (the only one the schema allows was refused): the input must be absent
+        # (Attention's nonpad_kv_seqlen)
+        allowed = [d for d in _allowed(key[1], k) if d not in bad]
+        for rule in rules:
+            rule["types"][f"i{k}"] = allowed
+    if key in (("", "Cast"), ("", "CastLike")):
+        # the probes cast to the input's own dtype; a Cast to bfloat16 is left to the CPU (measured on
+        # onnxruntime-qnn 2.7.0, tests/test_qnn_refusals.py), and the types outside DTYPES have no QNN
+        # data type at all
+        for rule in rules:
+            rule["types"]["o0"] = list(DTYPES)
+    if key == ("", "Pow"):
+        # the probes feed the exponent the base's dtype; QNN's ElementWisePower was never seen taking
+        # another one (the pow_types_float32_int32/int64 node tests are left to the CPU)
+        for rule in rules:
+            rule["types"]["i1"] = list(rule["types"]["i0"])
+    return rules
 
 
 def usable_evidence(evidence):
