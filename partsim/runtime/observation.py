@@ -110,7 +110,6 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
     if not nodes and final:
         # no assignment info (ORT < 1.24): the profile is all there is, and it is the final graph
         nodes, ops_of, final = final, final_ops, None
-        grouped = set()
         partitions = [{"provider": ep, "nodes": [n]} for n, ep in nodes.items()]
         source = "profile (final graph, after Level 2/3)"
     if not nodes:

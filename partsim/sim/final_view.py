@@ -29,7 +29,6 @@ in a topological order led by the partitioned nodes they replace.  Same input, s
 from __future__ import annotations
 
 import re
-from collections import deque
 from dataclasses import dataclass
 
 __all__ = ["FinalNode", "FinalView", "relate_views", "canonical_names"]
