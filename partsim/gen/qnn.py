@@ -82,48 +82,15 @@ SHAPE_BLIND_OPS = ("GRU", "Reciprocal", "Tan")
 def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS, work=None, evidence_out=None,
               qdq=True):
     """YAML text of the measured QNN table (see the module docstring)."""
-    import onnx
-
     from .ep_tables import QNN_PREDICATES, TABLES
     from .yamlout import dump_table
 
     with tempfile.TemporaryDirectory(prefix="partsim-qnn-probes-") as tmp:
         base_dir = Path(work or tmp)
-        paths, expect, probes = [], {}, set()
-        for op, dtype, rank, variant in probe_specs(ops, ranks):
-            tag = "".join(f".{k}={v}" for k, v in variant)
-            p = base_dir / f"{op}.{dtype}.r{rank}{tag}.onnx"
-            onnx.save(build_probe(op, dtype, rank, variant), str(p))
-            paths.append(str(p))
-            probes.add(str(p))
-            expect[str(p)] = (op, "", dtype, rank, f"n0_{op}", dict(variant))
-        for d in models:
-            for p in sorted(Path(d).glob("*.onnx")):
-                f = _features(str(p))
-                if f is not None:
-                    paths.append(str(p))
-                    expect[str(p)] = f
-        qdq_paths = {}
-        for op, combo in (qdq_specs() if qdq else ()):
-            p = base_dir / ("qdq." + op + "".join(f".{k}={v}" for k, v in combo) + ".onnx")
-            onnx.save(build_qdq_probe(op, combo), str(p))
-            qdq_paths[str(p)] = (op, combo)
+        paths, expect, probes, qdq_paths = _write_probes(base_dir, ops, ranks, models, qdq)
         recs = probe_models(paths + list(qdq_paths), {"soc_model": str(soc_model)}, python=python)
     unit_types = qdq_unit_types({qdq_paths[p]: _claimed(recs[p], f"n0_{qdq_paths[p][0]}") for p in qdq_paths})
-    evidence = []
-    for p in paths:
-        op, domain, dtype, rank, name, attrs = expect[p]
-        rec = recs[p]
-        err = rec.get("create_error", "")
-        fate = _claimed(rec, name) if "assignment" in rec or LAYOUT_REFUSAL in err else None
-        if fate is None and NO_KERNEL in err and f"node with name '{name}'" in err and p not in probes:
-            # a --models node QNN left to a CPU without a kernel for it: a refusal all the same (not
-            # read from the probes: Where's are keyed by input 0, the bool condition, while the CPU
-            # lacks the bool values they feed)
-            fate = False
-        if fate == "layout_refusal" and _explained_after_layout(p, name):
-            fate = True  # claimed as it is; its NHWC form fails a check the table states (sim/layout_checks.py)
-        evidence.append((op, domain, dtype, rank, fate, attrs))
+    evidence = _evidence(paths, expect, recs, probes)
     if evidence_out:  # the raw evidence, one JSON object per model (for review; not read back)
         with open(evidence_out, "w") as f:
             for p, e in zip(paths, evidence):
@@ -146,18 +113,57 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
             side = [k for k, t in enumerate(probe.graph.node[0].input) if k and t in fed]
             for r in derived[(domain, op)]:
                 r["const_inputs"] = side
-    from ..sim.layout import LAYOUT_SENSITIVE_OPS
-
-    converted, claimed_sensitive = set(), set()
-    for rec in recs.values():
-        for ep, members in rec.get("assignment") or []:
-            converted.update(m[1] for m in members if m[2] == "com.ms.internal.nhwc")
-            if ep == "QNNExecutionProvider":
-                claimed_sensitive.update(m[1] for m in members if not m[2] and m[1] in LAYOUT_SENSITIVE_OPS)
-        err = rec.get("create_error", "")
-        if LAYOUT_REFUSAL in err and "OpType:" in err:
-            converted.add(err.split("OpType:", 1)[1].split()[0])
+    converted, claimed_sensitive = _layout_facts(recs)
     table = TABLES["qnn"]()
+    ops_out = _merged_ops(table, derived, QNN_PREDICATES)
+    claimed = sum(1 for e in evidence if e[4] in (True, "layout_refusal"))
+    for rule in ops_out:
+        if rule["op"] in SHAPE_BLIND_OPS and not rule.get("domain"):
+            rule["static_shape"] = rule["static_outputs"] = False
+    table["ops"] = ops_out
+    table["source"] = dict(table["source"])
+    table["source"]["description"] = ("QNN EP op builders (op_builder_factory.cc) narrowed and extended by real "
+                                      "onnxruntime-qnn sessions on single-op probes (partsim/gen/qnn.py)")
+    table["source"]["generated_by"] = "partsim rules import qnn" + "".join(f" --models {m}" for m in models)
+    refused = sum(1 for e in evidence if e[4] is False or e[4] == ATTR_ONLY)
+    no_session = sum(1 for e in evidence if e[4] is None)
+    table["source"]["version"] = (f"onnxruntime {_ort_version(python)} + onnxruntime-qnn {_qnn_version(python)}, "
+                                  f"HTP emulator soc_model {soc_model}; builders {table['source']['version']}")
+    table["source"]["describes"] = {"onnxruntime": _ort_version(python), "onnxruntime-qnn": _qnn_version(python)}
+    probe_note = (f"evidence: {len(paths)} one-node models ({claimed} claimed by QNN, {refused} left to the CPU, "
+                  f"{no_session} without a session or a node of that name); {len(qdq_paths)} QDQ node-unit probes")
+    _partitioning_facts(table, unit_types, converted, claimed_sensitive)
+    table["notes"] = list(table["notes"]) + [probe_note,
+        "dtypes and rank ranges per op measured on the x86-64 HTP emulator (soc_model "
+        f"{soc_model}); a phone's HTP may differ (fp16 and int16 support depend on the architecture).",
+        "Graph I/O quantization: a QuantizeLinear reading a graph input or a DequantizeLinear writing a graph "
+        "output is left to the CPU (QNN provider option offload_graph_io_quantization, default on).",
+    ]
+    header = "qnn: generated by partsim/gen/qnn.py from real QNN sessions (see 'source')."
+    return dump_table(table, header)
+
+
+def _evidence(paths, expect, recs, probes):
+    """``[(op, domain, dtype, rank, fate, attrs)]`` per model: what its session did with the node."""
+    evidence = []
+    for p in paths:
+        op, domain, dtype, rank, name, attrs = expect[p]
+        rec = recs[p]
+        err = rec.get("create_error", "")
+        fate = _claimed(rec, name) if "assignment" in rec or LAYOUT_REFUSAL in err else None
+        if fate is None and NO_KERNEL in err and f"node with name '{name}'" in err and p not in probes:
+            # a --models node QNN left to a CPU without a kernel for it: a refusal all the same (not
+            # read from the probes: Where's are keyed by input 0, the bool condition, while the CPU
+            # lacks the bool values they feed)
+            fate = False
+        if fate == "layout_refusal" and _explained_after_layout(p, name):
+            fate = True  # claimed as it is; its NHWC form fails a check the table states (sim/layout_checks.py)
+        evidence.append((op, domain, dtype, rank, fate, attrs))
+    return evidence
+
+
+def _merged_ops(table, derived, predicates):
+    """The builders' rules of ``table`` narrowed and extended by the derived ones."""
     ops_out = []
     seen = set()
     for rule in table["ops"]:
@@ -179,7 +185,7 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     for key in sorted(set(derived) - seen):
         # an op the builder list lacks but the sessions show claimed: the builder checks known for it
         # (QNN_PREDICATES, e.g. Attention's inputs) still apply
-        known = QNN_PREDICATES.get(key[1], {}) if not key[0] else {}
+        known = predicates.get(key[1], {}) if not key[0] else {}
         for d in derived[key]:
             ops_out.append({"op": key[1], **({"domain": key[0]} if key[0] else {}), **known, **d})
     # ORT's node units take com.microsoft QuantizeLinear/DequantizeLinear as they take ONNX's (node_unit.cc,
@@ -187,22 +193,57 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     # tools write (get_qnn_qdq_config, com.microsoft Q/DQ) ran whole on QNN 2.7.0 (four torchvision models)
     for rule in [r for r in ops_out if r["op"] in ("QuantizeLinear", "DequantizeLinear") and not r.get("domain")]:
         ops_out.append({**rule, "domain": "com.microsoft"})
-    claimed = sum(1 for e in evidence if e[4] in (True, "layout_refusal"))
-    for rule in ops_out:
-        if rule["op"] in SHAPE_BLIND_OPS and not rule.get("domain"):
-            rule["static_shape"] = rule["static_outputs"] = False
-    table["ops"] = ops_out
-    table["source"] = dict(table["source"])
-    table["source"]["description"] = ("QNN EP op builders (op_builder_factory.cc) narrowed and extended by real "
-                                      "onnxruntime-qnn sessions on single-op probes (partsim/gen/qnn.py)")
-    table["source"]["generated_by"] = "partsim rules import qnn" + "".join(f" --models {m}" for m in models)
-    refused = sum(1 for e in evidence if e[4] is False or e[4] == ATTR_ONLY)
-    no_session = sum(1 for e in evidence if e[4] is None)
-    table["source"]["version"] = (f"onnxruntime {_ort_version(python)} + onnxruntime-qnn {_qnn_version(python)}, "
-                                  f"HTP emulator soc_model {soc_model}; builders {table['source']['version']}")
-    table["source"]["describes"] = {"onnxruntime": _ort_version(python), "onnxruntime-qnn": _qnn_version(python)}
-    probe_note = (f"evidence: {len(paths)} one-node models ({claimed} claimed by QNN, {refused} left to the CPU, "
-                  f"{no_session} without a session or a node of that name); {len(qdq_paths)} QDQ node-unit probes")
+    return ops_out
+
+
+def _write_probes(base_dir, ops, ranks, models, qdq):
+    """The probe models written into ``base_dir`` (and the ``--models`` ones found): ``(paths, expected
+    features per path, the probe paths, {QDQ probe path: (op, port dtypes)})``."""
+    import onnx
+
+    paths, expect, probes = [], {}, set()
+    for op, dtype, rank, variant in probe_specs(ops, ranks):
+        tag = "".join(f".{k}={v}" for k, v in variant)
+        p = base_dir / f"{op}.{dtype}.r{rank}{tag}.onnx"
+        onnx.save(build_probe(op, dtype, rank, variant), str(p))
+        paths.append(str(p))
+        probes.add(str(p))
+        expect[str(p)] = (op, "", dtype, rank, f"n0_{op}", dict(variant))
+    for d in models:
+        for p in sorted(Path(d).glob("*.onnx")):
+            f = _features(str(p))
+            if f is not None:
+                paths.append(str(p))
+                expect[str(p)] = f
+    qdq_paths = {}
+    for op, combo in (qdq_specs() if qdq else ()):
+        p = base_dir / ("qdq." + op + "".join(f".{k}={v}" for k, v in combo) + ".onnx")
+        onnx.save(build_qdq_probe(op, combo), str(p))
+        qdq_paths[str(p)] = (op, combo)
+    return paths, expect, probes, qdq_paths
+
+
+def _layout_facts(recs):
+    """Op types the sessions converted to NHWC for QNN, and the layout-sensitive ops QNN claimed as they are."""
+    from ..sim.layout import LAYOUT_SENSITIVE_OPS
+
+    converted, claimed_sensitive = set(), set()
+    for rec in recs.values():
+        for ep, members in rec.get("assignment") or []:
+            converted.update(m[1] for m in members if m[2] == "com.ms.internal.nhwc")
+            if ep == "QNNExecutionProvider":
+                claimed_sensitive.update(m[1] for m in members if not m[2] and m[1] in LAYOUT_SENSITIVE_OPS)
+        err = rec.get("create_error", "")
+        if LAYOUT_REFUSAL in err and "OpType:" in err:
+            converted.add(err.split("OpType:", 1)[1].split()[0])
+    return converted, claimed_sensitive
+
+
+def _partitioning_facts(table, unit_types, converted, claimed_sensitive):
+    """The QNN table's partitioning facts: measured on real sessions or read from the EP's sources (each
+    names where), and the layout and QDQ facts the probes showed."""
+    from ..sim.layout import LAYOUT_SENSITIVE_OPS
+
     table["partitioning"] = dict(table["partitioning"])
     table["partitioning"]["offload_graph_io_quantization"] = True
     # seen on real sessions: tiny_resnet with a symbolic batch (only its weight Identities are claimed) and the
@@ -259,14 +300,7 @@ def qnn_table(models=(), soc_model="60", python=None, ops=PROBE_OPS, ranks=RANKS
     # the HTP takes no tensor of rank 6 or more, whatever the op (measured: no claimed node test has one,
     # 25 refused ones do; a Reshape to rank 6 between QNN nodes is refused), except inside a node group
     table["partitioning"]["max_tensor_rank"] = 5
-    table["notes"] = list(table["notes"]) + [probe_note,
-        "dtypes and rank ranges per op measured on the x86-64 HTP emulator (soc_model "
-        f"{soc_model}); a phone's HTP may differ (fp16 and int16 support depend on the architecture).",
-        "Graph I/O quantization: a QuantizeLinear reading a graph input or a DequantizeLinear writing a graph "
-        "output is left to the CPU (QNN provider option offload_graph_io_quantization, default on).",
-    ]
-    header = "qnn: generated by partsim/gen/qnn.py from real QNN sessions (see 'source')."
-    return dump_table(table, header)
+
 
 
 def _ort_version(python):
