@@ -205,3 +205,17 @@ def test_enable_int64_selects_the_measured_int64_table(tmp_path, int64):
              "--format", "json")
     placed = {n["name"]: n["provider"] for n in json.loads(s.stdout)["nodes"]}
     assert placed["add"] == (WEBGPU if int64 == "1" else "CPUExecutionProvider")
+
+
+@needs_webgpu
+@pytest.mark.parametrize("level", ["disable", "all"])
+def test_corpus_cnn_at_both_levels(level):
+    """A real model, as written and at ORT's default level: every node where the session put it (converted
+    nodes under ORT's <name>_token_<k>), the layout Transposes and Memcpy nodes counted exactly."""
+    from tests.conftest import shared_path
+
+    path = shared_path("corpus", "full", "tiny_resnet.ts.onnx")
+    r = _cli("verify", path, "-p", "webgpu", "--observe", "--level", level, "--format", "json")
+    res = json.loads(r.stdout)["verify"]
+    assert r.returncode == 0 and res["agreement"] == 1.0, res["disagreements"][:5]
+    assert res["counts"][f"layoutTransposes.{WEBGPU}"] == {"predicted": 2, "observed": 2}

@@ -316,6 +316,10 @@ def openvino_table():
     table = {
         "provider": "OpenVINOExecutionProvider",
         "aliases": ["openvino", "ov"],
+        # the legacy onnxruntime-openvino 1.24.1 build, selectable as openvino:1.24 (docs/providers.md); the
+        # default until a table of the plugin EP (onnxruntime-ep-openvino 1.8.1) is measured
+        "variant": "1.24",
+        "default_variant": True,
         "kind": "compiling",
         "cpu_based": True,
         "precisions": ["fp32", "fp16", "int8"],

@@ -301,7 +301,7 @@ def load_table(path):
 _HEADER_PROVIDER = re.compile(r"^provider:[ \t]*['\"]?([A-Za-z0-9_]+)", re.M)
 
 
-_HEADER_VARIANT = re.compile(r"^variant:[ \t]*['\"]?([a-z0-9_-]+)", re.M)
+_HEADER_VARIANT = re.compile(r"^variant:[ \t]*['\"]?([a-z0-9_.-]+)", re.M)
 
 
 _HEADER_KIND = re.compile(r"^kind:[ \t]*['\"]?([a-z]+)", re.M)
