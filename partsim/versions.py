@@ -35,7 +35,6 @@ ORT_DISTRIBUTIONS = ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "
 PLUGIN_DISTRIBUTIONS = ("onnxruntime-qnn",)
 _VERSION = re.compile(r"^[0-9]+(\.[0-9]+){1,3}$")
 _FORMAT = "partsim-ort-facts-1"
-FACTS_CHILD = Path(__file__).resolve().parent / "runtime" / "ort_facts_child.py"
 
 # Facts partsim holds about ORT outside the rule tables: (what, the release they describe, where). A
 # newer ORT predicted makes them "may be stale" in the summary until `partsim rules refresh` (the
@@ -48,7 +47,7 @@ ORT_FACTS = (
 )
 
 # release -> (newest IR version, newest official ai.onnx opset) its sessions load; measured with real
-# sessions by partsim/runtime/ort_facts_child.py load_limits (a release not listed is asked the same way)
+# sessions by partsim/runtime/child_facts.py load_limits (a release not listed is asked the same way)
 LOAD_LIMITS = {"1.31.1": (13, 26), "1.32.0": (14, 28)}
 
 _TARGET = {}  # what select() chose: python, version, how, build, plugins, rows, limits
@@ -218,19 +217,17 @@ def _load_limits():
 def _probe(python, refresh=False):
     """Ask ``python`` for its ORT: version, distribution, plugins, build identity, CPU registry, load
     limits (``refresh``: also its contrib schemas and package folder)."""
+    from .runtime.ort_protocol import FactsRecord, FactsRequest
+    from .runtime.process import ChildFailure, run_request
+
     try:
-        proc = subprocess.run([str(python), str(FACTS_CHILD), *(["--refresh"] if refresh else [])], capture_output=True, text=True, timeout=300,
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise UsageError(f"cannot run {python}: {getattr(exc, 'strerror', None) or exc}") from None
-    lines = proc.stdout.strip().splitlines()
-    try:
-        facts = json.loads(lines[-1]) if lines else None
-    except ValueError:
-        facts = None
-    if proc.returncode != 0 or not isinstance(facts, dict) or "version" not in facts:
-        tail = " ".join(proc.stderr.strip().splitlines()[-1:])[:300]
-        raise UsageError(f"{python} cannot import onnxruntime: {tail or 'no answer'}")
+        facts = run_request("facts", FactsRequest(refresh), FactsRecord, 300, python, attempts=1).facts
+    except ChildFailure as exc:
+        if exc.message.startswith("cannot start"):
+            raise UsageError(f"cannot run {python}: {exc.message.split(': ', 1)[-1]}") from None
+        raise UsageError(f"{python} cannot import onnxruntime: {exc.message}") from None
+    if not isinstance(facts, dict) or "version" not in facts:
+        raise UsageError(f"{python} cannot import onnxruntime: no answer")
     return facts
 
 

@@ -5,7 +5,8 @@ a hang or a runaway allocation of ORT or an EP costs a record, never partsim (do
 docs/architecture.md "Processes").  The parent is :mod:`partsim.runtime.process`.
 
 COMMAND is one of ``optimize`` (:mod:`child_optimize`), ``observe`` (:mod:`child_observe`),
-``outputs`` (:mod:`child_outputs`) and ``probe`` (:mod:`child_probe`).  ``optimize`` (a CPU-only
+``outputs`` (:mod:`child_outputs`), ``probe`` (:mod:`child_probe`) and ``facts`` (:mod:`child_facts`:
+what this interpreter's ORT is).  ``optimize`` (a CPU-only
 session) imports onnxruntime first, since the parent may start it before its request is ready; the
 others read their request first, because a plugin EP's host must be prepared before ORT is imported
 (:func:`plugin_eps.prepare_host`).  The child reads one :mod:`ort_protocol` request of its command
@@ -39,7 +40,9 @@ def _providers(command, req):
         return list(req.providers)
     if command == "outputs":
         return [p for run in req.runs for p in run.providers]
-    return [req.provider]
+    if command == "probe":
+        return [req.provider]
+    return []
 
 
 def main(argv):

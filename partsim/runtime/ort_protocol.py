@@ -22,7 +22,7 @@ from typing import ClassVar
 
 __all__ = ["PROTOCOL_VERSION", "COMMANDS", "ProtocolError", "OptimizeRequest", "OptimizeRecord",
            "ObserveRequest", "ObserveRecord", "OutputsRun", "OutputsRequest", "OutputsRecord",
-           "ProbeRequest", "ProbeRecord", "ErrorRecord", "REQUESTS", "encode", "decode"]
+           "ProbeRequest", "ProbeRecord", "FactsRequest", "FactsRecord", "ErrorRecord", "REQUESTS", "encode", "decode"]
 
 PROTOCOL_VERSION = 1
 
@@ -171,6 +171,23 @@ class ProbeRecord:
 
 
 @dataclass(frozen=True)
+class FactsRequest:
+    """What this interpreter's ORT is; ``refresh``: its operator schemas and package folder too."""
+
+    TYPE: ClassVar[str] = "facts_request"
+    refresh: bool = False
+
+
+@dataclass(frozen=True)
+class FactsRecord:
+    """``facts``: version, distribution, plugins, build, CPU registry rows, load limits (see
+    :mod:`partsim.runtime.child_facts`)."""
+
+    TYPE: ClassVar[str] = "facts_record"
+    facts: dict
+
+
+@dataclass(frozen=True)
 class ErrorRecord:
     """The child could not read its request (another protocol version, a malformed message)."""
 
@@ -180,7 +197,7 @@ class ErrorRecord:
 
 # the child's sub-commands and the request each reads
 REQUESTS = {"optimize": OptimizeRequest, "observe": ObserveRequest, "outputs": OutputsRequest,
-            "probe": ProbeRequest}
+            "probe": ProbeRequest, "facts": FactsRequest}
 COMMANDS = tuple(REQUESTS)
 _NESTED = {(OutputsRequest, "runs"): OutputsRun}
 _MAX_DEPTH = 64

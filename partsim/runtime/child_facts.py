@@ -1,19 +1,25 @@
-"""Child process: what the ORT of this interpreter is (version, distribution, plugins, the build's
-identity for cache keys), its CPU kernel registry and load limits; with ``--refresh`` also ORT's
-own operator schemas and its package folder (``partsim rules refresh``); one JSON line on stdout.
+"""The child's ``facts`` sub-command: what the ORT of this interpreter is (version, distribution,
+plugins, the build's identity for cache keys), its CPU kernel registry and load limits; with
+``refresh`` also ORT's own operator schemas and its package folder (``partsim rules refresh``).
 
-Run by :func:`partsim.versions.select` as ``python ort_facts_child.py`` in the interpreter of
-``--ort``/``--python``, which need not have partsim installed (it is put on the path here) nor
+Runs inside :mod:`partsim.runtime.ort_child` for :func:`partsim.versions.select`, in the interpreter
+of ``--ort``/``--python``, which need not have partsim installed (it is put on the path here) nor
 anything but onnxruntime.
 """
 
-import json
 import sys
 from pathlib import Path
 
+if __package__:  # imported as partsim.runtime.child_facts (the tests)
+    from .ort_protocol import FactsRecord
+else:  # run by ort_child.py, the modules beside it top-level
+    from ort_protocol import FactsRecord
 
-def main():
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+def run(ort, req):
+    """The :class:`ort_protocol.FactsRecord` of this interpreter's ORT (``req``: :class:`ort_protocol.FactsRequest`)."""
+    if str(Path(__file__).resolve().parents[2]) not in sys.path:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from importlib import metadata
 
     from partsim.gen.ort_kernels import registry_rows
@@ -29,14 +35,12 @@ def main():
     dist = installed_ort()[0] or ORT_DISTRIBUTIONS[0]
     facts = {"version": version, "distribution": dist, "plugins": plugins,
              "build": [sys.executable, *(ort_build() or ())], "rows": rows, "limits": load_limits()}
-    if "--refresh" in sys.argv[1:]:  # partsim rules refresh: the rest of what the wheel can tell
-        import onnxruntime
-
+    if req.refresh:  # partsim rules refresh: the rest of what the wheel can tell
         from partsim.gen.contrib_schemas import generate_contrib_schemas
 
         facts["contribSchemas"] = generate_contrib_schemas()
-        facts["package"] = str(Path(onnxruntime.__file__).resolve().parent)
-    print(json.dumps(facts))
+        facts["package"] = str(Path(ort.__file__).resolve().parent)
+    yield FactsRecord(facts)
 
 
 def _varint(n):
@@ -86,6 +90,3 @@ def load_limits():
             found.append(int(m.group(1)) if m else None)
     return found
 
-
-if __name__ == "__main__":
-    main()
