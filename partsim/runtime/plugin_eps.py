@@ -42,10 +42,10 @@ PLUGINS = {
           "defaults": {"backend": DEFAULT_BACKEND, "soc_model": DEFAULT_SOC_MODEL}, "key": "qnn"},
     WEBGPU: {"module": "onnxruntime_ep_webgpu", "package": "onnxruntime-ep-webgpu", "device": "GPU",
              "defaults": {}, "key": "webgpu"},
-    # the plugin defaults to bf16 inference on AVX512-BF16 CPUs; f32 keeps outputs comparable with the CPU EP
+    # the plugin defaults to bf16 inference on AVX512-BF16 CPUs; f32 keeps outputs comparable with the CPU EP.
+    # Its device is the one given (the CPU it offers); it ignores device_type with a warning
     OPENVINO: {"module": "onnxruntime_ep_openvino", "package": "onnxruntime-ep-openvino", "device": "CPU",
-               "defaults": {"device_type": "CPU", "load_config": '{"CPU": {"INFERENCE_PRECISION_HINT": "f32"}}'},
-               "key": "openvino"},
+               "defaults": {"load_config": '{"CPU": {"INFERENCE_PRECISION_HINT": "f32"}}'}, "key": "openvino"},
 }
 
 __all__ = ["QNN", "WEBGPU", "OPENVINO", "PLUGINS", "DEFAULT_SOC_MODEL", "DEFAULT_BACKEND", "plugin_provider",
