@@ -246,7 +246,7 @@ def _untaken_functions(prepared, resolution):
 def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None, unclaimed=frozenset(), early=None):
     from ..io.load import model_from_proto
     from ..io.read import read_model_proto
-    from ..sim.inline import _tensor_names, ort_node_indices
+    from ..sim.inline import ort_node_indices
     from ..sim.names import NameGenerator
     from ..sim.pipeline import origin_of
     from ..sim.unique_dq import ensure_unique_dq
@@ -291,7 +291,7 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
         keys = _written_keys(proto)
         loaded = _loaded_count(proto)  # before inlining rewrites the proto
         if unclaimed or any(not eps for _, eps in claims.values()):
-            names = NameGenerator(_tensor_names(proto.graph))
+            names = NameGenerator.for_graph(proto.graph)
             rounds = {}
             made, made_keys = _inline(proto, resolution, unclaimed, names, rounds)
             inlined_outputs = {tuple(proto.graph.node[k].output): op for k, op in made.items()}

@@ -14,7 +14,7 @@ Pure: works on an in-memory ``onnx.ModelProto`` (main graph), reads no file.
 
 from functools import lru_cache
 
-from .names import NameGenerator, is_constant_node
+from .names import NameGenerator, graph_tensor_names, is_constant_node
 
 __all__ = ["function_body", "inline_functions", "is_function_node", "is_context_dependent", "value_types"]
 
@@ -163,7 +163,7 @@ def inline_functions(model, keep, names=None, rounds=None, indices=None):
     graph = model.graph
     made = {}  # id(body node) -> the order it was made in
     if names is None:
-        names = NameGenerator(_tensor_names(graph))
+        names = NameGenerator.for_graph(graph)
     cache = {}
     inlined = {}
     depth = {}
@@ -294,13 +294,4 @@ def value_types(model):
     return out
 
 
-def _tensor_names(graph):
-    out = set()
-    for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
-        out.add(vi.name)
-    for t in graph.initializer:
-        out.add(t.name)
-    for n in graph.node:
-        out.update(x for x in n.input if x)
-        out.update(x for x in n.output if x)
-    return out
+_tensor_names = graph_tensor_names

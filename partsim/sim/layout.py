@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from ..ir.order import ort_default_order
 from .layout_checks import refused_after_layout
+from .names import NameGenerator
 from .transpose_opt import OptGraph, channel_first_to_last, channel_last_to_first, optimize
 from .transpose_opt.edits import _transpose_input, _transpose_output
 
@@ -153,8 +154,7 @@ def build_graph(model, assigned):
     g.data.update(model.int_consts)
     g.graph_outputs = set(model.graph_outputs)
     g.implicit = {t for n in model.nodes if not n.scope for t in n.implicit_inputs}
-    g.taken_nodes = {n.name for n in model.nodes}
-    g.taken_args = set(model.values)
+    g.names = NameGenerator(model.values, (n.name for n in model.nodes))
     for n in model.nodes:
         g.next_id = n.index
         if n.scope:
@@ -164,7 +164,7 @@ def build_graph(model, assigned):
         g.add(n.name, n.op_type, n.domain, n.inputs, n.outputs, n.attrs, assigned[n.index], n.index,
               n.since_version)
     g.next_id = len(model.nodes)
-    g.counter = model.derived("ort_name_counter", lambda: 0)  # set by the pipeline after ORT's own rewrites
+    g.names.counter = model.derived("ort_name_counter", lambda: 0)  # set by the pipeline after ORT's own rewrites
     return g
 
 

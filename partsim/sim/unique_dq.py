@@ -55,9 +55,7 @@ def ensure_unique_dq(model, names=None):
     if not any(n.op_type == "DequantizeLinear" and n.domain in _DQ_DOMAINS for n in nodes):
         return []
     if names is None:
-        from .inline import _tensor_names
-
-        names = NameGenerator(_tensor_names(graph))
+        names = NameGenerator.for_graph(graph)
     graph_outputs = {o.name for o in graph.output}
     consumers = {}
     for k, n in enumerate(nodes):

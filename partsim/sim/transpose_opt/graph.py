@@ -6,6 +6,8 @@ the layout transformation sees it: nodes, values, shapes, constants and the name
 
 from dataclasses import dataclass, field
 
+from ..names import NameGenerator
+
 
 QNN = "QNNExecutionProvider"  # kQnnExecutionProvider: the EP EPAwareHandleReshape special-cases
 
@@ -134,25 +136,15 @@ class OptGraph:
     implicit: set = field(default_factory=set)  # values a subgraph reads (GetValueConsumers: not comprehensive)
     producer: dict = field(default_factory=dict)
     users: dict = field(default_factory=dict)  # value -> [node id] (one entry per consuming node)
-    taken_nodes: set = field(default_factory=set)
-    taken_args: set = field(default_factory=set)
-    counter: int = 0
+    names: NameGenerator = field(default_factory=NameGenerator)  # graph.cc's generator, seeded by the caller
     next_id: int = 0
 
     # --- names (graph.cc) ---
-    def _gen(self, base, taken):
-        name = base
-        while name in taken:
-            name = f"{base}_token_{self.counter}"
-            self.counter += 1
-        taken.add(name)
-        return name
-
     def node_name(self, base):
-        return self._gen(base, self.taken_nodes)
+        return self.names.node_name(base)
 
     def arg_name(self, base):
-        return self._gen(base, self.taken_args)
+        return self.names.arg_name(base)
 
     # --- structure ---
     def add(self, name, op, domain, inputs, outputs, attrs, ep=None, orig=None, since=None):
