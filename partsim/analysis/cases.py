@@ -46,26 +46,12 @@ def read_node_records(path):
     A record whose session was refused (``create_error``) becomes a case with
     ``refused`` set; one that was created but failed to run keeps its placement.
     """
+    from ..io.structured import read_jsonl
+
     p = Path(path)
-    try:
-        if p.stat().st_size > MAX_JSONL_BYTES:
-            raise ObservationError("file is too large for an observation", path)
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ObservationError("no such file", path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ObservationError(f"cannot read: {exc}", path) from None
     runtime = _runtime_from_name(p)
     cases = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ObservationError(f"line {n}: not valid JSON: {exc.msg}", path) from None
-        if not isinstance(rec, dict) or not isinstance(rec.get("case"), str):
-            raise ObservationError(f"line {n}: a node record must be an object with a 'case'", path)
+    for n, rec in read_jsonl(p, "calibration-record", MAX_JSONL_BYTES, ObservationError, "the node records"):
         test = rec["case"][len("node__"):] if rec["case"].startswith("node__") else rec["case"]
         model = p.parent / "models" / f"{test}.onnx"
         obs = observation_from_records(rec, runtime=runtime, path=path, strict=False)

@@ -7,11 +7,11 @@ config (:mod:`partsim.io.config`); a lock file (``partsim.lock.json``) adds, per
 against the counts recorded when it was last updated: no regression.
 """
 
-import json
 import os
 from pathlib import Path
 
 from ..errors import PartsimError, UsageError
+from ..io.structured import validate
 from .verify import baseline_record, check_baseline_context, compare_baseline, node_gist
 
 __all__ = ["run_checks", "evaluate_budgets", "read_lock", "lock_document", "LOCK_VERSION"]
@@ -116,19 +116,16 @@ def _relative(path, root):
 
 def read_lock(path):
     """The lock's entries (``{key: record}``), ``None`` when there is no lock file."""
-    from ..io.files import read_text
+    from ..io.structured import read_structured
 
     path = Path(path)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return None
-    try:
-        data = json.loads(read_text(path, MAX_LOCK_BYTES, what="lock file"))
-    except ValueError as exc:
-        raise UsageError(f"cannot read lock file: {exc}", path) from None
-    if not isinstance(data, dict) or data.get("lockVersion") != LOCK_VERSION \
-            or not isinstance(data.get("entries"), dict):
+    data = read_structured(path, "json", None, MAX_LOCK_BYTES, what="lock file")
+    if not isinstance(data, dict) or data.get("lockVersion") != LOCK_VERSION:
         raise UsageError(f"not a partsim lock file (lockVersion {LOCK_VERSION} with entries); "
                          "rewrite it with partsim check --update", path)
+    validate(data, "lock", path)
     return data["entries"]
 
 

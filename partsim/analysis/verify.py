@@ -298,10 +298,13 @@ def table_digests(resolution):
         path = getattr(t, "path", "") or ""
         data = None
         if path and not path.startswith("<"):
+            from ..errors import PartsimError
+            from ..io.files import read_bytes
+            from ..rules.load import MAX_RULE_FILE_BYTES
+
             try:
-                with open(path, "rb") as f:
-                    data = f.read()
-            except OSError:
+                data = read_bytes(path, MAX_RULE_FILE_BYTES)
+            except PartsimError:
                 data = None
         if data is None:
             data = ("adhoc:" + t.kind + ":" + ",".join(sorted(f"{d}:{o}" for d, o in t.rules))).encode()

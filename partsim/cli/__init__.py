@@ -167,6 +167,10 @@ def main(argv=None):
     gc_was_enabled = gc.isenabled()
     try:
         _refuse_overwriting_inputs(args)
+        if getattr(args, "output", None) not in (None, "-") and isinstance(args.output, (str, Path)):
+            from ..report.output import output_target
+
+            output_target(args.output)  # a device, FIFO, folder or missing folder: refused before any work
         from ..progress import configure
 
         configure(args.progress)

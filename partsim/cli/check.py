@@ -77,7 +77,7 @@ def run(args):
     from ..analysis.check import lock_document, run_checks
     from ..io.config import find_config, load_config
     from ..progress import enabled
-    from ..report.output import atomic_write, to_json, write_output
+    from ..report.output import atomic_write, output_target, to_json, write_output
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be 1 or more")
@@ -86,6 +86,10 @@ def run(args):
         raise UsageError(f"no partsim.toml or pyproject.toml with [tool.partsim] in {os.getcwd()} "
                          "(give --config FILE)")
     config = load_config(path)
+    if args.output not in (None, "-"):
+        output_target(args.output)  # refused before anything is written (the lock included)
+    if args.update:
+        output_target(config.lock)
     doc, new_lock = run_checks(config, args.jobs, args.update, _Bar() if enabled() else None)
     if args.upgrade_to:
         from ..analysis.upgrade import gate_upgrade, parse_side

@@ -1,7 +1,6 @@
 """partsim verify: prediction vs a real ORT observation, or vs a committed baseline."""
 
 import argparse
-import json
 from pathlib import Path
 
 from ..api import predict
@@ -133,17 +132,11 @@ def run(args):
 
 def read_baseline(path):
     """The JSON object in a baseline file, or a one-line UsageError."""
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise UsageError("baseline file does not exist (create it with --update-baseline)", path)
-    from ..io.files import read_text
+    from ..io.structured import read_structured
 
-    try:
-        base = json.loads(read_text(path, 1 << 30, what="baseline"))
-    except ValueError as exc:
-        raise UsageError(f"cannot read baseline: {exc}", path) from None
-    if not isinstance(base, dict):
-        raise UsageError("baseline must be a JSON object", path)
-    return base
+    return read_structured(path, "json", "baseline", 1 << 30, what="baseline")
 
 
 def _observe_now(args, level):

@@ -26,6 +26,7 @@ Top level (optional): ``lock = "partsim.lock.json"`` (relative to the config fil
 """
 
 import glob
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,9 +156,11 @@ def find_config(start=None):
         return toml
     py = folder / "pyproject.toml"
     if py.is_file():
+        from .files import read_text
+
         try:
-            text = py.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            text = read_text(py, MAX_CONFIG_BYTES, what="config")
+        except UsageError:
             return py  # load_config reports it
         if re.search(r"^\s*\[+\s*tool\s*\.\s*partsim\b", text, re.M):
             return py
@@ -166,25 +169,22 @@ def find_config(start=None):
 
 def load_config(path):
     """Read and validate a config file; returns a :class:`Config`."""
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10: the same parser as a package
-        import tomli as tomllib
-
     from .files import read_text
+    from .structured import parse_text
 
     path = Path(path)
     text = read_text(path, MAX_CONFIG_BYTES, what="config")
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
-        line = int(m.group(1)) if m else max(1, len(text.splitlines()))  # "(at end of document)"
-        msg = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(exc)) or "invalid TOML"
-        raise UsageError(f"invalid TOML: {msg}", path, line) from None
+        data = parse_text(text, "toml", path)
+    except UsageError as exc:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", exc.message)
+        line = int(m.group(1)) if m else (max(1, len(text.splitlines())) if "TOML" in exc.message else None)
+        msg = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", exc.message)
+        raise UsageError(msg, path, line) from None
     pyproject = path.name == "pyproject.toml"
     if pyproject:
-        data = data.get("tool", {}).get("partsim")
+        tool = data.get("tool")
+        data = tool.get("partsim") if isinstance(tool, dict) else None
         if data is None:
             raise UsageError("no [tool.partsim] table in pyproject.toml", path)
         table = "tool.partsim.check"
@@ -195,6 +195,46 @@ def load_config(path):
 
     def fail(message, line):
         raise UsageError(message, path, line)
+
+    _validate(data, path, lines, prefix, lambda: _read(data, path, lines, prefix, fail))
+    return _read(data, path, lines, prefix, fail)
+
+
+def _validate(data, path, lines, prefix, hand_checks):
+    """The config's JSON Schema (``partsim/data/config.schema.json``), checked before anything is used.
+
+    A config the schema refuses is first given to the hand-written checks, whose messages say more
+    (a line, a close match); when they pass it or stumble on a shape they do not expect, the
+    schema's own message is reported, at the line of the key it names.
+    """
+    import jsonschema
+
+    from .structured import _validator, _where
+
+    best = jsonschema.exceptions.best_match(_validator("config").iter_errors(data))
+    if best is None:
+        return
+    try:
+        hand_checks()
+    except UsageError:
+        raise
+    except Exception:  # noqa: BLE001 - a shape the hand checks do not expect: the schema's message follows
+        pass
+    where = list(best.absolute_path)
+    line = 1
+    if len(where) >= 3 and where[0] == "check" and isinstance(where[1], int) and isinstance(where[2], str):
+        line = lines.key(where[1], where[2])
+    elif len(where) >= 2 and where[0] == "check" and isinstance(where[1], int):
+        line = lines.check(where[1])
+    elif where and isinstance(where[0], str):
+        line = lines.top_key(where[0])
+    message = best.message if len(best.message) <= 200 else best.message[:200] + " …"
+    raise UsageError(f"{prefix}{_where(where)}: {message} (schema config.schema.json)", path, line)
+
+
+def _read(data, path, lines, prefix, fail):
+    """The config's hand-written checks and its models' globs -> :class:`Config`."""
+    table = "tool.partsim.check" if prefix else "check"
 
     if not isinstance(data, dict):
         fail(f"[{prefix.rstrip('.') or 'top level'}] must be a table", 1)
@@ -218,7 +258,35 @@ def load_config(path):
             fail(f"two checks are named {out[-1].name!r} (the other at line {names[out[-1].name]}); "
                  f"give one a name", lines.key(k, "name"))
         names[out[-1].name] = out[-1].line
-    return Config(path, root, tuple(out), root / lock, tuple(top_rules))
+    lock_path = _lock_path(lock, root, path, out, lambda message: fail(message, lines.top_key("lock")))
+    return Config(path, root, tuple(out), lock_path, tuple(top_rules))
+
+
+def _lock_path(lock, root, config, checks, fail):
+    """Where the lock file goes: a file in the config's folder (or below), never a symlink out of it,
+    never the config, a model or a rule table (``check --update`` writes it)."""
+    rel = Path(lock)
+    if rel.is_absolute() or ".." in rel.parts:
+        fail(f"lock {lock!r} must be a file name relative to the config's folder, without '..'")
+    full = root / rel
+    real = Path(os.path.realpath(full))
+    if not real.is_relative_to(root):
+        fail(f"lock {lock!r} leads out of the config's folder (to {real})")
+    inputs = {Path(os.path.realpath(config)): "the config itself"}
+    for check in checks:
+        inputs.update((Path(os.path.realpath(m)), f"a model of check {check.name!r}") for m in check.models)
+        inputs.update((Path(os.path.realpath(r)), "a rule table") for r in check.rules)
+    if real in inputs:
+        fail(f"lock {lock!r} is {inputs[real]}: check --update would overwrite it")
+    if real.is_dir():
+        fail(f"lock {lock!r} is a folder")
+    return full
+
+
+def _inside(pattern, root):
+    """Does the glob ``pattern`` (relative to ``root``, or absolute) stay inside ``root``?"""
+    full = os.path.normpath(pattern if os.path.isabs(pattern) else os.path.join(root, pattern))
+    return Path(full).is_relative_to(root)
 
 
 def _str_list(value, what, line, fail, allow_str=False):
@@ -307,6 +375,8 @@ def _check(c, k, lines, fail, root, top_rules):
         budgets["status"] = c["status"]
     models = []
     for pat in patterns:
+        if not _inside(pat, root):  # "../../**" would walk the whole filesystem
+            fail(f"models pattern {pat!r} leads out of the config's folder ({root})", lines.key(k, "models"))
         full = pat if Path(pat).is_absolute() else str(root / pat)
         hits = sorted(p for p in glob.glob(full, recursive=True) if Path(p).is_file())
         if not hits:

@@ -26,17 +26,17 @@ from ..errors import UsageError
 __all__ = ["PARTS", "bundle_id", "metadata_bytes", "combine"]
 
 PARTS = ("model", "metadata", "labels", "tokenizer", "preprocessing", "postprocessing")
+MAX_PART_BYTES = 2**31 - 1  # a model is at most what protobuf parses; the other parts are smaller
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
 
 def _read(path, what):
+    from ..io.files import read_bytes
+
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise UsageError(f"no such {what} file", path)
-    try:
-        return p.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {what} file: {exc.strerror}", path) from None
+    return read_bytes(p, MAX_PART_BYTES, UsageError, f"the {what} file")
 
 
 def metadata_bytes(props, file_bytes=None):

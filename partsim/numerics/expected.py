@@ -7,14 +7,19 @@ from ..errors import UsageError
 
 __all__ = ["load_expected"]
 
+MAX_TENSOR_BYTES = 2**31 - 1  # protobuf's limit
+
 
 def read_pb(path):
     import onnx
     from onnx import numpy_helper
 
+    from ..io.files import read_bytes
+
     t = onnx.TensorProto()
+    data = read_bytes(path, MAX_TENSOR_BYTES, UsageError, "an expected-output tensor")
     try:
-        t.ParseFromString(Path(path).read_bytes())
+        t.ParseFromString(data)
         return t.name, numpy_helper.to_array(t)
     except Exception as exc:  # protobuf DecodeError and friends
         raise UsageError(f"not a readable ONNX TensorProto: {type(exc).__name__}", path) from None

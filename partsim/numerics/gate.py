@@ -64,22 +64,12 @@ def load_receipts(paths):
 
 def load_requirements(path):
     """``devices.yaml``: ``{devices: [..], samples: [..], cells: [..]}`` (every key optional)."""
-    import yaml
+    from ..io.structured import read_structured
 
-    from ..io.files import read_text
-
-    text = read_text(path, MAX_REQUIREMENTS_BYTES, UsageError, "the requirements file")
-    try:
-        for ev in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(ev, yaml.AliasEvent) or getattr(ev, "anchor", None):
-                raise UsageError("YAML anchors and aliases are refused", path)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise UsageError(f"cannot read requirements: {' '.join(str(exc).split())[:200]}", path) from None
+    data = read_structured(path, "yaml", "require", MAX_REQUIREMENTS_BYTES, UsageError,
+                           "the requirements file")
     if data is None:
         data = {}
-    if not isinstance(data, dict) or set(data) - {"devices", "samples", "cells"}:
-        raise UsageError("requirements must be a mapping with keys devices, samples, cells", path)
     out = {}
     for key in ("devices", "samples", "cells"):
         v = data.get(key)

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from ..errors import UsageError
 
+MAX_NPZ_BYTES = 8 * 2**30  # inputs or expected outputs of one sample
+
 __all__ = ["seeded_inputs", "graph_input_specs", "load_npz", "save_npz", "input_digest", "tensor_header"]
 
 # ONNX TensorProto elem_type -> numpy dtype name (types random inputs can fill)
@@ -79,11 +81,16 @@ def load_npz(path):
     """Arrays of an ``.npz`` keyed by name; pickles and object arrays are refused (docs/contract.md §8)."""
     import numpy as np
 
+    import io
+
+    from ..io.files import read_bytes
+
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise UsageError("no such inputs file", path)
+    data = read_bytes(p, MAX_NPZ_BYTES, UsageError, "the .npz")  # a regular file, bounded
     try:
-        with np.load(p, allow_pickle=False) as z:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
     except (ValueError, OSError, EOFError, KeyError) as exc:
         raise UsageError(f"not a readable .npz without pickles: {' '.join(str(exc).split())[:200]}", path) from None

@@ -7,6 +7,7 @@ piece for very large summaries.  Every output file goes through :func:`atomic_fi
 
 import json
 import os
+import stat
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -15,7 +16,7 @@ from pathlib import Path
 from ..errors import UsageError
 
 __all__ = ["json_encoder", "to_json", "write_output", "write_file", "atomic_write", "atomic_file",
-           "announce_written"]
+           "announce_written", "output_target"]
 
 
 def json_encoder(indent=2):
@@ -36,25 +37,63 @@ def to_json(data, indent=2):
     return json_encoder(indent).encode(data) + "\n"
 
 
+def output_target(path):
+    """The file ``-o path`` writes, checked before anything is written: ``(target, mode, owner)``.
+
+    Only regular files are written.  An existing ``path`` must be a regular file, or a symlink to
+    one (then the file it points to is replaced, the link kept); a device (``/dev/null``), a FIFO,
+    a socket, a folder or a dangling link is refused with a one-line :class:`UsageError`, so a CI
+    job never turns ``/dev/null`` into a JSON file.  ``mode`` and ``owner`` are those of the
+    existing file (``None`` for a new one): replacing it keeps them.
+    """
+    p = Path(path)
+    try:
+        st = os.lstat(p)
+    except FileNotFoundError:
+        st = None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot write output: {getattr(exc, 'strerror', None) or exc}", path) from None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        try:
+            st = os.stat(p)
+        except OSError:
+            raise UsageError("output path is a symlink to nothing: not written", path) from None
+        p = Path(os.path.realpath(p))
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise UsageError("output path is a folder, not a file", path)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise UsageError("output path is not a regular file (a device, FIFO or socket): partsim writes only "
+                         "regular files", path)
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"output folder {str(folder)!r} does not exist", path)
+    if st is None:
+        return p, None, None
+    return p, stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid)
+
+
 @contextmanager
 def atomic_file(path):
     """A binary file that becomes ``path`` only when the block completes.
 
     It is a temporary file in the same folder, renamed at the end; on any failure it is
-    removed and the destination is left as it was.  An OS error (no such folder, a folder in
-    the way, no permission, disk full) becomes a one-line :class:`UsageError`.
+    removed and the destination is left as it was.  The target is checked first
+    (:func:`output_target`: regular files only); an existing file keeps its mode and owner.
+    An OS error (no such folder, no permission, disk full) becomes a one-line :class:`UsageError`.
     """
-    p = Path(path)
-    folder = p.parent if str(p.parent) else Path(".")
-    if not folder.is_dir():
-        raise UsageError(f"output folder {str(folder)!r} does not exist", path)
-    if p.is_dir():
-        raise UsageError("output path is a folder, not a file", path)
+    p, mode, owner = output_target(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.fchmod(fd, 0o666 & ~mask)  # mkstemp makes 0600; a normal output file follows the umask
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+        if mode is None:
+            mask = os.umask(0)
+            os.umask(mask)
+            mode = 0o666 & ~mask  # mkstemp makes 0600; a new output file follows the umask
+        elif owner is not None and os.geteuid() == 0:
+            try:
+                os.fchown(fd, *owner)
+            except OSError:
+                pass
+        os.fchmod(fd, mode)
     except OSError as exc:
         raise UsageError(f"cannot write output: {exc.strerror or exc}", path) from None
     try:

@@ -10,6 +10,7 @@ regular files and files over ``MAX_RULE_FILE_BYTES``.
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping
 import math
 from functools import lru_cache
@@ -198,10 +199,15 @@ def _cache_get(text):
     f = _cache_file(text)
     if f is None:
         return None
+    from ..io.cache import read_sealed
+
+    blob = read_sealed(f)  # None when absent or damaged (a replaced, cut or emptied entry)
+    if blob is None:
+        return None
     try:
-        doc = json.loads(f.read_text(encoding="utf-8"))
+        doc = json.loads(blob)
         return doc["data"], {tuple(k): v for k, v in doc["lines"]}
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return None
 
 
@@ -209,14 +215,13 @@ def _cache_put(text, data, lines):
     f = _cache_file(text)
     if f is None:
         return
+    from ..io.cache import write_sealed
+
     try:
-        f.parent.mkdir(parents=True, exist_ok=True)
-        tmp = f.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"data": data, "lines": [[list(k), v] for k, v in lines.items()]}),
-                       encoding="utf-8")
-        os.replace(tmp, f)
-    except (OSError, TypeError, ValueError):
-        pass  # a cache that cannot be written is no cache
+        text = json.dumps({"data": data, "lines": [[list(k), v] for k, v in lines.items()]})
+    except (TypeError, ValueError):
+        return
+    write_sealed(f, text.encode("utf-8"))  # a cache that cannot be written is no cache
 
 
 def _build_table(data, lines, path):
@@ -312,6 +317,8 @@ def _scan_header(path):
     """(provider, variant, kind, default_variant) read cheaply from a table's top-level keys, or
     (None, "", None, None); a key not found is ``None`` (the table's parse decides)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the open: the parse refuses it
+            return None, "", None, None
         with open(path, encoding="utf-8", errors="replace") as f:
             head = f.read(65536)
     except OSError:

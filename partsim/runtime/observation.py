@@ -7,7 +7,6 @@ plain ORT profiling JSON (``enable_profiling``; ``<node>_kernel_time`` events
 with ``args.provider``).
 """
 
-import json
 import re
 
 from ..errors import ObservationError
@@ -324,12 +323,9 @@ def import_observation(path, level=None):
     dict
         partsim observation (see :data:`OBSERVATION_SCHEMA_VERSION`).
     """
-    from ..io.files import read_text
+    from ..io.structured import read_structured
 
-    try:
-        data = json.loads(read_text(path, MAX_OBSERVATION_BYTES, ObservationError, "the observation"))
-    except json.JSONDecodeError as exc:
-        raise ObservationError(f"not valid JSON: {exc.msg} at line {exc.lineno}", path) from None
+    data = read_structured(path, "json", "observation", MAX_OBSERVATION_BYTES, ObservationError, "the observation")
     want = normalize_level(level) if level else None
     if isinstance(data, list):
         obs = _from_profile(data, path)

@@ -20,7 +20,7 @@ from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 
-from ..io.cache import entry, put
+from ..io.cache import get, put
 from .ort_protocol import OptimizeRecord
 
 __all__ = ["request_key", "lookup", "remember"]
@@ -92,14 +92,13 @@ def lookup(key, target, weights_name, model=None):
     name this run's copy of the model (``model``) again."""
     if key is None:
         return None
-    d = entry(KIND, key)
-    if d is None:
+    files = get(KIND, key)  # checked against the digests written with them
+    if files is None:
         return None
     try:
-        meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
-        graph = d / "graph.onnx"
-        if graph.is_file():
-            target.write_bytes(graph.read_bytes())
+        meta = json.loads(files["meta.json"])
+        if "graph.onnx" in files:
+            target.write_bytes(files["graph.onnx"])
             with open(target.parent / weights_name, "wb") as f:
                 os.truncate(f.fileno(), int(meta.get("weights_size", 0)))
         record = meta["record"]
