@@ -36,6 +36,8 @@ from .external import check_external_location
 
 __all__ = ["materialize_weights", "external_tensors"]
 
+MAX_EXTERNAL_END = 2**40  # the largest external-data file partsim reads or makes a sparse copy of
+
 # onnx.TensorProto.DataType -> (bytes per element, numpy dtype name or None).
 # Packed 4-bit types use 0.5 byte per element (rounded up per tensor).
 _ELEM = {
@@ -147,6 +149,9 @@ def external_tensors(proto, model_path):
         if length is not None and length != nbytes:
             raise ModelError(f"{what}: external data length {length} does not match its dtype and shape "
                              f"({nbytes} bytes)", model_path)
+        if offset + nbytes > MAX_EXTERNAL_END:  # no file system holds it; a sparse copy would fail (EFBIG)
+            raise ModelError(f"{what}: external data ends at byte {offset + nbytes}, beyond the "
+                             f"{MAX_EXTERNAL_END} bytes (1 TiB) partsim accepts", model_path)
         out.append({"name": t.name, "what": what, "location": loc, "rel": target.relative_to(base),
                     "offset": offset, "length": length, "nbytes": nbytes, "dtype": t.data_type,
                     "dims": tuple(int(d) for d in t.dims), "numel": numel, "hint": hint})

@@ -1,6 +1,7 @@
 """JUnit XML for a verify --baseline run: one testcase per gate rule."""
 
 from .junit_xml import junit_document
+from .escape import text_renderer
 
 __all__ = ["render_baseline_junit"]
 
@@ -10,6 +11,7 @@ def _node_lines(nodes):
                      + (f" ({n['reasonDetail']})" if n.get("reasonDetail") else "") for n in nodes)
 
 
+@text_renderer
 def render_baseline_junit(result, model_path):
     """One testcase per gate rule of :func:`partsim.analysis.verify.compare_baseline`; a failed
     rule's body lists the nodes that moved with their op and reason."""

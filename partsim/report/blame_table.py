@@ -1,6 +1,7 @@
 """A blame result as a text table: the baseline, then the causes ranked by what lifting each gains."""
 
 from .text import format_table, human_bytes, plural, short_list
+from .escape import text_renderer
 
 __all__ = ["render_blame_table", "baseline_line"]
 
@@ -16,6 +17,7 @@ def baseline_line(m, link):
     return text
 
 
+@text_renderer
 def render_blame_table(r, top=20):
     """Text report of a blame result (pure)."""
     out = []

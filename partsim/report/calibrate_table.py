@@ -1,8 +1,11 @@
 """A `rules calibrate` report as text: agreement before and after per observation file, then each change."""
 
+from .escape import text_renderer
+
 __all__ = ["render_calibrate_table"]
 
 
+@text_renderer
 def render_calibrate_table(r):
     """Text report of a calibrate result: agreement per observation file, the changes, contradictions."""
     lines = [f"calibrating {r['provider']} ({r['base']})", "", "agreement per observation file:"]

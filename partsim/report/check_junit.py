@@ -3,6 +3,7 @@ exceeded budget and lock regression, and the nodes behind them."""
 
 from .check_table import expectation, failure_lines
 from .junit_xml import junit_document
+from .escape import text_renderer
 
 __all__ = ["render_check_junit"]
 
@@ -23,6 +24,7 @@ def _body(result):
     return "\n".join(lines)
 
 
+@text_renderer
 def render_check_junit(doc):
     cases = []
     for r in doc["results"]:

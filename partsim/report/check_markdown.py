@@ -2,20 +2,25 @@
 failures with the nodes behind them (collapsed)."""
 
 from .check_table import expectation
+from .escape import text_renderer
 
 __all__ = ["render_check_markdown"]
 
 
 def _cell(text):
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """A table cell or inline text: a ``|`` cannot end the cell, HTML and backticks are shown as text
+    (control characters are already visible: :func:`partsim.report.escape.text_renderer`)."""
+    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("|", "\\|").replace("`", "'").replace("\n", " "))
 
 
+@text_renderer
 def render_check_markdown(doc):
     s = doc["summary"]
     verdict = "passed" if doc["passed"] else "FAILED"
     icon = "✅" if doc["passed"] else "❌"
     out = [f"### {icon} partsim check {verdict}: {s['results'] - s['failed']} of {s['results']} passed", "",
-           f"{s['checks']} check(s) over {s['models']} model(s); lock `{doc['lock']['path']}` "
+           f"{s['checks']} check(s) over {s['models']} model(s); lock `{_cell(doc['lock']['path'])}` "
            f"{doc['lock']['state']}.", "",
            "| | check | model | on first provider | share | partitions | transfers | Memcpy |",
            "|---|---|---|---:|---:|---:|---:|---:|"]

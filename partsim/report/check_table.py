@@ -3,6 +3,7 @@ three lines (what, why, the next command) and the models accepted by an ``expect
 
 from ..analysis.verify import GROWING_COUNTS
 from .text import format_table
+from .escape import text_renderer
 
 __all__ = ["render_check_table", "failure_lines", "failure_brief", "expectation", "MAX_LINE"]
 
@@ -119,6 +120,7 @@ def expectation(result):
     return f"expected {'accelerated' if e['accelerated'] else 'not accelerated'}: {e['reason']}"
 
 
+@text_renderer
 def render_check_table(doc):
     rows = []
     for r in doc["results"]:

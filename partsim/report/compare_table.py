@@ -1,10 +1,12 @@
 """A compare result (CPU vs delegate receipt) as a text table."""
 
 from .text import format_table
+from .escape import text_renderer
 
 __all__ = ["render_compare_table"]
 
 
+@text_renderer
 def render_compare_table(res):
     """Text report of a compare result."""
     rows = []

@@ -2,10 +2,12 @@
 """
 
 from ..analysis.compat import CHECKER_EPS
+from .escape import text_renderer
 
 __all__ = ["render_compat_table"]
 
 
+@text_renderer
 def render_compat_table(result):
     """A short text report in the checker's words (one block per EP)."""
     lines = [f"usability-checker compat: {result['model']['path']}",

@@ -1,10 +1,12 @@
 """A determinism grid as a text table: one row per (providers, level, threads) cell."""
 
 from .text import format_table
+from .escape import text_renderer
 
 __all__ = ["render_determinism_table"]
 
 
+@text_renderer
 def render_determinism_table(res):
     f = lambda v: "-" if v is None else f"{v:.3g}"  # noqa: E731
     rows = [[",".join(c["providers"]), c["optLevel"], c["threads"], c["state"], f(c["maxAbs"]), f(c["maxRel"]),

@@ -1,10 +1,12 @@
 """A gate result as JUnit XML: one testsuite per device, one testcase per (sample, cell)."""
 
 from xml.sax.saxutils import quoteattr
+from .escape import text_renderer
 
 __all__ = ["render_gate_junit"]
 
 
+@text_renderer
 def render_gate_junit(res):
     """JUnit XML: one testsuite per device, one testcase per (sample, cell); rejected receipts as errors."""
     out = ['<?xml version="1.0" encoding="UTF-8"?>']

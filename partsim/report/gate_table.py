@@ -1,10 +1,12 @@
 """A gate result as text: the devices x samples x cells matrix, then what is not verified and the verdict."""
 
 from ..numerics.gate import GATE_STATES
+from .escape import text_renderer
 
 __all__ = ["render_gate_table"]
 
 
+@text_renderer
 def render_gate_table(res):
     """Text report of a gate result."""
     cells = res["required"]["cells"]

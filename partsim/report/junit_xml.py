@@ -3,11 +3,14 @@ one <testsuites>."""
 
 from xml.sax.saxutils import escape, quoteattr
 
+from .escape import text_renderer
+
 __all__ = ["junit_document", "join_junit_documents"]
 
 _HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
 
 
+@text_renderer
 def junit_document(suite_name, cases):
     """``cases``: ``[(classname, name, failure message or None, failure body[, system-out])]`` -> one
     <testsuite>; the optional fifth item is text for the case's <system-out> (a note on a pass)."""

@@ -1,10 +1,12 @@
 """Lint findings as text: ``file:line: level[rule] message``, then the totals."""
 
 from .text import plural
+from .escape import text_renderer
 
 __all__ = ["render_lint_text"]
 
 
+@text_renderer
 def render_lint_text(files, findings):
     """One line per finding (as compilers print them), then the count of files, errors and warnings."""
     lines = [f"{f.file}:{f.line}: {f.level}[{f.rule}] {f.message}" for f in findings]

@@ -2,10 +2,12 @@
 ORT dropped and why, its warnings, nodes per provider, Memcpy."""
 
 from .text import format_table
+from .escape import text_renderer
 
 __all__ = ["render_observe_table"]
 
 
+@text_renderer
 def render_observe_table(obs):
     """Text report of an observation made here (``partsim observe -f table``)."""
     counts = {}

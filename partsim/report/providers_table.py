@@ -1,8 +1,11 @@
 """The `providers` result as text: requested, available, granted, used, dropped, ORT's warnings."""
 
+from .escape import text_renderer
+
 __all__ = ["render_providers_table"]
 
 
+@text_renderer
 def render_providers_table(result):
     """Text report of a ``partsim providers`` result (requested vs available vs granted vs used)."""
     lines = [f"requested  {', '.join(result['requested'])}", f"available  {', '.join(result['available'])}",

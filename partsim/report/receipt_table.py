@@ -2,10 +2,12 @@
 
 from ..numerics.receipt_schema import CELLS, STAGES
 from .text import plural
+from .escape import text_renderer
 
 __all__ = ["render_receipt_table"]
 
 
+@text_renderer
 def render_receipt_table(receipt):
     """One line per cell: ``cell state (observed) raw/business``."""
     lines = [f"device {receipt['environment']['device']}  sample {receipt['sample']['id']}  "

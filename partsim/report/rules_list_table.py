@@ -1,10 +1,12 @@
 """The shipped tables (``partsim rules list``) as a text table."""
 
 from .text import format_table
+from .escape import text_renderer
 
 __all__ = ["render_rules_list_table"]
 
 
+@text_renderer
 def render_rules_list_table(records):
     """One row per shipped table, then how to copy one."""
     rows = []

@@ -1,10 +1,12 @@
 """A run-compare result as text: the delegate's stages, then the compare table, baseline and lifecycle."""
 
 from .compare_table import render_compare_table
+from .escape import text_renderer
 
 __all__ = ["render_run_compare_table"]
 
 
+@text_renderer
 def render_run_compare_table(res):
     """Text report of a run-compare result (its ``delegate`` record is the delegate side of the first case)."""
     d = res["delegate"]

@@ -4,6 +4,7 @@ import shlex
 
 from .glossary import glossary_text
 from .text import format_table, plural, short_list
+from .escape import text_renderer
 
 __all__ = ["render_summary_table"]
 
@@ -61,6 +62,7 @@ def _final_view_lines(s):
     return ["", text + (f" ({detail})" if detail else "")]
 
 
+@text_renderer(skip=("nodes", "partitions", "transferList", "conversions", "finalNodes"))
 def render_summary_table(s, max_rows=40, steps=None):
     """Text report of a partitionSummary for people.
 

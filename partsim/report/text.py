@@ -1,5 +1,7 @@
 """Building blocks of the text renderers: a fixed-width table, short name lists, byte sizes, plurals."""
 
+from .escape import visible
+
 __all__ = ["format_table", "short_list", "human_bytes", "plural"]
 
 
@@ -13,7 +15,7 @@ def format_table(headers, rows, align=None):
     -  --
     1  x
     """
-    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
+    cells = [[str(h) for h in headers]] + [["" if c is None else visible(c) for c in r] for r in rows]
     widths = [max(len(r[k]) for r in cells) for k in range(len(headers))]
     align = align or ["<"] * len(headers)
     out = []

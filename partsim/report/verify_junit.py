@@ -1,10 +1,12 @@
 """JUnit XML for verify results: one testcase per node compared, plus the counts."""
 
 from .junit_xml import junit_document
+from .escape import text_renderer
 
 __all__ = ["render_verify_junit"]
 
 
+@text_renderer
 def render_verify_junit(result, model_path):
     """``result`` from :func:`partsim.analysis.verify.compare`.  Memcpy counts that differ are
     failures only when the comparison checked them (not with ``--ignore-counts``): the

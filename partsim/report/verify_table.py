@@ -1,10 +1,12 @@
 """A verify result as text: prediction vs observation, and vs a committed baseline."""
 
 from .text import format_table, plural
+from .escape import text_renderer
 
 __all__ = ["render_verify_table"]
 
 
+@text_renderer
 def render_verify_table(result):
     """Text report of a verify result: agreement, counts side by side, disagreements, baseline."""
     out = []

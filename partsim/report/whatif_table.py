@@ -2,6 +2,7 @@
 
 from ..analysis.cost import METRIC_KEYS
 from .text import format_table, human_bytes, plural
+from .escape import text_renderer
 
 __all__ = ["render_whatif_table"]
 
@@ -20,6 +21,7 @@ def _signed(v):
     return f"{v:+d}" if v else "0"
 
 
+@text_renderer
 def render_whatif_table(r):
     """Text report of a whatif result (pure)."""
     b, a = r["before"], r["after"]

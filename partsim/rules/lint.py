@@ -255,7 +255,8 @@ class _Linter:
         if isinstance(provider, str) and provider not in KNOWN_PROVIDERS:
             self.add("unknown-provider", ("provider",),
                      f"provider {provider!r} is not an execution provider ORT knows")
-        for i, alias in enumerate(data.get("aliases") or ()):
+        aliases = data.get("aliases")
+        for i, alias in enumerate(aliases if isinstance(aliases, list) else ()):  # a scalar: a schema finding
             if isinstance(alias, str) and ALIASES.get(alias, provider) != provider:
                 self.add("alias-conflict", ("aliases", i),
                          f"alias {alias!r} already names {ALIASES[alias]}, not {provider}")

@@ -325,9 +325,11 @@ def begin_early(model_path, level, providers, child=None):
         data = read_bytes(model_path, MAX_MODEL_BYTES, ModelError, "the model")
     except ModelError:
         return None
+    from ..io.materialize import MAX_EXTERNAL_END
+
     found = external_data_sizes(data) if data else None
-    if found is None:
-        return None
+    if found is None or any(size > MAX_EXTERNAL_END for size in found.values()):
+        return None  # the long way names the tensor
     base, sizes, resolved = Path(model_path).resolve().parent, {}, {}
     try:
         for loc, size in found.items():
@@ -605,8 +607,14 @@ def _structural_copy(model_path, sizes, out_dir):
         if src.is_file() and src.stat().st_size >= size:
             shutil.copyfile(src, dst)
         else:
-            with open(dst, "wb") as f:
-                os.truncate(f.fileno(), size)
+            try:
+                with open(dst, "wb") as f:
+                    os.truncate(f.fileno(), size)
+            except OSError as exc:  # a file system that cannot hold it (EFBIG), a full disk
+                from ..errors import ModelError
+
+                raise ModelError(f"cannot make a {size}-byte stand-in for external data {str(rel)!r}: "
+                                 f"{exc.strerror}", model_path) from None
     return out_dir / Path(model_path).name
 
 
