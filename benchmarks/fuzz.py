@@ -1,14 +1,20 @@
-"""Fuzz partsim's file parsers: >= 10,000 executions per target, outcome counts printed.
+"""Fuzz partsim's file parsers and input surfaces: >= 10,000 executions per target, outcome counts printed.
 
-    python benchmarks/fuzz.py [--n 10000] [--target model_bytes ...] [--seed 0]
+    python benchmarks/fuzz.py [--n 10000] [--target model_bytes ...] [--surfaces] [--seed 0] [--report FILE]
 
 The targets and input strategies are those of ``tests/test_fuzz.py`` (which runs a
-few dozen of each in ``make test``).  A clean outcome is a result or a one-line
-PartsimError; anything else is reported with its input saved under ``out/fuzz/``
-and the exit code is 1.
+few dozen of each in ``make test``).  ``--surfaces`` picks the structured-file surfaces
+(``surface_*``: lock, baseline, calibrate, observation, config, require, rules — see
+``tests/fuzz_surfaces.py``), each example a hostile file given to the real CLI in-process.
+A clean outcome is a result or a one-line PartsimError (exit 0, 1 or 2); anything else (a
+traceback, a hang over 20 s, an input file changed, exit 2 without exactly one stderr line)
+is reported with its input saved under ``out/fuzz/`` and the exit code is 1.  The process
+lowers its own priority (``--nice``, default 10): the campaign is meant to run beside other work.
+``--report FILE`` appends a Markdown table of the counts.
 """
 
 import argparse
+import os
 import sys
 import time
 import traceback
@@ -36,13 +42,35 @@ def run_target(name, n, seed):
         try:
             counts[fn(data)] += 1
         except Exception as exc:  # the finding: record it and keep going
-            counts[f"CRASH:{type(exc).__name__}"] += 1
+            what = str(exc).split(":")[0] if type(exc).__name__ == "Finding" else type(exc).__name__
+            counts[f"CRASH:{what}"] += 1
             if len(crashes) < 20:
                 crashes.append((data, traceback.format_exc()))
 
     t0 = time.perf_counter()
     drive()
     return counts, crashes, time.perf_counter() - t0
+
+
+def _append_report(path, rows, seed, first):
+    """Markdown rows: target, executions, exit 0/1/2 (a surface with two commands counts each run's
+    worst exit), tracebacks, hangs, other findings, seconds."""
+    with open(path, "a", encoding="utf-8") as f:
+        if first:
+            f.write(f"\n| target (seed {seed}) | executions | exit 0 | exit 1 | exit 2 | tracebacks | hangs | "
+                    "other findings | seconds |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+        for name, total, counts, secs in rows:
+            exits = Counter()
+            for outcome, c in counts.items():
+                if not outcome.startswith("CRASH:"):
+                    codes = [int(x[-1]) for x in outcome.split("+") if x.startswith("exit")] or [0]
+                    exits[max(codes)] += c
+            tb = sum(c for o, c in counts.items() if o.startswith("CRASH:") and "hang" not in o
+                     and ("traceback" in o or o.split(":")[1][:1].isupper()))
+            hangs = sum(c for o, c in counts.items() if o == "CRASH:hang")
+            other = sum(c for o, c in counts.items() if o.startswith("CRASH:")) - tb - hangs
+            f.write(f"| {name} | {total} | {exits[0]} | {exits[1]} | {exits[2]} | {tb} | {hangs} | {other} | "
+                    f"{secs:.0f} |\n")
 
 
 def main(argv=None):
@@ -52,12 +80,25 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=10000, help="executions per target (default 10000)")
     ap.add_argument("--target", action="append", choices=sorted(TARGETS), help="default: all")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--surfaces", action="store_true", help="every surface_* target")
+    ap.add_argument("--nice", type=int, default=10, help="added to the process's niceness (default 10)")
+    ap.add_argument("--report", metavar="FILE", help="append a Markdown table of the outcome counts here")
     args = ap.parse_args(argv)
+    os.nice(args.nice)
+    import warnings
+
+    warnings.filterwarnings("ignore")  # hypothesis warns about large example reprs
     failed = False
-    for name in args.target or sorted(TARGETS):
+    names = args.target or ([t for t in sorted(TARGETS) if t.startswith("surface_")] if args.surfaces
+                            else sorted(TARGETS))
+    rows = []
+    for name in names:
         counts, crashes, secs = run_target(name, args.n, args.seed)
         total = sum(counts.values())
-        print(f"{name}: {total} executions in {secs:.1f} s ({total / secs:.0f}/s)")
+        rows.append((name, total, counts, secs))
+        if args.report:
+            _append_report(args.report, rows[-1:], args.seed, first=len(rows) == 1)
+        print(f"{name}: {total} executions in {secs:.1f} s ({total / secs:.0f}/s)", flush=True)
         for outcome, c in sorted(counts.items()):
             print(f"  {outcome:40s} {c}")
         if crashes:
@@ -65,7 +106,7 @@ def main(argv=None):
             out = ROOT / "out" / "fuzz"
             out.mkdir(parents=True, exist_ok=True)
             for k, (data, tb) in enumerate(crashes):
-                ext = "onnx" if isinstance(data, bytes) else "yaml"
+                ext = "bin" if name.startswith("surface_") else ("onnx" if isinstance(data, bytes) else "yaml")
                 p = out / f"{name}-{k}.{ext}"
                 p.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass"))
                 print(f"  crash input saved: {p}\n" + "".join("    " + ln for ln in tb.splitlines(True)[-6:]))

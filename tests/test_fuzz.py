@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -40,6 +41,8 @@ from partsim.rules.table import RuleTable, adhoc_table
 from partsim.rules.load import builtin_tables, parse_table
 from partsim.rules.resolve import resolve_providers
 from partsim.sim import simulate, summarize
+
+from fuzz_surfaces import SURFACES, run_surface, surface_inputs, surfaces
 
 __all__ = ["SEED_MODELS", "model_bytes_inputs", "model_proto_inputs", "rules_yaml_inputs", "run_model_bytes",
            "run_rules_text", "TARGETS"]
@@ -323,6 +326,11 @@ TARGETS = {
     "rules_yaml": (rules_yaml_inputs(), run_rules_text),
 }
 
+# the structured-file surfaces (tests/fuzz_surfaces.py): the real CLI in-process on hostile files
+for _name in SURFACES:
+    TARGETS[f"surface_{_name}"] = (st.deferred(lambda n=_name: surface_inputs(n)),
+                                   lambda data, n=_name: run_surface(n, data))
+
 
 # ---------------------------------------------------------------- the tests (a small, bounded run)
 
@@ -348,6 +356,28 @@ def test_fuzz_model_proto(data):
 @given(rules_yaml_inputs())
 def test_fuzz_rules_yaml(text):
     run_rules_text(text)
+
+
+SURFACE_SETTINGS = settings(max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+
+
+def test_surface_seeds_are_clean():
+    """Every surface's valid seed runs clean (exit 0 or 1): the fuzz starts from files partsim accepts."""
+    s = surfaces()
+    for name in SURFACES:
+        assert run_surface(name, s.seeds[name]) in ("exit0", "exit1", "exit0+exit0", "exit1+exit0"), name
+
+
+@pytest.mark.parametrize("name", SURFACES)
+def test_fuzz_surface(name):
+    """Hostile versions of one structured input (mutated seeds, documents drawn from its schema):
+    exit 0, 1 or 2 only, no traceback, one stderr line on exit 2, no hang, inputs untouched."""
+    @SURFACE_SETTINGS
+    @given(surface_inputs(name))
+    def drive(data):
+        run_surface(name, data)
+
+    drive()
 
 
 def teardown_module(module):

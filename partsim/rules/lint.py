@@ -233,8 +233,11 @@ class _Linter:
             self.add("schema", (), "a rule table must be a mapping")
             return self.findings
         validator = jsonschema.Draft202012Validator(table_schema())
+        self.invalid = set()  # (key,) and (key, index) prefixes with a schema error: not checked further
         for e in validator.iter_errors(data):
             path = tuple(e.absolute_path)
+            self.invalid.add(path[:2])
+            self.invalid.add(path[:1])
             if e.validator == "required" and not path and "'source'" in e.message:
                 self.add("missing-source", (), "no 'source': say where the facts come from, with a version",
                          line=1)
@@ -267,7 +270,7 @@ class _Linter:
                 self.add("unversioned-source", ("source", "version"),
                          f"source.version {version!r} names no version")
         part = data.get("partitioning")
-        if isinstance(part, dict):
+        if isinstance(part, dict) and ("partitioning",) not in self.invalid:
             for key in ("stop_ops", "reject_single_ops"):
                 for i, op in enumerate(part.get(key) or ()):
                     if isinstance(op, str) and not any(o == op for _, o in _schemas()):
@@ -279,8 +282,8 @@ class _Linter:
         schemas = _schemas()
         seen = {}  # (domain, op) -> [(index, rule dict)]
         for i, r in enumerate(ops):
-            if not isinstance(r, dict) or not isinstance(r.get("op"), str):
-                continue
+            if not isinstance(r, dict) or not isinstance(r.get("op"), str) or ("ops", i) in self.invalid:
+                continue  # a rule the schema refused is reported as such, not checked further
             domain = r.get("domain", "")
             if not isinstance(domain, str):
                 continue
