@@ -14,7 +14,9 @@ lowers its own priority (``--nice``, default 10): the campaign is meant to run b
 """
 
 import argparse
+import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -25,7 +27,25 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 
-def run_target(name, n, seed):
+_STOP = {"asked": False}
+
+
+def _stop(_signum, _frame):
+    """SIGTERM: finish the example under way, then stop the campaign and report what ran."""
+    _STOP["asked"] = True
+
+
+def _write_status(path, name, counts, secs):
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump({"target": name, "executions": sum(counts.values()), "seconds": round(secs, 1),
+                   "counts": dict(sorted(counts.items()))}, f, indent=1)
+    os.replace(tmp, path)
+
+
+def run_target(name, n, seed, status=None):
+    """Run ``n`` examples of target ``name``; ``(counts, crashes, seconds)``.  ``status``: a JSON file
+    rewritten every 25 examples with the counts so far (a campaign stopped early still has its numbers)."""
     from hypothesis import HealthCheck, Phase, given, seed as hseed, settings
 
     from test_fuzz import TARGETS
@@ -33,12 +53,17 @@ def run_target(name, n, seed):
     strategy, fn = TARGETS[name]
     counts = Counter()
     crashes = []
+    started = time.perf_counter()
 
     @hseed(seed)
     @settings(max_examples=n, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @given(strategy)
     def drive(data):
+        if _STOP["asked"]:
+            raise KeyboardInterrupt
+        if status and sum(counts.values()) % 25 == 0:
+            _write_status(status, name, counts, time.perf_counter() - started)
         try:
             counts[fn(data)] += 1
         except Exception as exc:  # the finding: record it and keep going
@@ -48,7 +73,12 @@ def run_target(name, n, seed):
                 crashes.append((data, traceback.format_exc()))
 
     t0 = time.perf_counter()
-    drive()
+    try:
+        drive()
+    except KeyboardInterrupt:
+        print(f"{name}: stopped after {sum(counts.values())} executions", flush=True)
+    if status:
+        _write_status(status, name, counts, time.perf_counter() - t0)
     return counts, crashes, time.perf_counter() - t0
 
 
@@ -83,8 +113,10 @@ def main(argv=None):
     ap.add_argument("--surfaces", action="store_true", help="every surface_* target")
     ap.add_argument("--nice", type=int, default=10, help="added to the process's niceness (default 10)")
     ap.add_argument("--report", metavar="FILE", help="append a Markdown table of the outcome counts here")
+    ap.add_argument("--status", metavar="FILE", help="JSON counts so far, rewritten as the campaign runs")
     args = ap.parse_args(argv)
     os.nice(args.nice)
+    signal.signal(signal.SIGTERM, _stop)
     import warnings
 
     warnings.filterwarnings("ignore")  # hypothesis warns about large example reprs
@@ -93,7 +125,7 @@ def main(argv=None):
                             else sorted(TARGETS))
     rows = []
     for name in names:
-        counts, crashes, secs = run_target(name, args.n, args.seed)
+        counts, crashes, secs = run_target(name, args.n, args.seed, args.status)
         total = sum(counts.values())
         rows.append((name, total, counts, secs))
         if args.report:

@@ -128,6 +128,21 @@ def _refuse_overwriting_inputs(args):
         return  # the command itself reports unreadable paths
 
 
+# options whose values are files a command writes (besides the -o of every command)
+_OUTPUT_OPTIONS = ("output", "report", "svg")
+
+
+def _check_output_targets(args):
+    """Every file the command will write is checked before any work: a device, a FIFO, a folder or a
+    missing folder is refused (exit 2) while nothing is written yet (:func:`output_target`)."""
+    from ..report.output import output_target
+
+    for opt in _OUTPUT_OPTIONS:
+        value = getattr(args, opt, None)
+        if isinstance(value, (str, Path)) and value not in ("", "-"):
+            output_target(value)
+
+
 def _without_cache(args):
     """Run the command with ``PARTSIM_NO_CACHE=1`` (read by :mod:`partsim.io.cache`, inherited by
     child processes), restored afterwards for in-process callers."""
@@ -167,10 +182,7 @@ def main(argv=None):
     gc_was_enabled = gc.isenabled()
     try:
         _refuse_overwriting_inputs(args)
-        if getattr(args, "output", None) not in (None, "-") and isinstance(args.output, (str, Path)):
-            from ..report.output import output_target
-
-            output_target(args.output)  # a device, FIFO, folder or missing folder: refused before any work
+        _check_output_targets(args)
         from ..progress import configure
 
         configure(args.progress)

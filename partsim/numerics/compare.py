@@ -44,7 +44,6 @@ would have passed that case's values; ``minRelTolerance`` is null when a CPU val
 is 0 and differs from the delegate's (no relative tolerance can pass it).
 """
 
-import json
 import math
 
 from ..errors import ObservationError
@@ -64,13 +63,10 @@ class ReceiptError(ObservationError):
 
 def load_receipt(path):
     """Read and parse a receipt file; :class:`ReceiptError` if missing or not JSON."""
-    from ..io.files import read_text
+    from ..io.structured import read_structured
 
-    text = read_text(path, MAX_RECEIPT_BYTES, ReceiptError, "the receipt")
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise ReceiptError(f"cannot parse input: {' '.join(str(exc).split())[:200]}", path) from None
+    # a receipt never holds NaN or infinity (partsim.numerics.receipt drops them): refused like any input's
+    return read_structured(path, "json", None, MAX_RECEIPT_BYTES, ReceiptError, "the receipt")
 
 
 def _is_number(x):
