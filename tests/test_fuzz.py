@@ -42,7 +42,7 @@ from partsim.rules.load import builtin_tables, parse_table
 from partsim.rules.resolve import resolve_providers
 from partsim.sim import simulate, summarize
 
-from fuzz_surfaces import SURFACES, run_surface, surface_inputs, surfaces
+from tests.fuzz_surfaces import SURFACES, run_surface, surface_inputs, surfaces
 
 __all__ = ["SEED_MODELS", "model_bytes_inputs", "model_proto_inputs", "rules_yaml_inputs", "run_model_bytes",
            "run_rules_text", "TARGETS"]

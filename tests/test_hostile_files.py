@@ -22,7 +22,7 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper
 
-from fuzz_surfaces import CONFIG, REQUIRE, Surfaces, _node_records, _observation
+from tests.fuzz_surfaces import CONFIG, Surfaces
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -83,7 +83,7 @@ def test_a_device_fifo_or_folder_is_refused_at_once(s, surface, kind):
 @pytest.mark.parametrize("kind", ["dev_zero", "fifo"])
 def test_receipt_expected_folder_with_a_device_or_fifo(tmp_path, kind):
     """Issue 28: `receipt --expected DIR` read DIR/output_0.pb with a plain read."""
-    from fuzz_surfaces import _tiny_model
+    from tests.fuzz_surfaces import _tiny_model
 
     model = tmp_path / "m.onnx"
     _tiny_model(model)

@@ -2,7 +2,6 @@
 well a table set predicts them (:func:`agreement`).  The shapes read are listed in :mod:`partsim.analysis.calibrate`.
 """
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
