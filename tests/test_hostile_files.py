@@ -266,6 +266,7 @@ def test_check_update_writes_no_lock_when_the_output_cannot_be_written(s, run_cl
     ("partsim.toml", "the config itself"),
     ("table.yaml", None),  # not an input of this config: allowed (a plain file in the folder)
     ("link.json", "leads out of the config's folder"),
+    ("a" * 5000, "not a usable file name"),  # found by the campaign: OSError ENAMETOOLONG, a traceback
 ])
 def test_the_lock_stays_inside_the_config_folder_and_is_never_an_input(s, run_cli, tmp_path, lock, words):
     """Issue 28: `check --update` wrote the lock wherever `lock =` pointed: over a model, over the

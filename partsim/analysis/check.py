@@ -118,8 +118,10 @@ def read_lock(path):
     """The lock's entries (``{key: record}``), ``None`` when there is no lock file."""
     from ..io.structured import read_structured
 
+    from ..io.files import lexists
+
     path = Path(path)
-    if not path.exists() and not path.is_symlink():
+    if not lexists(path):
         return None
     data = read_structured(path, "json", None, MAX_LOCK_BYTES, what="lock file")
     if not isinstance(data, dict) or data.get("lockVersion") != LOCK_VERSION:

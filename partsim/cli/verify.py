@@ -132,7 +132,9 @@ def run(args):
 
 def read_baseline(path):
     """The JSON object in a baseline file, or a one-line UsageError."""
-    if not path.exists() and not path.is_symlink():
+    from ..io.files import lexists
+
+    if not lexists(path):
         raise UsageError("baseline file does not exist (create it with --update-baseline)", path)
     from ..io.structured import read_structured
 

@@ -28,10 +28,12 @@ Top level (optional): ``lock = "partsim.lock.json"`` (relative to the config fil
 import glob
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
+from .files import lexists
 from ..sim.pipeline import LEVELS as PREDICTED_LEVELS
 from ..sim.pipeline import normalize_level
 
@@ -265,6 +267,8 @@ def _read(data, path, lines, prefix, fail):
 def _lock_path(lock, root, config, checks, fail):
     """Where the lock file goes: a file in the config's folder (or below), never a symlink out of it,
     never the config, a model or a rule table (``check --update`` writes it)."""
+    if "\0" in lock:
+        fail("lock: a NUL character is not allowed")
     rel = Path(lock)
     if rel.is_absolute() or ".." in rel.parts:
         fail(f"lock {lock!r} must be a file name relative to the config's folder, without '..'")
@@ -278,8 +282,13 @@ def _lock_path(lock, root, config, checks, fail):
         inputs.update((Path(os.path.realpath(r)), "a rule table") for r in check.rules)
     if real in inputs:
         fail(f"lock {lock!r} is {inputs[real]}: check --update would overwrite it")
-    if real.is_dir():
-        fail(f"lock {lock!r} is a folder")
+    try:
+        if stat.S_ISDIR(os.stat(real).st_mode):
+            fail(f"lock {lock!r} is a folder")
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte
+        fail(f"lock {lock[:80]!r} is not a usable file name: {getattr(exc, 'strerror', None) or exc}")
     return full
 
 
@@ -294,6 +303,8 @@ def _str_list(value, what, line, fail, allow_str=False):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         fail(f"{what} must be a list of non-empty strings", line())
+    if any("\0" in v for v in value):  # paths and globs: no file name holds a NUL byte
+        fail(f"{what}: a NUL character is not allowed", line())
     return [v.strip() for v in value]
 
 
@@ -338,7 +349,7 @@ def _check(c, k, lines, fail, root, top_rules):
     rules = top_rules + _str_list(c.get("rules", []), "rules", lambda: lines.key(k, "rules"), fail)
     rules = [str(root / r) for r in rules]
     for r in rules:
-        if not Path(r).exists():
+        if not lexists(r):
             fail(f"rule table {r} does not exist", lines.key(k, "rules") if c.get("rules") else lines.top_key("rules"))
     budgets = {}
     for key in ("max_partitions", "max_transfers", "max_memcpy"):

@@ -13,12 +13,23 @@ Traceback (most recent call last):
 partsim.errors.UsageError: ...: not a regular file
 """
 
+import os
 import stat
 from pathlib import Path
 
 from ..errors import UsageError
 
-__all__ = ["read_bytes", "read_text"]
+__all__ = ["read_bytes", "read_text", "lexists"]
+
+
+def lexists(path):
+    """Whether ``path`` names anything (a dangling symlink included), never raising: a name too long
+    for the file system or with a NUL byte names nothing (``Path.exists`` raises for the first)."""
+    try:
+        os.lstat(path)
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 def read_bytes(path, limit, error=UsageError, what="file"):

@@ -31,10 +31,10 @@ EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
 
 def _read(path, what):
-    from ..io.files import read_bytes
+    from ..io.files import lexists, read_bytes
 
     p = Path(path)
-    if not p.exists():
+    if not lexists(p):
         raise UsageError(f"no such {what} file", path)
     return read_bytes(p, MAX_PART_BYTES, UsageError, f"the {what} file")
 

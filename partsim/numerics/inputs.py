@@ -83,10 +83,10 @@ def load_npz(path):
 
     import io
 
-    from ..io.files import read_bytes
+    from ..io.files import lexists, read_bytes
 
     p = Path(path)
-    if not p.exists():
+    if not lexists(p):
         raise UsageError("no such inputs file", path)
     data = read_bytes(p, MAX_NPZ_BYTES, UsageError, "the .npz")  # a regular file, bounded
     try:
