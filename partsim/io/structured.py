@@ -110,9 +110,12 @@ def _parse_yaml(text):
 _PARSERS = {"json": (_parse_json, _JSON_STRINGS), "toml": (_parse_toml, _TOML_STRINGS), "yaml": (_parse_yaml, None)}
 
 
-def parse_text(text, kind, path=None, error=UsageError):
-    """``text`` parsed as ``kind`` (json, toml, yaml) with the depth and number limits; ``error`` otherwise."""
+def parse_text(text, kind, path=None, error=UsageError, finite=True):
+    """``text`` parsed as ``kind`` (json, toml, yaml) with the depth and number limits; ``error`` otherwise.
+    ``finite=False`` lets JSON's ``NaN``/``Infinity`` through (data that records a tensor's values)."""
     parse, strings = _PARSERS[kind]
+    if not finite and kind == "json":
+        parse = json.loads
     if strings is not None and _bracket_depth(text, strings) > MAX_DEPTH:
         raise error(f"nested deeper than {MAX_DEPTH} levels", path)
     try:
@@ -125,17 +128,18 @@ def parse_text(text, kind, path=None, error=UsageError):
         raise error(f"not valid JSON: {exc.msg} at line {exc.lineno}", path) from None
     except ValueError as exc:  # TOML, YAML, an integer of more digits than Python converts
         raise error(" ".join(str(exc).split())[:300] or f"not valid {kind}", path) from None
-    check_values(data, path, error)
+    check_values(data, path, error, finite)
     return data
 
 
-def check_values(data, path=None, error=UsageError):
-    """Refuse nesting deeper than :data:`MAX_DEPTH`, non-finite floats and non-string keys (iteratively)."""
+def check_values(data, path=None, error=UsageError, finite=True):
+    """Refuse nesting deeper than :data:`MAX_DEPTH`, non-finite floats (unless ``finite`` is false) and
+    non-string keys (iteratively)."""
     stack = [(data, 0)]
     while stack:
         value, depth = stack.pop()
         if isinstance(value, float):
-            if not math.isfinite(value):
+            if finite and not math.isfinite(value):
                 raise error(f"non-finite number {value} is not allowed", path)
         elif isinstance(value, (dict, list)):
             if depth >= MAX_DEPTH:
@@ -194,10 +198,10 @@ def validate(data, schema, path=None, error=UsageError, prefix=""):
     raise error(f"{prefix}{_where(best.absolute_path)}: {message} (schema {schema}.schema.json)", path)
 
 
-def read_structured(path, kind, schema, limit=MAX_STRUCTURED_BYTES, error=UsageError, what="file"):
+def read_structured(path, kind, schema, limit=MAX_STRUCTURED_BYTES, error=UsageError, what="file", finite=True):
     """Read ``path`` (bounded), parse it as ``kind`` and validate it against ``schema`` (None: no schema)."""
     text = read_text(path, limit, error, what)
-    data = parse_text(text, kind, path, error)
+    data = parse_text(text, kind, path, error, finite)
     if schema is not None:
         validate(data, schema, path, error)
     return data

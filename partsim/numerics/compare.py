@@ -65,8 +65,8 @@ def load_receipt(path):
     """Read and parse a receipt file; :class:`ReceiptError` if missing or not JSON."""
     from ..io.structured import read_structured
 
-    # a receipt never holds NaN or infinity (partsim.numerics.receipt drops them): refused like any input's
-    return read_structured(path, "json", None, MAX_RECEIPT_BYTES, ReceiptError, "the receipt")
+    # the outputs a device recorded may hold NaN and infinity (a non_finite result, not a malformed file)
+    return read_structured(path, "json", None, MAX_RECEIPT_BYTES, ReceiptError, "the receipt", finite=False)
 
 
 def _is_number(x):
