@@ -8,9 +8,10 @@ from .rules.table import adhoc_table
 from .rules.load import builtin_tables, load_table
 from .rules.resolve import refuse_tableless, resolve_providers
 from .sim import simulate, summarize
+from .sim.pipeline import FINAL_LEVELS, partitioning_level
 from .sim.pipeline import LEVELS as PREDICTED_LEVELS
 
-__all__ = ["load_tables", "predict", "load_for_prediction", "DEFAULT_PROVIDERS", "OPTIMIZE_LEVELS", "LEVELS",
+__all__ = ["load_tables", "predict", "load_for_prediction", "prepare_graph", "DEFAULT_PROVIDERS", "OPTIMIZE_LEVELS", "LEVELS",
            "build_request", "resolve_level"]
 
 DEFAULT_PROVIDERS = ("CPUExecutionProvider",)
@@ -64,13 +65,21 @@ def load_for_prediction(path, optimize="all", seed=0, dims=None, resolution=None
     :class:`UsageError`.  The IR keeps the user's path and digest.  See
     :func:`partsim.runtime.pipeline.prepare`.
     """
-    from .sim.pipeline import normalize_level
-
-    level = normalize_level(optimize)
-    prepared = _load(path, partitioning_level(level) if level else optimize, seed, dims, resolution, child)
+    prepared = prepare_graph(path, optimize, seed, dims, resolution, child)
     if prepared.failure:
         prepared.model.warnings.append(prepared.failure)
     return prepared.model
+
+
+def prepare_graph(path, optimize="all", seed=0, dims=None, resolution=None, child=None):
+    """The prepare stage: :func:`load_for_prediction`'s graph as a
+    :class:`~partsim.runtime.pipeline.PreparedGraph` — the IR with what ORT's pipeline knew about it
+    (origins, ORT's failure, :class:`~partsim.sim.facts.SessionFacts`), for
+    ``simulate(prepared.model, resolution, facts=prepared.facts)``."""
+    from .sim.pipeline import normalize_level
+
+    level = normalize_level(optimize)
+    return _load(path, partitioning_level(level) if level else optimize, seed, dims, resolution, child)
 
 
 def _begin_early(path, level, requested, tables, extra, child):
@@ -193,19 +202,7 @@ class _gc_paused:
         return False
 
 
-# levels whose final graph differs from the graph ORT partitions (Level 2/3 run after partitioning)
-_FINAL_LEVELS = ("extended", "all")
-
-
-def partitioning_level(level):
-    """The level whose optimized graph is the graph ORT partitions at ``level``: Level 1 runs before
-    partitioning, Level 2/3 after it (``inference_session.cc`` ``TransformGraph``, ORT-PIPELINE §1),
-    so at ``extended``/``all`` ORT partitions the ``basic`` graph.
-
-    >>> partitioning_level("all"), partitioning_level("disable")
-    ('basic', 'disable')
-    """
-    return "basic" if level in _FINAL_LEVELS else level
+_FINAL_LEVELS = FINAL_LEVELS
 
 
 def _from_file(model_or_path, level, dims):
@@ -266,7 +263,7 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
             if c is not None:
                 c.close()
         raise
-    origins, failure, notes, pinned = None, "", [], None
+    origins, failure, notes, facts = None, "", [], None
     if isinstance(model_or_path, Model):
         m = model_or_path
     else:
@@ -274,10 +271,10 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
         with stage(f"loading {model_or_path} (the graph ORT partitions at level {level})",
                    lambda: f"loaded {len(box[0].model.nodes):,} nodes"):
             box.append(_load(model_or_path, at, dims=dims, resolution=resolution, child=child, early=early))
-        m, origins, failure, notes, pinned = (box[0].model, box[0].origins, box[0].failure, box[0].notes,
-                                              box[0].pinned)
+        m, origins, failure, notes, facts = (box[0].model, box[0].origins, box[0].failure, box[0].notes,
+                                             box[0].facts)
     with stage(f"assigning nodes to {', '.join(resolution.effective)}", "assigned every node"):
-        assignment = simulate(m, resolution, policy, pinned)
+        assignment = simulate(m, resolution, policy, facts=facts)
     with stage("counting fragments, partitions, transfers and copies", "summarized"):
         summary = summarize(assignment)
     annotate_summary(summary, level, origins, failure, notes)
@@ -305,7 +302,7 @@ def _add_final_view(summary, assignment, path, level, dims, resolution, policy):
         summary["status"] = "session_would_fail"
         summary["failure"] = final.failure
         return
-    fa = simulate(final.model, resolution, policy, final.pinned)
+    fa = simulate(final.model, resolution, policy, facts=final.facts)
     fs = summarize(fa)
     view = relate_views(assignment.model, final.model, fa.provider, final.origins or {})
     summary["finalNodes"] = view.to_record()

@@ -228,3 +228,32 @@ def test_readme_names_every_module():
             continue
         missing.append(rel)
     assert missing == []
+
+
+def test_runtime_facts_reach_the_simulation_as_a_record_not_through_the_ir():
+    """Issue 32: the prepare stage hands ORT's facts (name counter, partitioning rounds, nodes rewritten after
+    partitioning, pinned nodes) to the simulation in a frozen record; nothing outside the IR writes into the
+    IR's cache (``Model.derived`` memoizes what the IR computes from itself)."""
+    import dataclasses
+    import re
+
+    from partsim.runtime.pipeline import PreparedGraph
+    from partsim.sim.facts import SessionFacts
+
+    writers = []
+    for path in sorted((ROOT / "partsim").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        text = path.read_text(encoding="utf-8")
+        for key in re.findall(r"\.derived\(\s*\"([^\"]+)\"", text):
+            owner = key.split(".")[0]
+            # a cache key is named after the module that computes it ("match.signatures", "summary...")
+            # or is the IR's own ("topological_order", "scope_members")
+            if not (rel.startswith(("partsim/ir/", f"partsim/sim/{owner}.py")) or rel.endswith(f"/{owner}.py")):
+                writers.append((rel, key))
+    assert not writers, writers
+    facts = SessionFacts(3, {1: 1}, {"a"}, {"n": "CPUExecutionProvider"})
+    for record in (facts, PreparedGraph(model=None, facts=facts)):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            record.level = "all"
+    with pytest.raises(TypeError):
+        facts.partition_rounds[2] = 1  # read-only mapping

@@ -114,13 +114,16 @@ def _mark(row, table, op=None):
 
 def _variant(ctx, optimize, fix_dims=None, opset=None, decompose=()):
     """A variant of the model, or the one-line reason it cannot be made."""
-    from ..api import load_for_prediction
+    from ..api import prepare_graph
+    from ..io.variants import load_variant_prepared
+    from ..sim.pipeline import normalize_level, partitioning_level
 
     try:  # the graph ORT partitions depends on the providers (inlining, Level 2/3 sets)
         if not fix_dims and opset is None and not decompose:
-            return load_for_prediction(ctx.path, optimize, seed=ctx.seed, resolution=ctx.resolution()), None
-        return load_variant(ctx.path, optimize, fix_dims, opset, seed=ctx.seed, resolution=ctx.resolution(),
-                            decompose=decompose), None
+            return prepare_graph(ctx.path, optimize, seed=ctx.seed, resolution=ctx.resolution()), None
+        at = partitioning_level(normalize_level(optimize) or "all")
+        return load_variant_prepared(ctx.path, at, fix_dims, opset, seed=ctx.seed, resolution=ctx.resolution(),
+                                     decompose=decompose), None
     except ModelError as exc:
         return None, str(exc)
 
@@ -133,10 +136,10 @@ def _run_lifted(ctx, lifted):
     CPU and move almost nothing."""
     if ctx.optimize == "disable":
         return ctx.run(lifted)[0], ctx.model
-    from ..api import load_for_prediction
+    from ..api import prepare_graph
 
-    model = load_for_prediction(ctx.path, ctx.optimize, seed=ctx.seed, resolution=lifted)
-    return ctx.run(lifted, model=model)[0], model
+    prepared = prepare_graph(ctx.path, ctx.optimize, seed=ctx.seed, resolution=lifted)
+    return ctx.run(lifted, model=prepared)[0], prepared.model
 
 
 def _higher_levels(current):
@@ -239,7 +242,7 @@ def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True, analyse_lev
             not_measured.append({"kind": kind, "cause": label, "why": why})
             return None
         after_s, _ = ctx.run(res, model=variant)
-        row = _row(kind, label, [], before_m, before_s, after_s, variant, link, device, lifted)
+        row = _row(kind, label, [], before_m, before_s, after_s, variant.model, link, device, lifted)
         after_names = {n["name"] for n in after_s["nodes"]}
         row["goneNodes"] = sum(1 for n in before_s["nodes"] if n["name"] not in after_names)
         row.update(extra)

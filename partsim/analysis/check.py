@@ -167,7 +167,7 @@ def _model_job(path, items, root, lock_path):
 
     Returns ``[(index, result, record)]``, or ``("error", message)`` for a PartsimError.
     """
-    from ..api import _gc_paused, load_for_prediction
+    from ..api import _gc_paused, prepare_graph
     from ..sim import simulate, summarize
 
     out = []
@@ -186,14 +186,16 @@ def _model_job(path, items, root, lock_path):
                 key = (check.optimize, resolution.effective if check.optimize != "disable" else (),
                        tuple(sorted(dims.items())))
                 if key not in models:
-                    models[key] = load_for_prediction(path, check.optimize, dims=dims or None, resolution=resolution)
-                summary = summarize(simulate(models[key], resolution, check.policy))
+                    models[key] = prepare_graph(path, check.optimize, dims=dims or None, resolution=resolution)
+                    if models[key].failure:
+                        models[key].model.warnings.append(models[key].failure)
+                summary = summarize(simulate(models[key].model, resolution, check.policy, facts=models[key].facts))
                 summary["model"]["path"] = rel
                 record = baseline_record(summary, resolution, check.level)
                 if dims:
                     record["dims"] = dims
                 context = {"dims": dims, "expect": settings["expect"], "line": settings["line"],
-                           "unfixed": sorted(set(symbolic or _symbolic_dims_of(models[key])) - set(dims))}
+                           "unfixed": sorted(set(symbolic or _symbolic_dims_of(models[key].model)) - set(dims))}
                 result = _result(check, rel, summary, record, entry, lock_path, context)
                 out.append((index, result, record))
     except PartsimError as exc:

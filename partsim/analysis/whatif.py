@@ -111,14 +111,17 @@ def whatif(ctx, add=(), fix_dims=None, opset=None, drop=(), reorder=(), optimize
             table = add_support(table, domain, op, dtype, ctx.model)
             changes.append({"change": "add-support", "value": spec, "provider": table.provider})
         res = replace(res, tables=(table,) + res.tables[1:])
-    model = ctx.model
+    model = None  # the context's own graph
     if fix_dims or opset is not None or decompose:
-        model = load_variant(ctx.path, after_opt, fix_dims, opset, seed=ctx.seed, resolution=res,
-                             decompose=decompose)
-    elif after_opt != "disable" and (after_opt != ctx.optimize or res != before_res):
-        from ..api import load_for_prediction
+        from ..io.variants import load_variant_prepared
+        from ..sim.pipeline import normalize_level, partitioning_level
 
-        model = load_for_prediction(ctx.path, after_opt, seed=ctx.seed, resolution=res)
+        model = load_variant_prepared(ctx.path, partitioning_level(normalize_level(after_opt) or "all"), fix_dims,
+                                      opset, seed=ctx.seed, resolution=res, decompose=decompose)
+    elif after_opt != "disable" and (after_opt != ctx.optimize or res != before_res):
+        from ..api import prepare_graph
+
+        model = prepare_graph(ctx.path, after_opt, seed=ctx.seed, resolution=res)
     after_s, _ = ctx.run(res, model=model)
     after_m = ctx.metrics(after_s, res, model=model, link=link)
     change = _saved(after_m, before_m)  # after - before

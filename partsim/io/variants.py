@@ -97,9 +97,14 @@ def load_variant(path, optimize="none", fix_dims=None, opset=None, seed=0, label
     The change is made on the in-memory proto, then ORT's pipeline for that level
     (:func:`partsim.runtime.pipeline.prepare`) runs on it for ``resolution``'s providers (CPU only
     when absent); the external-data files stay the model's own and the user's file is never
-    written.  ``label`` starts the note the model carries (its summary's ``warnings``).
+    written.  ``label`` starts the note the model carries (its summary's ``warnings``).  Like
+    :func:`partsim.api.load_for_prediction`, the graph ORT *partitions* at that level (at ``extended``/``all``
+    the Level-1 graph): what-if and blame compare graphs every provider was asked about.
     """
-    return load_variant_prepared(path, optimize, fix_dims, opset, seed, label, resolution, decompose).model
+    from ..sim.pipeline import normalize_level, partitioning_level
+
+    at = partitioning_level(normalize_level(optimize) or "all")
+    return load_variant_prepared(path, at, fix_dims, opset, seed, label, resolution, decompose).model
 
 
 def load_variant_prepared(path, optimize="none", fix_dims=None, opset=None, seed=0,

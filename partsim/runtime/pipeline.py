@@ -7,10 +7,13 @@ EnsureUniqueDQForNodeUnit, then (``basic`` and above) ORT's own optimizer throug
 """
 
 import hashlib
+from dataclasses import dataclass, field, replace
+from typing import Mapping
 
 from ..errors import ModelError
+from ..sim.facts import NO_FACTS, SessionFacts
 
-__all__ = ["prepare", "Prepared", "function_claims"]
+__all__ = ["prepare", "PreparedGraph", "Prepared", "function_claims"]
 
 CPU = "CPUExecutionProvider"
 
@@ -41,19 +44,44 @@ def _name_counter(model, written):
     return top + 1
 
 
-class Prepared:
-    """``model`` (IR), ``origins`` (node name -> origin), ``level``, ``failure`` (ORT's message
-    when ORT itself cannot build the session), ``notes`` (warnings for the summary)."""
+@dataclass(frozen=True)
+class PreparedGraph:
+    """The prepare stage's record: the graph ORT partitions at ``level``, and what ORT's pipeline knew.
 
-    def __init__(self, model, origins, level, failure="", notes=(), pinned=None):
-        self.whole_functions = frozenset()  # function nodes kept whole (a provider's table claims them)
-        self.pinned = pinned or {}
-        self.model = model
-        self.origins = origins
-        self.level = level
-        self.failure = failure
-        self.notes = list(notes)
-        self.stand_in = None  # absent external-data files, when ORT's optimizer ran on stand-in weights
+    model
+        The partsim IR of that graph (read-only).
+    origins
+        Node name -> origin (``model``, ``inlined:<op>``, ``fused:<transformer>`` …).
+    level
+        The level it was prepared at.
+    failure
+        ORT's message when ORT itself cannot build the session ("" otherwise).
+    notes
+        Warnings for the summary.
+    facts
+        :class:`~partsim.sim.facts.SessionFacts`: name counter, partitioning rounds, nodes rewritten after
+        partitioning, nodes ORT pinned — what the simulation needs beyond the graph.
+    whole_functions
+        Function nodes kept whole because a requested provider's table claims them.
+    stand_in
+        Absent external-data files, when ORT's optimizer ran on stand-in weights (``None``: none).
+    """
+
+    model: object
+    origins: Mapping = field(default_factory=dict)
+    level: str = "disable"
+    failure: str = ""
+    notes: tuple = ()
+    facts: SessionFacts = NO_FACTS
+    whole_functions: frozenset = frozenset()
+    stand_in: object = None
+
+    @property
+    def pinned(self):
+        return self.facts.pinned
+
+
+Prepared = PreparedGraph  # the older name
 
 
 def _covers(rule, since):
@@ -234,7 +262,7 @@ def _untaken_functions(prepared, resolution):
     from ..sim.assign import simulate
 
     m = prepared.model
-    a = simulate(m, resolution, pinned=prepared.pinned)
+    a = simulate(m, resolution, facts=prepared.facts)
     cpu = next((t for t in resolution.tables if t.provider == CPU), None)
     # a node the CPU has a kernel for in other types (fp16 Softsign) is not inlined: ORT's
     # InsertCastTransformer runs it on the CPU in float (insert_cast_transformer.cc), seen on real
@@ -370,26 +398,22 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
                                 cpu_nodes_of=cpu_nodes_of, child=child, meanwhile=check, early=early)
         if result.proto is None:
             prepared = prepare(path, "disable", resolution, seed, shown_as, notes, modify=modify)
-            prepared.level = level
             if result.missing_kernel and any(t.provider != CPU for t in resolution.tables):
                 # the CPU-only session lacks a kernel another requested provider may have: no
                 # oracle for this graph; predicted on the graph as written instead
-                prepared.notes.append(f"ORT's {result.ort_level} rewrite could not be computed without the "
-                                      f"requested providers ({result.failure[:200]}); predicted on the graph "
-                                      f"as written (level disable)")
-            else:
-                prepared.failure = f"ONNX Runtime cannot build the session ({result.ort_level}): {result.failure}"
-            return prepared
+                return replace(prepared, level=level, notes=prepared.notes + (
+                    f"ORT's {result.ort_level} rewrite could not be computed without the requested providers "
+                    f"({result.failure[:200]}); predicted on the graph as written (level disable)",))
+            return replace(prepared, level=level,
+                           failure=f"ONNX Runtime cannot build the session ({result.ort_level}): {result.failure}")
         try:
             model = build_optimized(result.proto)
         except ModelError as exc:
             raise ModelError(f"partsim cannot read ORT's optimized graph: {exc}", path) from None
     written = built.get("written")
-    model.derived("ort_name_counter", lambda: _name_counter(model, written if written is not None
-                                                             else _written_names(original, proto)))
-    if round_outputs:  # read by the simulation (sim/assign.py): later rounds form their own partitions
-        model.derived("partition_rounds", lambda: {n.index: round_outputs[tuple(n.outputs)] for n in model.nodes
-                                                   if tuple(n.outputs) in round_outputs})
+    counter = _name_counter(model, written if written is not None else _written_names(original, proto))
+    # later rounds form their own partitions (sim/rounds.py)
+    rounds = {n.index: round_outputs[tuple(n.outputs)] for n in model.nodes if tuple(n.outputs) in round_outputs}
     origins = {}
     for n in model.nodes:
         tensors = n.inputs + n.outputs
@@ -405,10 +429,8 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
     pinned = {}
     if level != "disable" and result.pinned:
         pinned = dict.fromkeys(result.pinned, CPU)
+    later = ()
     if level != "disable" and result.cpu_pass_nodes:
-        # read by sim/qnn_tensors.py (through sim/assign.py): nodes the EPs never saw in this form
-        model.derived("rewritten_after_partitioning", lambda: frozenset(result.cpu_pass_nodes))
-    prepared = Prepared(model, origins, level, failure, summary_notes, pinned)
-    prepared.stand_in = stand_in
-    prepared.whole_functions = frozenset(whole)
-    return prepared
+        later = result.cpu_pass_nodes  # sim/qnn_tensors.py: nodes the EPs never saw in this form
+    facts = SessionFacts(counter, rounds, frozenset(later), pinned)
+    return PreparedGraph(model, origins, level, failure, tuple(summary_notes), facts, frozenset(whole), stand_in)

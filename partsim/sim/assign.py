@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from ..ir.order import topological_order
 from ..rules.providers import CPU
 from .cpu_preferred import cpu_preferred_nodes
+from .facts import NO_FACTS
 from .graph_io import reclaim_graph_io
 from .layout import layout_opset_refusal, layout_pass
 from .refusals import kernel_creation_failures, load_refusal
@@ -83,7 +84,7 @@ def _excluded_by_stop_ops(model, stop_ops):
     return excluded
 
 
-def simulate(model, resolution, policy="per-node", pinned=None):
+def simulate(model, resolution, policy="per-node", pinned=None, facts=None):
     """Assign every node of ``model`` to a provider.
 
     Parameters
@@ -97,6 +98,9 @@ def simulate(model, resolution, policy="per-node", pinned=None):
     pinned : dict, optional
         Node name -> provider for nodes ORT assigns itself after partitioning (the new
         nodes of a Level 2/3 transformer keep the EP of the nodes they replace).
+    facts : SessionFacts, optional
+        What ORT's pipeline knew before partitioning (:class:`partsim.sim.facts.SessionFacts`, from the
+        prepare stage; its ``pinned`` is used when ``pinned`` is not given).  ``None``: a graph as written.
 
     Returns
     -------
@@ -104,6 +108,8 @@ def simulate(model, resolution, policy="per-node", pinned=None):
     """
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
+    facts = facts if facts is not None else NO_FACTS
+    pinned = pinned if pinned is not None else facts.pinned
     n = len(model.nodes)
     order = topological_order(model)
     pos = [0] * n
@@ -174,7 +180,7 @@ def simulate(model, resolution, policy="per-node", pinned=None):
                             late.add(i)
             held = io_held.setdefault(ep, {})
             refused.extend(_claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason,
-                                         held))
+                                         held, facts))
         else:
             tentative = [i for i in order if i in matched]
             moved = set()
@@ -209,7 +215,7 @@ def simulate(model, resolution, policy="per-node", pinned=None):
                         caveats.setdefault(i, []).append((CPU, rule.notes))
     if first == CPU:
         first_reason = [None] * n
-    layout, layout_refused = layout_pass(model, resolution.tables, assigned, rules, late)
+    layout, layout_refused = layout_pass(model, resolution.tables, assigned, rules, late, facts.name_counter)
     for r in layout:  # the second GetCapability sees the graph the layout transformation left (sim/graph_io.py)
         reclaim_graph_io(model, r, io_held.get(r.provider, {}), assigned, rules, partitions)
     cpu_fallback = [i for i in order if assigned[i] == CPU and first != CPU]
@@ -265,7 +271,8 @@ def _rank_over(model, node, limit):
     return worst
 
 
-def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason, held=None):
+def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, note_reason, held=None,
+                  facts=NO_FACTS):
     """Claim the provider's groups; ``held`` (a dict, filled in) gets the nodes left out only for graph
     I/O quantization, with their rules: the layout transformation may move them off the graph I/O."""
     ep = table.provider
@@ -317,7 +324,7 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
         if table.option("quantized_tensor_types") and not scope:  # sim/qnn_tensors.py
             # nodes already placed (an earlier provider took them) or rewritten by a Level 2/3 transformer
             # after partitioning (pipeline: the EP validated their earlier form) register no tensor here
-            later = model.derived("rewritten_after_partitioning", frozenset)
+            later = facts.rewritten_after_partitioning
             bad, admitted, dissolved = quantized_tensor_verdicts(
                 model, [i for i in members if assigned[i] is None and model.nodes[i].name not in later], units, table)
             for t in dissolved:
@@ -379,7 +386,7 @@ def _claim_groups(model, table, scopes, matched, assigned, rules, partitions, no
             continue
         # one partitioning round after another: a later round's nodes (inlined function bodies)
         # form partitions of their own (sim/rounds.py)
-        for in_round in partition_rounds(model, members, unit_of if units else None):
+        for in_round in partition_rounds(facts.partition_rounds, members, unit_of if units else None):
             round_supported = unit_supported if in_round is None else (
                 lambda r, s=unit_supported, f=in_round: f(r) and s(r))
             if table.option("plugin_group_check") and not scope:

@@ -21,7 +21,7 @@ layout_transformation.cc``), names from ``ort_optimizer_api_impl.cc`` and ``grap
 
 Names: ``Graph::GenerateNodeName(base)``/``GenerateNodeArgName(base)`` return ``base`` when
 free, else ``base_token_<n>`` with one counter for both (``graph/graph.cc``); the counter continues
-where ORT's own rewrites before partitioning left it (``ort_name_counter``, set by the pipeline).
+where ORT's own rewrites before partitioning left it (``SessionFacts.name_counter``, from the pipeline).
 Not ported: subgraphs (the layout transformer does not recurse into them).
 """
 
@@ -68,7 +68,7 @@ def handles_layout(table):
     return table.provider in NHWC_PROVIDERS and table.layout == "NHWC"
 
 
-def layout_pass(model, tables, assigned, rules, late=()):
+def layout_pass(model, tables, assigned, rules, late=(), name_counter=0):
     """Run :func:`nhwc_layout` for every NHWC provider of the session, in priority order.
 
     Returns ``(results, refusals)``: a LayoutResult per provider that converted a node, and
@@ -88,7 +88,8 @@ def layout_pass(model, tables, assigned, rules, late=()):
         if not handles_layout(t):
             continue
         state = [p if p in done and k not in late else None for k, p in enumerate(assigned)]
-        r = nhwc_layout(model, t.provider, t, state, lambda name: model.value(name).rank, ort_default_order)
+        r = nhwc_layout(model, t.provider, t, state, lambda name: model.value(name).rank, ort_default_order,
+                        name_counter)
         if not (r.converted or r.transposes or r.inserted or r.removed):
             continue
         results.append(r)
@@ -141,8 +142,9 @@ def _static(shape):
     return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
 
 
-def build_graph(model, assigned):
-    """The main graph as an :class:`~partsim.sim.transpose_opt.OptGraph` (node ids = model indices)."""
+def build_graph(model, assigned, name_counter=0):
+    """The main graph as an :class:`~partsim.sim.transpose_opt.OptGraph` (node ids = model indices);
+    ``name_counter``: where ORT's name counter stands (:class:`partsim.sim.facts.SessionFacts`)."""
     g = OptGraph(opset=model.opsets.get("", 0))
     inputs = set(model.graph_inputs)
     for name, v in model.values.items():
@@ -164,11 +166,11 @@ def build_graph(model, assigned):
         g.add(n.name, n.op_type, n.domain, n.inputs, n.outputs, n.attrs, assigned[n.index], n.index,
               n.since_version)
     g.next_id = len(model.nodes)
-    g.names.counter = model.derived("ort_name_counter", lambda: 0)  # set by the pipeline after ORT's own rewrites
+    g.names.counter = name_counter
     return g
 
 
-def nhwc_layout(model, provider, table, assigned, rank_of, order_of):
+def nhwc_layout(model, provider, table, assigned, rank_of, order_of, name_counter=0):
     """Run the layout transformation for ``provider`` over the main graph.
 
     Parameters
@@ -187,7 +189,7 @@ def nhwc_layout(model, provider, table, assigned, rank_of, order_of):
     """
     sensitive = (LAYOUT_SENSITIVE_OPS | set(table.option("layout_extra_ops", ()) or ())) - set(
         table.option("layout_keep_ops", ()) or ())
-    g = build_graph(model, assigned)
+    g = build_graph(model, assigned, name_counter)
     main = [n.index for n in model.nodes if not n.scope]
 
     def producers_of(i):

@@ -15,7 +15,7 @@ Pure (no I/O, no onnxruntime).  The facts are ported from ONNX Runtime:
   (``graph_utils::IsSupportedProvider``; an empty set means any provider).
 """
 
-__all__ = ["LEVELS", "ORT_LEVEL", "normalize_level", "TRANSFORMER_EPS", "transformers_to_disable", "annotate_summary",
+__all__ = ["LEVELS", "ORT_LEVEL", "normalize_level", "TRANSFORMER_EPS", "transformers_to_disable", "annotate_summary", "partitioning_level", "FINAL_LEVELS",
            "origin_of", "FUSED_NAMING"]
 
 CPU = "CPUExecutionProvider"
@@ -35,6 +35,21 @@ ORT_LEVEL = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extende
              "layout": "ORT_ENABLE_LAYOUT", "all": "ORT_ENABLE_ALL"}
 _ALIASES = {"none": "disable", "disable_all": "disable", "enable_basic": "basic", "enable_extended": "extended",
             "enable_layout": "layout", "enable_all": "all"}
+
+
+# levels whose final graph differs from the graph ORT partitions (Level 2/3 run after partitioning)
+FINAL_LEVELS = ("extended", "all")
+
+
+def partitioning_level(level):
+    """The level whose optimized graph is the graph ORT partitions at ``level``: Level 1 runs before
+    partitioning, Level 2/3 after it (``inference_session.cc`` ``TransformGraph``, ORT-PIPELINE §1),
+    so at ``extended``/``all`` ORT partitions the ``basic`` graph.
+
+    >>> partitioning_level("all"), partitioning_level("disable")
+    ('basic', 'disable')
+    """
+    return "basic" if level in FINAL_LEVELS else level
 
 
 def normalize_level(level, allowed=LEVELS):

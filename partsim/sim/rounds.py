@@ -19,12 +19,14 @@ per round.  Pure.
 __all__ = ["partition_rounds"]
 
 
-def partition_rounds(model, members, units=None):
+def partition_rounds(round_of, members, units=None):
     """The rounds in which the nodes ``members`` (one graph) are partitioned.
 
     Parameters
     ----------
-    model : Model
+    round_of : mapping
+        Node index -> its round, for the nodes a later round partitions
+        (:attr:`partsim.sim.facts.SessionFacts.partition_rounds`).
     members : list of int
     units : dict, optional
         ``{representative: unit members}`` when the wave walks QDQ node units.
@@ -36,15 +38,12 @@ def partition_rounds(model, members, units=None):
         predicate per round, in round order: ``in_round(x)`` for a node or unit representative
         ``x`` is true when it (every member of its unit) is partitioned in that round.
 
-    >>> class M:  # a model whose node 2 came from an inlined body
-    ...     def derived(self, key, make):
-    ...         return {2: 1} if key == "partition_rounds" else make()
-    >>> [f(2) for f in partition_rounds(M(), [0, 1, 2])], [f(0) for f in partition_rounds(M(), [0, 1, 2])]
+    >>> later = {2: 1}  # node 2 came from a body inlined after the first round
+    >>> [f(2) for f in partition_rounds(later, [0, 1, 2])], [f(0) for f in partition_rounds(later, [0, 1, 2])]
     ([False, True], [True, False])
-    >>> partition_rounds(M(), [0, 1])
+    >>> partition_rounds(later, [0, 1])
     [None]
     """
-    round_of = model.derived("partition_rounds", dict)
     present = sorted({round_of[i] for i in members if i in round_of})
     if not present:
         return [None]
