@@ -231,20 +231,36 @@ def _from_file(model_or_path, level, dims):
 
 def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, level, dims=None,
              ep_options=None):
-    """prepare -> partition -> account -> report: the graph ORT partitions at ``level`` (and, at
+    """prepare -> partition -> account -> report, top to bottom: the graph ORT partitions at ``level`` (and, at
     ``extended``/``all``, the graph it runs after Level 2/3), each node assigned, counted, summarized."""
     from .ir.model import Model
     from .progress import stage
-    from .sim.pipeline import annotate_summary
 
     model_or_path = _from_file(model_or_path, level, dims)
+    resolution, prepared = _prepare_stage(model_or_path, providers, rule_paths, support, support_name,
+                                          support_kind, level, dims, ep_options)
+    with stage(f"assigning nodes to {', '.join(resolution.effective)}", "assigned every node"):
+        assignment = simulate(prepared.model, resolution, policy, facts=prepared.facts)  # partition
+    with stage("counting fragments, partitions, transfers and copies", "summarized"):
+        summary = summarize(assignment)  # account
+    path = None if isinstance(model_or_path, Model) else model_or_path
+    return _report_stage(summary, assignment, prepared, path, level, dims, resolution, policy), assignment
+
+
+def _prepare_stage(model_or_path, providers, rule_paths, support, support_name, support_kind, level, dims,
+                   ep_options=None):
+    """The request resolved and the graph ORT partitions: ``(Resolution, PreparedGraph)``.  ORT's optimizer
+    (a child process) starts first and imports onnxruntime while the tables load."""
+    from .ir.model import Model
+    from .progress import stage
+    from .runtime.pipeline import PreparedGraph
+
     at = partitioning_level(level)
-    child = None
+    child = early = None
     if not isinstance(model_or_path, Model) and at != "disable":
         from .runtime.ort_pipeline import start_child
 
-        child = start_child()  # ORT's optimizer process imports onnxruntime while the tables load
-    early = None
+        child = start_child()
     try:
         tables = load_tables(rule_paths)
         requested, extra = build_request(providers, support, support_name, support_kind)
@@ -263,32 +279,31 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
             if c is not None:
                 c.close()
         raise
-    origins, failure, notes, facts = None, "", [], None
-    if isinstance(model_or_path, Model):
-        m = model_or_path
-    else:
-        box = []
-        with stage(f"loading {model_or_path} (the graph ORT partitions at level {level})",
-                   lambda: f"loaded {len(box[0].model.nodes):,} nodes"):
-            box.append(_load(model_or_path, at, dims=dims, resolution=resolution, child=child, early=early))
-        m, origins, failure, notes, facts = (box[0].model, box[0].origins, box[0].failure, box[0].notes,
-                                             box[0].facts)
-    with stage(f"assigning nodes to {', '.join(resolution.effective)}", "assigned every node"):
-        assignment = simulate(m, resolution, policy, facts=facts)
-    with stage("counting fragments, partitions, transfers and copies", "summarized"):
-        summary = summarize(assignment)
-    annotate_summary(summary, level, origins, failure, notes)
-    summary["view"] = "partitioning"
-    if level in _FINAL_LEVELS and not isinstance(model_or_path, Model) and not failure:
-        with stage(f"ORT's graph after partitioning (Level 2/3 at level {level})", "related the final graph"):
-            _add_final_view(summary, assignment, model_or_path, level, dims, resolution, policy)
+    if isinstance(model_or_path, Model):  # a graph as written (level disable): nothing ORT did to know about
+        return resolution, PreparedGraph(model_or_path, level="disable")
+    box = []
+    with stage(f"loading {model_or_path} (the graph ORT partitions at level {level})",
+               lambda: f"loaded {len(box[0].model.nodes):,} nodes"):
+        box.append(_load(model_or_path, at, dims=dims, resolution=resolution, child=child, early=early))
+    return resolution, box[0]
+
+
+def _report_stage(summary, assignment, prepared, path, level, dims, resolution, policy):
+    """The partitionSummary as reported: level, origins, ORT's failure, the final view (``path``: the model
+    file; ``None`` for a graph given as is), the ORT predicted."""
+    from .progress import stage
+    from .sim.pipeline import annotate_summary
     from .versions import annotate
 
+    annotate_summary(summary, level, prepared.origins if path else None, prepared.failure, prepared.notes)
+    summary["view"] = "partitioning"
+    if level in _FINAL_LEVELS and path and not prepared.failure:
+        with stage(f"ORT's graph after partitioning (Level 2/3 at level {level})", "related the final graph"):
+            _add_final_view(summary, assignment, path, level, dims, resolution, policy)
     annotate(summary, resolution.tables)  # the ORT predicted (issue #30)
-    stand_in = None if isinstance(model_or_path, Model) else box[0].stand_in
-    if stand_in:  # absent external data: ORT's optimizer ran on seeded stand-ins (also a warning)
-        summary["standInWeights"] = stand_in
-    return summary, assignment
+    if path and prepared.stand_in:  # absent external data: ORT's optimizer ran on seeded stand-ins
+        summary["standInWeights"] = prepared.stand_in
+    return summary
 
 
 def _add_final_view(summary, assignment, path, level, dims, resolution, policy):
