@@ -237,20 +237,28 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
     from .progress import stage
 
     model_or_path = _from_file(model_or_path, level, dims)
-    resolution, prepared = _prepare_stage(model_or_path, providers, rule_paths, support, support_name,
-                                          support_kind, level, dims, ep_options)
-    with stage(f"assigning nodes to {', '.join(resolution.effective)}", "assigned every node"):
-        assignment = simulate(prepared.model, resolution, policy, facts=prepared.facts)  # partition
-    with stage("counting fragments, partitions, transfers and copies", "summarized"):
-        summary = summarize(assignment)  # account
-    path = None if isinstance(model_or_path, Model) else model_or_path
-    return _report_stage(summary, assignment, prepared, path, level, dims, resolution, policy), assignment
+    final_early = []  # the final view's ORT session, begun beside the partitioning one (closed here)
+    try:
+        resolution, prepared = _prepare_stage(model_or_path, providers, rule_paths, support, support_name,
+                                              support_kind, level, dims, ep_options, final_early)
+        with stage(f"assigning nodes to {', '.join(resolution.effective)}", "assigned every node"):
+            assignment = simulate(prepared.model, resolution, policy, facts=prepared.facts)  # partition
+        with stage("counting fragments, partitions, transfers and copies", "summarized"):
+            summary = summarize(assignment)  # account
+        path = None if isinstance(model_or_path, Model) else model_or_path
+        return _report_stage(summary, assignment, prepared, path, level, dims, resolution, policy,
+                             final_early[0] if final_early else None), assignment
+    finally:
+        for run in final_early:  # no process outlives the call, whatever happened
+            run.close()
 
 
 def _prepare_stage(model_or_path, providers, rule_paths, support, support_name, support_kind, level, dims,
-                   ep_options=None):
+                   ep_options=None, final_early=None):
     """The request resolved and the graph ORT partitions: ``(Resolution, PreparedGraph)``.  ORT's optimizer
-    (a child process) starts first and imports onnxruntime while the tables load."""
+    (a child process) starts first and imports onnxruntime while the tables load; at ``extended``/``all``
+    a second one begins the final view's session at the same time (appended to ``final_early``), so the
+    two sessions overlap instead of running one after the other."""
     from .ir.model import Model
     from .progress import stage
     from .runtime.pipeline import PreparedGraph
@@ -268,6 +276,15 @@ def _prepare_stage(model_or_path, providers, rule_paths, support, support_name, 
             early = _begin_early(model_or_path, at, requested, tables, extra, child)
             if early is not None:
                 child = None  # the early session holds it now
+            if level in _FINAL_LEVELS and final_early is not None and not ep_options:
+                from .runtime.ort_pipeline import start_child
+
+                second = start_child()
+                run = _begin_early(model_or_path, level, requested, tables, extra, second)
+                if run is None:
+                    second.close()
+                else:
+                    final_early.append(run)
         resolution = resolve_providers(requested, tables, extra)
         refuse_tableless(resolution, tables)
         if ep_options:  # --ep-option: the tables the provider options select or change (rules/ep_options.py)
@@ -288,7 +305,7 @@ def _prepare_stage(model_or_path, providers, rule_paths, support, support_name, 
     return resolution, box[0]
 
 
-def _report_stage(summary, assignment, prepared, path, level, dims, resolution, policy):
+def _report_stage(summary, assignment, prepared, path, level, dims, resolution, policy, final_early=None):
     """The partitionSummary as reported: level, origins, ORT's failure, the final view (``path``: the model
     file; ``None`` for a graph given as is), the ORT predicted."""
     from .progress import stage
@@ -299,20 +316,20 @@ def _report_stage(summary, assignment, prepared, path, level, dims, resolution, 
     summary["view"] = "partitioning"
     if level in _FINAL_LEVELS and path and not prepared.failure:
         with stage(f"ORT's graph after partitioning (Level 2/3 at level {level})", "related the final graph"):
-            _add_final_view(summary, assignment, path, level, dims, resolution, policy)
+            _add_final_view(summary, assignment, path, level, dims, resolution, policy, final_early)
     annotate(summary, resolution.tables)  # the ORT predicted (issue #30)
     if path and prepared.stand_in:  # absent external data: ORT's optimizer ran on seeded stand-ins
         summary["standInWeights"] = prepared.stand_in
     return summary
 
 
-def _add_final_view(summary, assignment, path, level, dims, resolution, policy):
+def _add_final_view(summary, assignment, path, level, dims, resolution, policy, early=None):
     """The second view: ORT's graph after Level 2/3, InsertCast and Memcpy, each node pointing back at the
     partitioned nodes it replaced (:mod:`partsim.sim.final_view`).  Memcpy is counted on it (ORT inserts
     copies last); a session ORT cannot finish building at this level is a failure of the prediction."""
     from .sim.final_view import relate_views
 
-    final = _load(path, level, dims=dims, resolution=resolution)
+    final = _load(path, level, dims=dims, resolution=resolution, early=early)
     if final.failure:
         summary["status"] = "session_would_fail"
         summary["failure"] = final.failure
