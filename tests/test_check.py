@@ -158,8 +158,8 @@ def test_each_model_is_loaded_once_for_all_its_checks(zoo, run_cli, monkeypatch)
     import partsim.api
 
     calls = []
-    real = partsim.api.load_for_prediction
-    monkeypatch.setattr(partsim.api, "load_for_prediction", lambda p, o="none", **k: calls.append(p) or real(p, o))
+    real = partsim.api.prepare_graph
+    monkeypatch.setattr(partsim.api, "prepare_graph", lambda p, o="none", **k: calls.append(p) or real(p, o, **k))
     # at level disable the graph is the same for every provider list: one load per model
     config = write(zoo, "".join(f'[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["{p}"]\nlevel = "disable"\n\n'
                                 for p in ("nnapi", "coreml", "qnn")))

@@ -51,23 +51,25 @@ def test_warm_prediction_equals_cold_and_runs_no_ort(tmp_path, cache, monkeypatc
     path = _conv_model(tmp_path)
     counter = _Counter(monkeypatch)
     cold, _ = predict(str(path), ["cpu"])
-    assert counter.calls == 1
+    assert counter.calls == 2  # one session per view: the graph ORT partitions (Level 1), the final graph
     names = [n["name"] for n in cold["nodes"]]
-    assert "ident" not in names and "relu" not in names  # ORT's rewrite: Identity gone, Relu fused
+    assert "ident" not in names  # Level 1, before partitioning: the Identity is gone
+    relu = next(n for n in cold["nodes"] if n["name"] == "relu")  # Level 2, after: the Relu is fused
+    assert relu["endsAs"] and relu["endsAs"] != ["relu"]
     warm, _ = predict(str(path), ["cpu"])
-    assert counter.calls == 1  # answered from the cache
+    assert counter.calls == 2  # answered from the cache
     assert to_json(warm) == to_json(cold)
-    assert len(list((cache / "optimized").iterdir())) == 1
+    assert len(list((cache / "optimized").iterdir())) == 2
 
 
 def test_a_changed_request_is_another_entry(tmp_path, cache, monkeypatch):
     path = _conv_model(tmp_path)
     counter = _Counter(monkeypatch)
-    predict(str(path), ["cpu"])
-    predict(str(_conv_model(tmp_path, doc="changed")), ["cpu"])  # other bytes
-    predict(str(path), ["cpu"], level="basic")  # other level
-    assert counter.calls == 3
-    assert len(list((cache / "optimized").iterdir())) == 3
+    predict(str(path), ["cpu"])  # two entries: the basic graph (partitioned) and the final one
+    predict(str(_conv_model(tmp_path, doc="changed")), ["cpu"])  # other bytes: two more
+    predict(str(path), ["cpu"], level="extended")  # other level: its final graph (its partitioned one is cached)
+    assert counter.calls == 5
+    assert len(list((cache / "optimized").iterdir())) == 5
 
 
 def test_no_cache_switch(tmp_path, cache, monkeypatch):
@@ -76,7 +78,7 @@ def test_no_cache_switch(tmp_path, cache, monkeypatch):
     counter = _Counter(monkeypatch)
     predict(str(path), ["cpu"])
     predict(str(path), ["cpu"])
-    assert counter.calls == 2
+    assert counter.calls == 4  # two views each time, none remembered
     assert not (cache / "optimized").exists()
 
 

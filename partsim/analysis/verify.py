@@ -13,15 +13,17 @@ __all__ = ["observed_status", "compare", "compare_final", "pair_unnamed", "basel
            "table_digests", "REASON_CATEGORIES", "BASELINE_VERSION", "GROWING_COUNTS", "node_gist"]
 
 
-def compare(summary, assignment, observation, min_agreement=1.0, check_counts=True):
+def compare(summary, assignment, observation, min_agreement=1.0, check_counts=True, min_final_agreement=None):
     """Node-level agreement and side-by-side counts.
 
     Returns
     -------
     dict
-        ``{passed, agreement, compared, agreeing, disagreements[], unobserved[], unpredicted[], counts{}}``.
-        ``passed`` is True when agreement >= ``min_agreement`` and (with
-        ``check_counts``) the Memcpy counts are equal.
+        ``{passed, agreement, compared, agreeing, disagreements[], unobserved[], unpredicted[], counts{}}``,
+        and ``final`` (:func:`compare_final`) where both sides have the final view.  ``passed`` is True
+        when agreement (the graph ORT partitions, SPEC §5) >= ``min_agreement``, (with ``check_counts``)
+        the Memcpy counts are equal and, when ``min_final_agreement`` is given, the final view's
+        agreement reaches it.
     """
     model = assignment.model
     if observation.get("state") not in (None, "ok"):
@@ -78,7 +80,7 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
         elif obs_status == "session_would_fail":
             passed = True
     final = compare_final(summary, observation)
-    if final is not None and final["agreement"] < min_agreement:
+    if final is not None and min_final_agreement is not None and final["agreement"] < min_final_agreement:
         passed = False
     result = {
         "passed": passed,

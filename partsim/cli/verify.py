@@ -62,6 +62,9 @@ def add_parser(sub):
     from .observe import add_qnn_args
     add_qnn_args(g)
     g.add_argument("--min-agreement", type=float, default=1.0, help="share of nodes that must agree (default 1.0)")
+    g.add_argument("--min-final-agreement", type=float, default=None, metavar="SHARE",
+                   help="also gate on the final graph (after Level 2/3): share of the nodes the session ran "
+                        "(its profile) that must be predicted on their provider (default: reported, not gated)")
     g.add_argument("--ignore-counts", action="store_true", help="pass on node agreement alone (not Memcpy counts)")
     g.add_argument("--baseline", metavar="FILE", help="committed baseline of fragment/transfer/Memcpy counts")
     g.add_argument("--update-baseline", action="store_true", help="rewrite --baseline with the current counts")
@@ -76,6 +79,8 @@ def run(args):
         raise UsageError("give either --observation FILE or --observe, not both")
     if not 0.0 <= args.min_agreement <= 1.0:
         raise UsageError("--min-agreement must be between 0 and 1")
+    if args.min_final_agreement is not None and not 0.0 <= args.min_final_agreement <= 1.0:
+        raise UsageError("--min-final-agreement must be between 0 and 1")
     if args.update_baseline and not args.baseline:
         raise UsageError("--update-baseline needs --baseline FILE")
     from ..rules.providers import check_provider_request
@@ -98,7 +103,8 @@ def run(args):
     result = {"model": args.model}
     passed = True
     if observation is not None:
-        v = compare(summary, assignment, observation, args.min_agreement, not args.ignore_counts)
+        v = compare(summary, assignment, observation, args.min_agreement, not args.ignore_counts,
+                    args.min_final_agreement)
         result["verify"] = v
         passed = passed and v["passed"]
     if args.baseline:
