@@ -11,7 +11,7 @@ from .context import SCHEMA_VERSION
 from .cost import _saved, metrics
 from .lift import LIFTABLE_REASONS, lift_op_type, lift_reason
 from .remedies import EFFORT, WHO, actionability, opset_candidates
-from ..io.variants import decomposable, dim_params, load_variant
+from ..io.variants import decomposable, dim_params
 
 __all__ = ["blame"]
 

@@ -36,7 +36,7 @@ from .blame import _head
 from .context import SCHEMA_VERSION
 from .cost import _saved
 from .lift import add_support, parse_support_spec
-from ..io.variants import check_dims, load_variant
+from ..io.variants import check_dims
 
 __all__ = ["whatif"]
 
