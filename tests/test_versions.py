@@ -194,7 +194,9 @@ def test_a_baseline_says_which_ort_it_was_predicted_for(tmp_path):
 def test_diff_counts_the_accelerator_nodes_a_change_costs_and_fails_on_them(tmp_path):
     # the same model under two tables stands in for two releases: what moved is counted and gated
     from partsim.analysis.upgrade import diff_document, diff_summaries, parse_side
-    from partsim.report.diff_report import render_diff
+    from partsim.report.diff_junit import render_diff_junit
+    from partsim.report.diff_sarif import render_diff_sarif
+    from partsim.report.diff_table import render_diff_table
 
     model = ROOT / "fixtures" / "demo.onnx"
     before, _ = predict(model, ["nnapi"], level="disable")
@@ -208,8 +210,8 @@ def test_diff_counts_the_accelerator_nodes_a_change_costs_and_fails_on_them(tmp_
     assert {c["node"] for c in d["changed"]} >= convs and d["lostAcceleratorNodes"] == len(
         [n for n in before["nodes"] if n["provider"] != CPU]) - len([n for n in after["nodes"] if n["provider"] != CPU])
     doc = diff_document([d], parse_side("installed"), parse_side("ort==1.32.0"))
-    assert not doc["passed"] and "WORSE" in render_diff(doc, "table")
-    assert 'failures="1"' in render_diff(doc, "junit") and "upgrade/loss" in render_diff(doc, "sarif")
+    assert not doc["passed"] and "WORSE" in render_diff_table(doc)
+    assert 'failures="1"' in render_diff_junit(doc) and "upgrade/loss" in render_diff_sarif(doc)
 
 
 def test_an_observation_names_the_ort_and_plugin_releases_that_ran(tmp_path):

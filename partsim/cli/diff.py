@@ -65,7 +65,6 @@ def _jobs(args):
 
 def run(args):
     from ..analysis.upgrade import diff_document, diff_summaries, parse_side, predict_side
-    from ..report.diff_report import render_diff
     from ..report.output import write_output
 
     before, after = parse_side(args.before), parse_side(args.after)
@@ -76,5 +75,19 @@ def run(args):
         a["model"]["path"] = b["model"]["path"] = shown
         records.append(diff_summaries(a, b))
     doc = diff_document(records, before, after)
-    write_output(render_diff(doc, args.format), args.output)
+    write_output(_formatted(doc, args.format), args.output)
     return EXIT_OK if doc["passed"] else EXIT_FAIL
+
+
+def _formatted(doc, fmt):
+    """``doc`` in ``fmt`` (table, json, junit, sarif, markdown): one renderer per format in report/."""
+    from ..report.diff_junit import render_diff_junit
+    from ..report.diff_markdown import render_diff_markdown
+    from ..report.diff_sarif import render_diff_sarif
+    from ..report.diff_table import render_diff_table
+    from ..report.output import to_json
+
+    if fmt == "json":
+        return to_json(doc)
+    return {"junit": render_diff_junit, "sarif": render_diff_sarif,
+            "markdown": render_diff_markdown}.get(fmt, render_diff_table)(doc)

@@ -232,17 +232,9 @@ def doctor_report(openvino_python=None, timeout=120.0):
 
 
 def run_doctor(args):
-    from ..report.text import format_table
+    from ..report.doctor_table import render_doctor_table
 
     doc = doctor_report(args.openvino_python, args.timeout)
-    if args.format == "json":
-        text = to_json(doc)
-    else:
-        rows = [[r["provider"], r["state"], r["runtime"] or "-", r["fix"] or r["detail"] or "-"]
-                for r in doc["providers"]]
-        text = format_table(["provider", "state", "runtime", "fix (or what happened)"], rows) + "\n"
-        details = [f"{r['provider']}: {r['detail']}" for r in doc["providers"] if r["state"] != "observable"
-                   and r["detail"]]
-        text += "".join(f"\n{d}" for d in details) + ("\n" if details else "")
+    text = to_json(doc) if args.format == "json" else render_doctor_table(doc)
     write_output(text, args.output)
     return EXIT_OK if len(doc["observable"]) == len(doc["providers"]) else EXIT_FAIL

@@ -112,7 +112,8 @@ def run_show(args):
 
 def run_refresh(args):
     """``rules refresh`` (the ORT is selected by ``--ort``/``--python`` around every command)."""
-    from ..gen.refresh import refresh, render_refresh
+    from ..gen.refresh import refresh
+    from ..report.refresh_table import render_refresh_table
 
     root = Path(__file__).resolve().parents[2]
     if args.into:
@@ -127,7 +128,7 @@ def run_refresh(args):
         from ..rules.load import compile_shipped
 
         compile_shipped()
-    write_output(to_json(report) if args.format == "json" else render_refresh(report), args.output)
+    write_output(to_json(report) if args.format == "json" else render_refresh_table(report), args.output)
     return EXIT_OK
 
 

@@ -78,15 +78,3 @@ def refresh(rules_dir, data_dir):
                                                              "(until then partsim asks ORT at run time)")}
     return {"onnxruntime": version, "regenerated": done, "measured": measured,
             "notRegenerated": [{"file": f, "why": why} for f, why in NOT_FROM_WHEEL]}
-
-
-def render_refresh(report):
-    """The report as lines for people."""
-    out = [f"partsim rules refresh: onnxruntime {report['onnxruntime']}", ""]
-    for d in report["regenerated"]:
-        out.append(f"  {d['state']:<9} {d['file']}: {d['what']}")
-    m = report["measured"]
-    out += ["", f"  measured  newest IR version {m['maxIrVersion']}, newest ai.onnx opset {m['maxOnnxOpset']} "
-                f"({m['note']})", "", "not regenerated from the wheel:"]
-    out += [f"  {d['file']}: {d['why']}" for d in report["notRegenerated"]]
-    return "\n".join(out) + "\n"
