@@ -57,8 +57,14 @@ def _allowed(op, k=0):
             schema = onnx.defs.get_schema(op)
         except Exception:
             return ()
-    if len(schema.inputs) <= k:
-        return ()
+    return allowed_at(schema, k)[1]
+
+
+def allowed_at(schema, k):
+    """dtypes of :data:`DTYPES` the schema allows for input ``k`` and the constraint name bound to it
+    (``(None, ())`` when there is no such input)."""
+    if schema is None or len(schema.inputs) <= k:
+        return None, ()
     tc = schema.inputs[k].type_str
     allowed = None
     for c in schema.type_constraints:
@@ -66,7 +72,7 @@ def _allowed(op, k=0):
             allowed = {t[len("tensor("):-1] for t in c.allowed_type_strs if t.startswith("tensor(")}
     if allowed is None:
         allowed = {tc[len("tensor("):-1]} if tc.startswith("tensor(") else set()
-    return tuple(d for d in DTYPES if d in allowed)
+    return tc, tuple(d for d in DTYPES if d in allowed)
 
 
 # attribute variants probed besides the defaults (on float inputs of rank 4)

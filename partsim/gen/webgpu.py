@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from .qnn_probes import BINARY, DTYPES, PROBE_OPS, QLINEAR, UNARY, _tp, build_probe
+from .qnn_probes import allowed_at as _allowed_at
 
 __all__ = ["PROBE_OPSETS", "VARIANTS", "probe_specs", "build_spec", "derive_table", "finish_table", "webgpu_table"]
 
@@ -47,20 +48,6 @@ def _schema(op, opset):
         return onnx.defs.get_schema(op, opset)
     except Exception:  # no such op at that opset
         return None
-
-
-def _allowed_at(schema, k):
-    """dtypes of :data:`DTYPES` the schema allows for input ``k`` and the constraint name bound to it."""
-    if schema is None or len(schema.inputs) <= k:
-        return None, ()
-    tc = schema.inputs[k].type_str
-    allowed = None
-    for c in schema.type_constraints:
-        if c.type_param_str == tc:
-            allowed = {t[len("tensor("):-1] for t in c.allowed_type_strs if t.startswith("tensor(")}
-    if allowed is None:
-        allowed = {tc[len("tensor("):-1]} if tc.startswith("tensor(") else set()
-    return tc, tuple(d for d in DTYPES if d in allowed)
 
 
 def _probed_input(op):

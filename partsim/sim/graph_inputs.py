@@ -27,9 +27,8 @@ __all__ = ["compiled_inputs", "no_graph_input", "refused_input_dtype", "needs_co
 from .zero_size import zero_size_failure
 
 
-def compiled_inputs(model, group):
-    """The non-constant inputs of the fused node ORT makes of ``group`` (node indices in the
-    partition's order), in the order the QNN EP sets them up."""
+def _fused_inputs(model, group):
+    """The non-constant tensors ``group`` reads that no member makes, in first-read order."""
     produced, seen, order = set(), set(), []
     for i in group:
         node = model.nodes[i]
@@ -39,8 +38,15 @@ def compiled_inputs(model, group):
                 if not model.value(t).is_constant:
                     order.append(t)
         produced.update(t for t in node.outputs if t)
+    return order
+
+
+def compiled_inputs(model, group):
+    """The non-constant inputs of the fused node ORT makes of ``group`` (node indices in the
+    partition's order), in the order the QNN EP sets them up."""
+    order = _fused_inputs(model, group)
     declared = [t for t in model.graph_inputs if not model.value(t).is_constant]
-    if declared and all(t in seen for t in declared):
+    if declared and all(t in order for t in declared):
         return declared + [t for t in order if t not in set(declared)]
     return order
 
@@ -126,16 +132,7 @@ def dynamic_input(model, group):
     the input count and type only; GRU on 2.7.0) claim it, and the session fails (measured on real sessions:
     magika's LayerNorm Reciprocal, a GRU encoder; tests/test_qnn_dynamic.py).
     """
-    produced, seen, fused_inputs = set(), set(), []
-    for i in group:
-        node = model.nodes[i]
-        for t in node.inputs:
-            if t and t not in produced and t not in seen:
-                seen.add(t)
-                if not model.value(t).is_constant:
-                    fused_inputs.append(t)
-        produced.update(t for t in node.outputs if t)
-    for t in fused_inputs:
+    for t in _fused_inputs(model, group):
         if _symbolic(model, t):
             return f"its input '{t}' has a dynamic shape (QNN: \"Dynamic shape is not supported yet, for input: {t}\")"
     return None
