@@ -21,7 +21,7 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
     dict
         ``{passed, agreement, compared, agreeing, disagreements[], unobserved[], unpredicted[], counts{}}``,
         and ``final`` (:func:`compare_final`) where both sides have the final view.  ``passed`` is True
-        when agreement (the graph ORT partitions, SPEC §5) >= ``min_agreement``, (with ``check_counts``)
+        when agreement (the graph ORT partitions, docs/contract.md §5) >= ``min_agreement``, (with ``check_counts``)
         the Memcpy counts are equal and, when ``min_final_agreement`` is given, the final view's
         agreement reaches it.
     """
