@@ -202,9 +202,6 @@ class _gc_paused:
         return False
 
 
-_FINAL_LEVELS = FINAL_LEVELS
-
-
 def _from_file(model_or_path, level, dims):
     """A loaded :class:`~partsim.ir.model.Model` stands for its file at an ORT level: predicted from the
     file (the same answer as its path), or refused when there is no such file."""
@@ -276,9 +273,7 @@ def _prepare_stage(model_or_path, providers, rule_paths, support, support_name, 
             early = _begin_early(model_or_path, at, requested, tables, extra, child)
             if early is not None:
                 child = None  # the early session holds it now
-            if level in _FINAL_LEVELS and final_early is not None and not ep_options:
-                from .runtime.ort_pipeline import start_child
-
+            if level in FINAL_LEVELS and final_early is not None and not ep_options:
                 second = start_child()
                 run = _begin_early(model_or_path, level, requested, tables, extra, second)
                 if run is None:
@@ -314,7 +309,7 @@ def _report_stage(summary, assignment, prepared, path, level, dims, resolution, 
 
     annotate_summary(summary, level, prepared.origins if path else None, prepared.failure, prepared.notes)
     summary["view"] = "partitioning"
-    if level in _FINAL_LEVELS and path and not prepared.failure:
+    if level in FINAL_LEVELS and path and not prepared.failure:
         with stage(f"ORT's graph after partitioning (Level 2/3 at level {level})", "related the final graph"):
             _add_final_view(summary, assignment, path, level, dims, resolution, policy, final_early)
     annotate(summary, resolution.tables)  # the ORT predicted (issue #30)
@@ -328,6 +323,7 @@ def _add_final_view(summary, assignment, path, level, dims, resolution, policy, 
     partitioned nodes it replaced (:mod:`partsim.sim.final_view`).  Memcpy is counted on it (ORT inserts
     copies last); a session ORT cannot finish building at this level is a failure of the prediction."""
     from .sim.final_view import relate_views
+    from .sim.summary import memcpy_record
 
     final = _load(path, level, dims=dims, resolution=resolution, early=early)
     if final.failure:
@@ -335,13 +331,12 @@ def _add_final_view(summary, assignment, path, level, dims, resolution, policy, 
         summary["failure"] = final.failure
         return
     fa = simulate(final.model, resolution, policy, facts=final.facts)
-    fs = summarize(fa)
     view = relate_views(assignment.model, final.model, fa.provider, final.origins or {})
     summary["finalNodes"] = view.to_record()
     summary["model"]["finalNodeCount"] = len(view.nodes)
     for n in summary["nodes"]:
         n["endsAs"] = list(view.ends_as.get(n["name"], ()))
-    summary["memcpy"] = fs["memcpy"]
+    summary["memcpy"] = memcpy_record(fa)
     new = [w for w in final.notes if w not in summary.get("warnings", ())]
     if new:
         summary.setdefault("warnings", []).extend(new)

@@ -9,7 +9,7 @@ from ..ir.order import topological_order
 from .assign import CPU
 from .layout import handles_layout
 
-__all__ = ["summarize", "SCHEMA_VERSION", "fragments_of", "LAYOUT_SENSITIVE_OPS"]
+__all__ = ["summarize", "memcpy_record", "SCHEMA_VERSION", "fragments_of", "LAYOUT_SENSITIVE_OPS"]
 
 SCHEMA_VERSION = "1.0"
 
@@ -76,6 +76,16 @@ def _boundaries(model, groups, graph_outputs, group_of):
                     outs.append(t)
         result.append((ins, outs))
     return result
+
+
+def memcpy_record(a):
+    """The summary's ``memcpy`` record of assignment ``a``: ``{fromHost, toHost, tensors}`` (:func:`_memcpy`);
+    also what the final view counts (partsim.api), without summarizing the rest of that graph."""
+    copies = _memcpy(a.model, a, a.resolution.tables)
+    return {"fromHost": sum(1 for _, d in copies if d == "fromHost"),
+            "toHost": sum(1 for _, d in copies if d == "toHost"),
+            "tensors": sorted(({"tensor": t, "direction": d} for t, d in copies),
+                              key=lambda x: (x["direction"], x["tensor"]))}
 
 
 def _memcpy(model, a, tables):
@@ -238,9 +248,7 @@ def summarize(a):
     transfers = sorted(transfer_set, key=lambda x: (pos[model.producer[x[0]]], x[0], rank[x[2]]))
     transfer_list = [{"tensor": t, "from": s, "to": d, "bytes": model.value(t).nbytes} for t, s, d in transfers]
 
-    copies = _memcpy(model, a, tables)
-    memcpy_list = sorted(({"tensor": t, "direction": d} for t, d in copies),
-                         key=lambda x: (x["direction"], x["tensor"]))
+    memcpy = memcpy_record(a)
 
     per = {}
     for t in tables:
@@ -303,9 +311,7 @@ def summarize(a):
         "transfers": len(transfer_list),
         "feedTransfers": len(feed),
         "transferList": transfer_list,
-        "memcpy": {"fromHost": sum(1 for _, d in copies if d == "fromHost"),
-                   "toHost": sum(1 for _, d in copies if d == "toHost"),
-                   "tensors": memcpy_list},
+        "memcpy": memcpy,
         "conversions": _conversions(model, a, table_of, transfers),
         "perProvider": per,
         "delegatedNodeCount": delegated,
