@@ -156,3 +156,16 @@ def test_dim_means_the_same_in_the_real_session(tmp_path, run_cli):
     assert code == 0 and v["passed"], v
     assert v["agreement"] == 1.0 and v["compared"] > 10
     assert any(p == "QNNExecutionProvider" for p in v["observation"]["granted"])
+
+
+@pytest.mark.parametrize("final", [["relu", "CPUExecutionProvider"], {"relu": 5}])
+def test_an_observation_with_a_malformed_final_view_is_one_line(tmp_path, run_cli, final):
+    """The final view an observation file carries is checked by its schema like the rest (issue 28): a
+    list or a number where provider names go is exit 2 naming the file and the field, not a traceback."""
+    obs = tmp_path / "obs.json"
+    obs.write_text(json.dumps({"schemaVersion": "1.0", "level": "all", "nodes": {"relu": "CPUExecutionProvider"},
+                               "finalNodes": final}))
+    code, out, err = run_cli("verify", ROOT / "partsim" / "data" / "one_relu.onnx", "--observation", obs)
+    lines = err.strip().splitlines()
+    assert code == 2 and out == "" and len(lines) == 1, err
+    assert "obs.json" in lines[0] and "finalNodes" in lines[0]
