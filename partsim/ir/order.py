@@ -5,8 +5,9 @@
 __all__ = ["topological_order", "stable_topological_order", "ort_default_order"]
 
 
-def stable_topological_order(indeg, successors):
-    """Kahn's algorithm that keeps index order where it can (ties go to the lower index).
+def stable_topological_order(indeg, successors, key=None):
+    """Kahn's algorithm that keeps index order where it can (ties go to the lower index, or to the
+    smaller ``key(i)`` when a key is given).
 
     Parameters
     ----------
@@ -27,16 +28,18 @@ def stable_topological_order(indeg, successors):
     """
     import heapq
 
-    heap = [i for i, d in enumerate(indeg) if d == 0]
+    rank = (lambda i: (key(i), i)) if key is not None else (lambda i: i)
+    heap = [rank(i) for i, d in enumerate(indeg) if d == 0]
     heapq.heapify(heap)
     order = []
     while heap:
         i = heapq.heappop(heap)
+        i = i[1] if key is not None else i
         order.append(i)
         for c in successors(i):
             indeg[c] -= 1
             if indeg[c] == 0:
-                heapq.heappush(heap, c)
+                heapq.heappush(heap, rank(c))
     return order
 
 

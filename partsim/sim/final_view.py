@@ -206,29 +206,12 @@ def _stable_key(final_model, part_model):
 def _stable_order(model, key):
     """The node indices of ``model`` in a topological order that does not depend on the order ORT saved
     them in (which changes from process to process): among the nodes ready, the smallest ``key`` first."""
-    import heapq
+    from ..ir.order import stable_topological_order
 
-    preds = {n.index: set() for n in model.nodes}
-    succs = {n.index: set() for n in model.nodes}
-    for n in model.nodes:
-        for t in list(n.inputs) + list(getattr(n, "implicit_inputs", ()) or ()):
-            p = model.producer.get(t)
-            if p is not None and p != n.index:
-                preds[n.index].add(p)
-                succs[p].add(n.index)
-    ready = [(key(i), i) for i, ps in preds.items() if not ps]
-    heapq.heapify(ready)
-    out = []
-    while ready:
-        _, i = heapq.heappop(ready)
-        out.append(i)
-        for s in succs[i]:
-            preds[s].discard(i)
-            if not preds[s]:
-                heapq.heappush(ready, (key(s), s))
+    indeg = [len(model.in_edges(i)) for i in range(len(model.nodes))]
+    out = stable_topological_order(indeg, lambda i: [c for c, _ in model.out_edges(i)], key)
     seen = set(out)  # a cycle cannot happen in an ONNX graph; keep every node whatever comes
-    out += sorted((i for i in preds if i not in seen), key=key)
-    return out
+    return out + sorted((i for i in range(len(model.nodes)) if i not in seen), key=key)
 
 
 def relate_views(part_model, final_model, final_provider, final_origins):
