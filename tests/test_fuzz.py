@@ -282,7 +282,11 @@ _TMP = None
 def _scratch():
     global _TMP
     if _TMP is None:
+        import atexit
+        import shutil
+
         _TMP = Path(tempfile.mkdtemp(prefix="partsim-fuzz-"))
+        atexit.register(shutil.rmtree, _TMP, True)  # removed at exit, as tests.fuzz_surfaces does its folder
         (_TMP / "models").mkdir()
     return _TMP / "models" / "fuzz.onnx"
 

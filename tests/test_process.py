@@ -95,7 +95,12 @@ def test_a_real_optimizer_session_and_a_refused_one(tmp_path):
     assert refused.state == "failed" and refused.error  # ORT's own message: an answer, not a failure
 
 
-def test_a_timeout_kills_the_whole_process_group(misbehave, monkeypatch):
+def test_a_timeout_kills_the_whole_process_group(misbehave, monkeypatch, tmp_path):
+    """The child and its grandchild are killed; what the child wrote in its TMPDIR (a session's profile
+    and log, a WebGPU child's mount point) is removed with it."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     misbehave("orphan")
     marker = f"partsim-test-{os.getpid()}-orphan"
     monkeypatch.setenv("PARTSIM_TEST_MARKER", marker)
@@ -104,13 +109,15 @@ def test_a_timeout_kills_the_whole_process_group(misbehave, monkeypatch):
         import time
 
         deadline = time.monotonic() + 60
-        while len(_marked_processes(marker)) < 2 and time.monotonic() < deadline:
+        session_files = lambda: list(tmp_path.glob("partsim-child-*/partsim-ort-*/ort.log"))  # noqa: E731
+        while (len(_marked_processes(marker)) < 2 or not session_files()) and time.monotonic() < deadline:
             time.sleep(0.1)  # until the grandchild runs (a busy machine starts interpreters slowly)
-        assert len(_marked_processes(marker)) == 2
+        assert len(_marked_processes(marker)) == 2 and len(session_files()) == 1
         with pytest.raises(ChildFailure, match="no answer within 1 s") as info:
             child.result(OptimizeRecord, 1)
         assert info.value.cause == "timeout"
     assert _left_after_kill(marker) == []  # the child and its grandchild are gone
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("how, cause", [("crash", "crashed"), ("babble", "protocol")])
@@ -186,20 +193,118 @@ def test_an_ort_refusal_stays_a_prediction(run_cli, tmp_path, monkeypatch):
     assert json.loads(out)["status"] == "session_would_fail"
 
 
-def test_no_process_outlives_a_command(tmp_path):
-    """Representative commands as a user runs them (their own process, ``os._exit`` at the end):
-    simulate at the default level, verify --observe on the CPU, and a session that hangs past
-    its timeout with a grandchild of its own.  Afterwards no process carries the run's marker."""
-    marker = f"partsim-leftover-{os.getpid()}"
-    env = {**os.environ, "PARTSIM_NO_CACHE": "1", "PARTSIM_TEST_MARKER": marker, "PYTHONPATH": str(ROOT)}
-    hanging = ("import sys; from partsim.runtime import process, optimizer; "
-               f"process.CHILD = {str(MISBEHAVING)!r}; optimizer.SESSION_TIMEOUT_S = 2; "
-               "from partsim.cli import run; sys.argv[0] = 'partsim'; run()")
-    runs = [([sys.executable, "-m", "partsim", "simulate", str(CHAIN), "-p", "cuda"], 0),
-            ([sys.executable, "-m", "partsim", "verify", str(CHAIN), "-p", "cpu", "--observe"], 0),
-            ([sys.executable, "-c", hanging, "simulate", str(CHAIN), "-p", "cuda"], 2)]
-    for argv, expected in runs:
-        r = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=300,
-                           env={**env, "PARTSIM_TEST_CHILD": "orphan"})
-        assert r.returncode == expected, (argv, r.stderr)
-        assert _left_after_kill(marker) == [], f"{argv[3:5]} left a process behind"
+def _cli_argv(misbehaving=None, timeout_s=2):
+    """``python -m partsim`` as a user runs it (``os._exit`` at the end); with ``misbehaving`` every ORT
+    child is the test's misbehaving one (``PARTSIM_TEST_CHILD``) and ORT's optimizer gets ``timeout_s``."""
+    if misbehaving is None:
+        return [sys.executable, "-m", "partsim"]
+    script = ("import sys; from partsim.runtime import process, optimizer; "
+              f"process.CHILD = {str(MISBEHAVING)!r}; optimizer.SESSION_TIMEOUT_S = {timeout_s}; "
+              "from partsim.cli import run; sys.argv[0] = 'partsim'; run()")
+    return [sys.executable, "-c", script]
+
+
+def _own_run(tmp_path, misbehaving=None):
+    """The environment of one command run: a private TMPDIR (empty), a marker every process it starts
+    carries, no cache (ORT really runs)."""
+    tmpdir = tmp_path / "TMPDIR"
+    tmpdir.mkdir()
+    marker = f"partsim-leftover-{os.getpid()}-{tmp_path.name}"
+    env = {**os.environ, "PARTSIM_NO_CACHE": "1", "PARTSIM_TEST_MARKER": marker, "PYTHONPATH": str(ROOT),
+           "TMPDIR": str(tmpdir), "PARTSIM_TEST_CHILD": misbehaving or ""}
+    return tmpdir, marker, env
+
+
+def _webgpu_why_not():
+    sys.path.insert(0, str(ROOT / "partsim" / "runtime"))
+    try:
+        import webgpu_host
+    finally:
+        sys.path.pop(0)
+    import importlib.util
+
+    if importlib.util.find_spec("onnxruntime_ep_webgpu") is None:
+        return "onnxruntime-ep-webgpu is not installed (make webgpu installs it)"
+    return webgpu_host.missing()
+
+
+_TOL = ("--abs-tol", "1e-5", "--rel-tol", "1e-4")
+_COMMANDS = {  # name: (arguments after the model, misbehaving child, expected exit statuses)
+    "simulate": (("-p", "cuda"), None, (0,)),
+    "observe": (("-p", "cpu", "-o", "{out}/obs.json"), None, (0,)),
+    "verify --observe": (("-p", "cpu", "--observe"), None, (0,)),
+    "run-compare": (("-p", "cpu", "--level", "all", *_TOL), None, (0,)),
+    # exit 1: without a baseline check the lifecycle cells are blocked (a judgement; the run is the point here)
+    "receipt": (("-p", "cpu", "--sample", "s1", "--device", "cpu", *_TOL, "-o", "{out}/receipt.json"), None, (0, 1)),
+    "observe webgpu": (("-p", "webgpu", "--level", "disable"), None, (0,)),
+    "observe qnn": (("-p", "qnn", "--level", "disable"), None, (0,)),
+    # a session that hangs past its timeout (with a grandchild and files of its own), retried, then exit 2
+    "simulate timeout": (("-p", "cuda"), "orphan", (2,)),
+    "observe timeout": (("-p", "cpu", "--timeout", "2"), "hang", (2,)),
+}
+
+
+@pytest.mark.parametrize("name", list(_COMMANDS))
+def test_no_process_and_no_file_outlives_a_command(tmp_path, name):
+    """Each command as a user runs it, in its own process with a private TMPDIR: afterwards that folder is
+    empty (the ORT children's own folders, a WebGPU child's virtual /sys/class/drm mount point, seeded
+    feeds, ORT's copies of the model: all gone) and no process carries the run's marker."""
+    args, misbehaving, expected = _COMMANDS[name]
+    if name == "observe webgpu" and _webgpu_why_not():
+        pytest.skip(f"no WebGPU sessions here: {_webgpu_why_not()}")
+    if name == "observe qnn":
+        import importlib.util
+
+        if importlib.util.find_spec("onnxruntime_qnn") is None:
+            pytest.skip("onnxruntime-qnn is not installed (make test installs it)")
+    tmpdir, marker, env = _own_run(tmp_path, misbehaving)
+    out = tmp_path / "out"
+    out.mkdir()
+    argv = [*_cli_argv(misbehaving), name.split()[0], str(CHAIN), *(a.format(out=out) for a in args)]
+    r = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=600, env=env)
+    assert r.returncode in expected, (argv, r.stderr)
+    assert _left_after_kill(marker) == [], f"{name} left a process behind"
+    assert sorted(p.name for p in tmpdir.iterdir()) == [], f"{name} left files in its TMPDIR"
+
+
+def _wait_for(marker, count, tmpdir=None):
+    import time
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if len(_marked_processes(marker)) >= count and (tmpdir is None or any(tmpdir.rglob("ort.log"))):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{count} processes never ran")
+
+
+def test_sigterm_ends_a_command_with_its_children_and_files(tmp_path):
+    """SIGTERM (``timeout``, a CI runner cancelling a job) ends the command cleanly: exit 143, one line, its
+    ORT child and the child's grandchild killed, the temporary folders removed.  Before, Python's
+    default ended partsim on the spot and left the session running with its files."""
+    tmpdir, marker, env = _own_run(tmp_path, "orphan")
+    proc = subprocess.Popen([*_cli_argv("orphan", timeout_s=600), "simulate", str(CHAIN), "-p", "cuda"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
+    try:
+        _wait_for(marker, 3, tmpdir)  # partsim, its child, the grandchild; the child's session files
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143 and err.strip() == "partsim: terminated", err
+    assert _left_after_kill(marker) == []
+    assert sorted(p.name for p in tmpdir.iterdir()) == []
+
+
+def test_an_ort_child_dies_with_a_parent_killed_outright(tmp_path):
+    """SIGKILL leaves partsim no way to clean up; its ORT child still goes (``PR_SET_PDEATHSIG``) instead
+    of running its session on to the end."""
+    _, marker, env = _own_run(tmp_path, "hang")
+    proc = subprocess.Popen([*_cli_argv("hang", timeout_s=600), "simulate", str(CHAIN), "-p", "cuda"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path, env=env)
+    try:
+        _wait_for(marker, 2)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert _left_after_kill(marker) == []

@@ -8,7 +8,10 @@ import argparse
 import gc
 import importlib
 import os
+import shutil
+import signal
 import sys
+import tempfile
 from pathlib import Path
 
 from ..errors import EXIT_ERROR, PartsimError, UsageError
@@ -169,6 +172,60 @@ def _run_command(args):
     return code
 
 
+class _Lifetime:
+    """What one command must not leave behind, and SIGTERM handled so that it does not.
+
+    The command's temporary files (its own, its ORT children's folders) all go in one folder of its own
+    (``tempfile.tempdir`` and ``TMPDIR`` while it runs), removed at the end whatever happened.  Where
+    nobody chose a SIGTERM handler (Python's default ends the process leaving its children running and
+    its files in place), SIGTERM kills the command's ORT children, removes that folder and the outputs
+    half written, and exits 143.  It does not unwind the command with an exception: one raised inside an
+    extension module's import (``import onnx``) aborts the interpreter."""
+
+    def __init__(self):
+        self.saved = tempfile.tempdir, os.environ.get("TMPDIR")
+        try:
+            self.tmp = tempfile.mkdtemp(prefix="partsim-")
+        except OSError:
+            self.tmp = None  # no temporary folder at all: the command says so where it needs one
+        else:
+            tempfile.tempdir = os.environ["TMPDIR"] = self.tmp
+        self.sigterm_set = False
+        try:
+            if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+                signal.signal(signal.SIGTERM, self._terminated)
+                self.sigterm_set = True
+        except (ValueError, AttributeError):  # not the main thread, or no SIGTERM on this platform
+            pass
+
+    def _terminated(self, _signum, _frame):
+        process = sys.modules.get("partsim.runtime.process")  # no import inside a signal handler
+        if process is not None:
+            process.kill_all()
+        output = sys.modules.get("partsim.report.output")
+        for tmp in list(output.PENDING if output is not None else ()):
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        os.write(2, b"partsim: terminated\n")
+        os._exit(128 + signal.SIGTERM)
+
+    def end(self):
+        if self.sigterm_set:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if self.tmp is None:
+            return
+        tempfile.tempdir = self.saved[0]
+        if self.saved[1] is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = self.saved[1]
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
 def main(argv=None):
     """Run the CLI; returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -180,6 +237,7 @@ def main(argv=None):
     except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     gc_was_enabled = gc.isenabled()
+    lifetime = _Lifetime()
     try:
         _refuse_overwriting_inputs(args)
         _check_output_targets(args)
@@ -201,6 +259,7 @@ def main(argv=None):
     except BrokenPipeError:
         return 0
     finally:
+        lifetime.end()
         if gc_was_enabled:  # main() in a caller's process (tests, scripts) leaves the collector as it found it
             gc.enable()
 

@@ -72,6 +72,10 @@ def output_target(path):
     return p, stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid)
 
 
+#: the temporary files :func:`atomic_file` is writing now (a command ended by SIGTERM removes them: cli)
+PENDING: set[str] = set()
+
+
 @contextmanager
 def atomic_file(path):
     """A binary file that becomes ``path`` only when the block completes.
@@ -82,8 +86,10 @@ def atomic_file(path):
     An OS error (no such folder, no permission, disk full) becomes a one-line :class:`UsageError`.
     """
     p, mode, owner = output_target(path)
+    tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+        PENDING.add(tmp)
         if mode is None:
             mask = os.umask(0)
             os.umask(mask)
@@ -95,6 +101,10 @@ def atomic_file(path):
                 pass
         os.fchmod(fd, mode)
     except OSError as exc:
+        if tmp is not None:  # made, but its mode could not be set: not left behind
+            os.close(fd)
+            os.unlink(tmp)
+            PENDING.discard(tmp)
         raise UsageError(f"cannot write output: {exc.strerror or exc}", path) from None
     try:
         with os.fdopen(fd, "wb") as f:
@@ -108,6 +118,8 @@ def atomic_file(path):
         if isinstance(exc, OSError):
             raise UsageError(f"cannot write output: {exc.strerror or exc}", path) from None
         raise
+    finally:
+        PENDING.discard(tmp)
 
 
 def atomic_write(path, text_or_bytes):

@@ -45,8 +45,27 @@ def _providers(command, req):
     return []
 
 
+def _die_with_parent():
+    """Be killed when partsim is (Linux ``PR_SET_PDEATHSIG``): a parent killed outright cannot kill this
+    process itself.  ``False`` when the parent is gone already.  onnxruntime imports ctypes anyway."""
+    parent = os.environ.get("PARTSIM_ORT_PARENT")
+    if not parent or not sys.platform.startswith("linux"):
+        return True
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # linux/prctl.h: PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
+    return str(os.getppid()) == parent  # a parent that died before the prctl: nothing kills this one
+
+
 def main(argv):
     import ort_protocol
+
+    if not _die_with_parent():
+        return 3
 
     command = argv[1] if len(argv) == 2 else None
     if command not in ort_protocol.REQUESTS:

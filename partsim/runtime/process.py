@@ -3,8 +3,9 @@
 Every real ONNX Runtime session partsim runs (ORT's optimizer, observed sessions, numeric runs,
 QNN probes) goes through :class:`OrtProcess`, a context manager over one child
 (:mod:`partsim.runtime.ort_child`) in a process group of its own, under an address-space
-ceiling.  Leaving the ``with`` block kills the group, whatever happened, so no process outlives
-the call.  A child that dies, hangs past its timeout or answers out of protocol raises
+ceiling.  Leaving the ``with`` block kills the group, whatever happened, and removes the child's own
+temporary folder (its ``TMPDIR``: what a killed session or a WebGPU host left there), so no process
+and no file outlives the call.  A child that dies, hangs past its timeout or answers out of protocol raises
 :class:`ChildFailure`; what ORT itself answers (a refused session) is a record.
 
 >>> from partsim.runtime.ort_protocol import OptimizeRequest
@@ -15,6 +16,7 @@ the call.  A child that dies, hangs past its timeout or answers out of protocol 
 
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,12 +26,22 @@ from pathlib import Path
 
 from .ort_protocol import ErrorRecord, ProtocolError, decode, encode
 
-__all__ = ["OrtProcess", "ChildFailure", "run_request", "memory_ceiling", "DEFAULT_MEMORY_LIMIT", "CHILD"]
+__all__ = ["OrtProcess", "ChildFailure", "run_request", "memory_ceiling", "kill_all", "DEFAULT_MEMORY_LIMIT", "CHILD"]
 
 CHILD = Path(__file__).with_name("ort_child.py")
 # Generous, because EPs reserve address space they never touch.
 DEFAULT_MEMORY_LIMIT = 32 * 1024**3
 _MAX_RECORD_BYTES = 1 << 28  # an observed record of a million-node graph is ~100 MB
+
+
+#: the children not closed yet (:func:`kill_all`: a command ended by a signal)
+_LIVE: set["OrtProcess"] = set()
+
+
+def kill_all():
+    """Kill every ORT child still running and remove its folder (a command ended by SIGTERM)."""
+    for child in list(_LIVE):
+        child.close()
 
 
 class ChildFailure(Exception):
@@ -55,13 +67,17 @@ def memory_ceiling(limit):
     return apply
 
 
-def _quick_start_env():
-    """The environment of a child that is this interpreter started with ``-S``: its import path
-    handed over (``PYTHONPATH``; ``site`` and the ``.pth`` files it reads took ~10 ms) and one
-    OpenBLAS thread (numpy, which onnxruntime imports, starts one per core otherwise, ~20 ms of a
+def _child_env(tmp, quick):
+    """The child's environment: ``TMPDIR`` its own folder (removed with it), this process's id (the
+    child dies with it: ``ort_child.py``), and for a quick start (this interpreter with ``-S``) its
+    import path handed over (``PYTHONPATH``; ``site`` and the ``.pth`` files it reads took ~10 ms) and
+    one OpenBLAS thread (numpy, which onnxruntime imports, starts one per core otherwise, ~20 ms of a
     cold start; the child never multiplies a matrix with it)."""
-    paths = [p for p in sys.path if isinstance(p, str) and p and os.path.isdir(p)]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "OPENBLAS_NUM_THREADS": "1"}
+    env = {**os.environ, "TMPDIR": tmp, "PARTSIM_ORT_PARENT": str(os.getpid())}
+    if quick:
+        paths = [p for p in sys.path if isinstance(p, str) and p and os.path.isdir(p)]
+        env.update({"PYTHONPATH": os.pathsep.join(paths), "OPENBLAS_NUM_THREADS": "1"})
+    return env
 
 
 class OrtProcess:
@@ -90,12 +106,17 @@ class OrtProcess:
                      str(script or CHILD), command]
         self.proc, self.error, self.submitted = None, "", False
         self._stderr = tempfile.TemporaryFile()  # a file, not a pipe: a chatty child never blocks on it
+        self._tmp = tempfile.mkdtemp(prefix="partsim-child-")  # the child's TMPDIR, removed by close()
+        _LIVE.add(self)
         try:
             self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=self._stderr, env=_quick_start_env() if quick else None,
+                                         stderr=self._stderr, env=_child_env(self._tmp, quick),
                                          start_new_session=True,
                                          preexec_fn=memory_ceiling(memory_limit) if memory_limit else None)
-        except OSError as exc:
+        except BaseException as exc:
+            self.close()
+            if not isinstance(exc, OSError):
+                raise
             self.error = f"cannot start {self.argv[0]}: {exc.strerror or exc}"
 
     def __enter__(self):
@@ -188,7 +209,8 @@ class OrtProcess:
             return ""
 
     def close(self):
-        """Kill the child's process group (whatever it still runs) and release its pipes."""
+        """Kill the child's process group (whatever it still runs), release its pipes and remove its
+        temporary folder (the group is dead by then: nothing writes there any more)."""
         proc, self.proc = self.proc, None
         if proc is not None:
             try:
@@ -206,6 +228,10 @@ class OrtProcess:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+        _LIVE.discard(self)
 
 
 def run_request(command, request, record_type, timeout, python=None, memory_limit=DEFAULT_MEMORY_LIMIT,

@@ -12,7 +12,9 @@ ORT's Linux device discovery offers a GPU device only for a DRM card
 (``onnxruntime/core/platform/linux/device_discovery.cc``: ``/sys/class/drm/cardN/device/{vendor,device}``).
 Where there is none, :func:`prepare` gives this process a private mount namespace (``unshare``; needs
 root) whose ``/sys/class/drm`` lists one virtual PCI GPU (virtio-gpu's ids, 0x1af4:0x1050): the plugin
-then offers its device and Dawn picks lavapipe.  Nothing outside this process sees the change.
+then offers its device and Dawn picks lavapipe.  Nothing outside this process sees the change; the
+folder the real ``/sys/class`` is bound to lies in the child's own ``TMPDIR``, which the parent removes
+(:mod:`partsim.runtime.process`).
 
 Imports only the standard library: it runs in the session children under any interpreter.
 """
