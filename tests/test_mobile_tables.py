@@ -1,7 +1,10 @@
 """NNAPI / CoreML tables generated from ORT's mobile_helpers md files (partsim/gen/mobile_md.py).
 
 Expected accept/reject outcomes below come from the caveat text of the md files
-(onnxruntime 1.31.1, tools/mobile_helpers/*.md), not from partsim's output.
+(onnxruntime 1.31.1, tools/mobile_helpers/*.md), not from partsim's output.  The shipped NNAPI table is
+the md one; the shipped CoreML tables come from the CoreML op builders' source
+(tests/test_coreml_builders.py), so the CoreML md tables are checked as generated here, and the tiny-model
+tests run the md table through ``-r`` (``coreml_md``).
 """
 
 import re
@@ -41,6 +44,23 @@ def generated():
     return {k: mobile_md.import_mobile_md([], k) for k in TABLES if md_path(k)}
 
 
+@pytest.fixture(scope="module")
+def coreml_md(md_files):
+    """The CoreML md tables, to pass as rules: they replace the shipped (op builder) CoreML tables."""
+    return [md_files["coreml-mlprogram"], md_files["coreml-neuralnetwork"]]
+
+
+@pytest.fixture(scope="module")
+def md_files(generated, tmp_path_factory):
+    """key -> the md table as a file (the shipped one for NNAPI, generated for CoreML)."""
+    base = tmp_path_factory.mktemp("md")
+    out = {}
+    for key, text in generated.items():
+        out[key] = base / TABLES[key][0]
+        out[key].write_text(text, encoding="utf-8")
+    return out
+
+
 # ---------------------------------------------------------------- generation
 
 
@@ -48,14 +68,17 @@ def generated():
 def test_generation_is_deterministic_and_matches_committed(key, generated):
     again = mobile_md.import_mobile_md([], key)
     assert again.encode() == generated[key].encode()
+    if key != "nnapi":  # the shipped CoreML tables come from the op builders (tests/test_coreml_builders.py)
+        assert "coreml-builders" in (ROOT / "rules" / TABLES[key][0]).read_text(encoding="utf-8")
+        return
     committed = (ROOT / "rules" / TABLES[key][0]).read_text(encoding="utf-8")
     assert committed == generated[key], f"rules/{TABLES[key][0]} is stale: regenerate it (see mobile_md docstring)"
 
 
 @pytest.mark.parametrize("key", sorted(TABLES))
-def test_table_header(key):
+def test_table_header(key, md_files):
     fname, provider, variant = TABLES[key]
-    t = load_table(ROOT / "rules" / fname)  # schema-validated
+    t = load_table(md_files[key])  # schema-validated
     assert t.provider == provider
     assert t.variant == variant
     assert t.default_variant is (key == "coreml-mlprogram")
@@ -82,52 +105,11 @@ def _independent_ops(path):
 
 
 @pytest.mark.parametrize("key", sorted(TABLES))
-def test_every_md_op_is_in_the_table(key):
+def test_every_md_op_is_in_the_table(key, md_files):
     ops = _independent_ops(md_path(key))
     assert len(ops) > 30
-    t = load_table(ROOT / "rules" / TABLES[key][0])
-    from_builders = {("", r["op"]) for r in mobile_md.BUILDER_RULES.get(key, ())} - ops
-    assert ops | from_builders == set(t.rules), (ops ^ set(t.rules))
-
-
-def test_coreml_mlprogram_adds_what_its_op_builders_declare(tmp_path):
-    """BatchNormalization and Pad: no md row, ML Program support declared by their CoreML op builders
-    (issue 29); each rule names the builder file and line; the usability checker's lists stay the md's."""
-    import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-
-    t = load_table(ROOT / "rules" / "coreml-mlprogram.yaml")
-    for op, path in (("BatchNormalization", "batch_norm_op_builder.cc:"), ("Pad", "pad_op_builder.cc:")):
-        (rule,) = t.rules[("", op)]
-        assert f"onnxruntime/core/providers/coreml/builders/impl/{path}" in rule.notes
-        assert ("", op) not in set(_independent_ops(md_path("coreml-mlprogram")))
-    rng = np.random.default_rng(0)
-    inits = [numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w")]
-    inits += [numpy_helper.from_array(np.abs(rng.standard_normal(4)).astype(np.float32) + 0.1, n)
-              for n in ("s", "b", "m", "v")]
-    inits.append(numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads"))
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
-             helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["bn"], name="bn"),
-             helper.make_node("Pad", ["bn", "pads"], ["y"], name="pad", mode="reflect")]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, str(tmp_path / "m.onnx"))
-    from partsim import predict
-
-    s, _ = predict(tmp_path / "m.onnx", ["coreml"], level="disable")
-    assert {n["name"]: n["provider"] for n in s["nodes"]} == dict.fromkeys(("conv", "bn", "pad"),
-                                                                          "CoreMLExecutionProvider")
-    model.graph.node[2].attribute[0].s = b"edge"  # a mode the builder refuses
-    onnx.save(model, str(tmp_path / "edge.onnx"))
-    s, _ = predict(tmp_path / "edge.onnx", ["coreml"], level="disable")
-    assert {n["name"]: n["reason"] for n in s["nodes"]}["pad"] == "attribute"
-    from partsim.analysis.compat import usability_checker_analysis
-
-    mlprogram = usability_checker_analysis(str(tmp_path / "m.onnx"))["eps"]["CoreML MLProgram"]
-    assert "ai.onnx:Pad" in mlprogram["unsupportedOps"]  # the checker's own list still lacks Pad
+    t = load_table(md_files[key])
+    assert ops == set(t.rules), (ops ^ set(t.rules))
 
 
 @pytest.mark.parametrize("key", sorted(TABLES))
@@ -136,9 +118,9 @@ def test_every_caveat_of_the_wheel_is_mapped(key):
 
 
 @pytest.mark.parametrize("key", sorted(TABLES))
-def test_ops_without_caveat_have_no_predicates(key):
+def test_ops_without_caveat_have_no_predicates(key, md_files):
     rows = dict(mobile_md.parse_mobile_md(md_path(key)))
-    t = load_table(ROOT / "rules" / TABLES[key][0])
+    t = load_table(md_files[key])
     plain = [k for k, text in rows.items() if not text]
     assert plain
     for k in plain:
@@ -166,7 +148,7 @@ def test_cli_import_and_bad_input(run_cli, tmp_path):
     out = tmp_path / "ml.yaml"
     code, _, err = run_cli("rules", "import", "mobile-md", "--provider", "coreml-mlprogram", "-o", out)
     assert code == 0, err
-    assert out.read_text() == (ROOT / "rules" / "coreml-mlprogram.yaml").read_text()
+    assert out.read_text() == mobile_md.import_mobile_md([], "coreml-mlprogram")
     code, _, err = run_cli("rules", "import", "mobile-md", "--provider", "bogus")
     assert code == 2 and "--provider" in err and "\n" not in err.strip()
     junk = tmp_path / "junk.md"
@@ -178,10 +160,10 @@ def test_cli_import_and_bad_input(run_cli, tmp_path):
 # ---------------------------------------------------------------- predicates on tiny models
 
 
-def place(tmp_path, proto, providers):
-    """{node name: (provider, reason)} for ``proto`` under ``providers``."""
+def place(tmp_path, proto, providers, rules=()):
+    """{node name: (provider, reason)} for ``proto`` under ``providers`` (``rules``: tables layered in)."""
     path = save(proto, tmp_path / "m.onnx")
-    summary, _ = predict(path, providers=providers, level="disable")  # the table on the graph as written
+    summary, _ = predict(path, providers=providers, rule_paths=rules, level="disable")  # the graph as written
     return {n["name"]: (n["provider"], n["reason"]) for n in summary["nodes"]}
 
 
@@ -203,22 +185,22 @@ def test_nnapi_conv_weights_must_be_constant(tmp_path):
         "CPUExecutionProvider", "non_constant_input")
 
 
-def test_nnapi_conv_only_2d(tmp_path):
+def test_nnapi_conv_only_2d(tmp_path, coreml_md):
     w = const("w", [4, 3, 3])
     node = helper.make_node("Conv", ["x", "w"], ["y"], name="conv")
     proto = model([node], [vi("x", [1, 3, 8])], [vi("y", None)], [w])
     assert place(tmp_path, proto, ["nnapi"])["conv"] == ("CPUExecutionProvider", "rank")
     # CoreML takes 1D conv ("Only 1D/2D Conv is supported.")
-    assert place(tmp_path, proto, ["coreml"])["conv"][0] == "CoreMLExecutionProvider"
+    assert place(tmp_path, proto, ["coreml"], coreml_md)["conv"][0] == "CoreMLExecutionProvider"
 
 
 @pytest.mark.parametrize("providers", [["coreml"], ["coreml:neuralnetwork"]])
-def test_coreml_rank_six_rejected(tmp_path, providers):
+def test_coreml_rank_six_rejected(tmp_path, providers, coreml_md):
     for rank, expect in ((6, ("CPUExecutionProvider", "rank")), (5, ("CoreMLExecutionProvider", None))):
         shape = [2] * rank
         node = helper.make_node("Add", ["a", "b"], ["y"], name="add")
         proto = model([node], [vi("a", shape), vi("b", shape)], [vi("y", shape)])
-        assert place(tmp_path, proto, providers)["add"] == expect
+        assert place(tmp_path, proto, providers, coreml_md)["add"] == expect
 
 
 def test_nnapi_depth_to_space_mode_attribute(tmp_path):
@@ -228,15 +210,15 @@ def test_nnapi_depth_to_space_mode_attribute(tmp_path):
         assert place(tmp_path, proto, ["nnapi"])["d2s"] == expect
 
 
-def test_mlprogram_depth_to_space_crd_needs_fixed_shape(tmp_path):
+def test_mlprogram_depth_to_space_crd_needs_fixed_shape(tmp_path, coreml_md):
     # "If 'mode' is 'CRD' the input must have a fixed shape."
     for shape, expect in ((["N", 8, 4, 4], "CPUExecutionProvider"), ([1, 8, 4, 4], "CoreMLExecutionProvider")):
         node = helper.make_node("DepthToSpace", ["x"], ["y"], name="d2s", blocksize=2, mode="CRD")
         proto = model([node], [vi("x", shape)], [vi("y", None)])
-        assert place(tmp_path, proto, ["coreml"])["d2s"][0] == expect
+        assert place(tmp_path, proto, ["coreml"], coreml_md)["d2s"][0] == expect
     node = helper.make_node("DepthToSpace", ["x"], ["y"], name="d2s", blocksize=2)  # DCR by default
     proto = model([node], [vi("x", ["N", 8, 4, 4])], [vi("y", None)])
-    assert place(tmp_path, proto, ["coreml"])["d2s"][0] == "CoreMLExecutionProvider"
+    assert place(tmp_path, proto, ["coreml"], coreml_md)["d2s"][0] == "CoreMLExecutionProvider"
 
 
 def resize_model(**attrs):
@@ -252,8 +234,8 @@ def resize_model(**attrs):
     ({"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}, True),
     ({"mode": "cubic", "coordinate_transformation_mode": "asymmetric"}, False),
 ])
-def test_coreml_neuralnetwork_resize_attributes(tmp_path, attrs, ok):
-    got = place(tmp_path, resize_model(**attrs), ["coreml:neuralnetwork"])["rs"]
+def test_coreml_neuralnetwork_resize_attributes(tmp_path, attrs, ok, coreml_md):
+    got = place(tmp_path, resize_model(**attrs), ["coreml:neuralnetwork"], coreml_md)["rs"]
     assert got == (("CoreMLExecutionProvider", None) if ok else ("CPUExecutionProvider", "attribute"))
 
 
@@ -264,7 +246,7 @@ def gemm_model(b_const, trans_b):
     return model([node], inputs, [vi("y", [2, 4])], inits)
 
 
-def test_nnapi_gemm_b_constant_or_transposed(tmp_path):
+def test_nnapi_gemm_b_constant_or_transposed(tmp_path, coreml_md):
     # "If input B is not constant, transB should be 1."
     assert place(tmp_path, gemm_model(True, 1), ["nnapi"])["gemm"][0] == "NnapiExecutionProvider"
     assert place(tmp_path, gemm_model(False, 1), ["nnapi"])["gemm"][0] == "NnapiExecutionProvider"
@@ -273,7 +255,7 @@ def test_nnapi_gemm_b_constant_or_transposed(tmp_path):
     provider, reason = place(tmp_path, proto, ["nnapi"])["gemm"]
     assert provider == "CPUExecutionProvider" and reason in ("non_constant_input", "attribute")
     # CoreML: "Input B must be constant." whatever transB
-    assert place(tmp_path, gemm_model(False, 1), ["coreml"])["gemm"] == ("CPUExecutionProvider",
+    assert place(tmp_path, gemm_model(False, 1), ["coreml"], coreml_md)["gemm"] == ("CPUExecutionProvider",
                                                                         "non_constant_input")
 
 
@@ -289,20 +271,20 @@ def test_nnapi_gather_indices_int32_or_constant(tmp_path):
     assert place(tmp_path, gather(T.INT64, True), ["nnapi"])["g"][0] == "NnapiExecutionProvider"
 
 
-def test_coreml_pow_needs_float_inputs(tmp_path):
+def test_coreml_pow_needs_float_inputs(tmp_path, coreml_md):
     for dtype, expect in ((T.INT32, ("CPUExecutionProvider", "dtype")), (T.FLOAT, ("CoreMLExecutionProvider", None))):
         node = helper.make_node("Pow", ["a", "b"], ["y"], name="pow")
         proto = model([node], [vi("a", [2, 3], dtype), vi("b", [2, 3], dtype)], [vi("y", [2, 3], dtype)])
-        assert place(tmp_path, proto, ["coreml"])["pow"] == expect
+        assert place(tmp_path, proto, ["coreml"], coreml_md)["pow"] == expect
 
 
-def test_coreml_variants_resolve(tmp_path):
+def test_coreml_variants_resolve(tmp_path, coreml_md):
     # Erf is in the MLProgram list only: plain "coreml" means MLProgram (the default variant)
     node = helper.make_node("Erf", ["x"], ["y"], name="erf")
     proto = model([node], [vi("x", [2, 3])], [vi("y", [2, 3])])
-    assert place(tmp_path, proto, ["coreml"])["erf"][0] == "CoreMLExecutionProvider"
-    assert place(tmp_path, proto, ["CoreMLExecutionProvider:mlprogram"])["erf"][0] == "CoreMLExecutionProvider"
-    assert place(tmp_path, proto, ["coreml:neuralnetwork"])["erf"] == ("CPUExecutionProvider", "op_not_in_table")
+    assert place(tmp_path, proto, ["coreml"], coreml_md)["erf"][0] == "CoreMLExecutionProvider"
+    assert place(tmp_path, proto, ["CoreMLExecutionProvider:mlprogram"], coreml_md)["erf"][0] == "CoreMLExecutionProvider"
+    assert place(tmp_path, proto, ["coreml:neuralnetwork"], coreml_md)["erf"] == ("CPUExecutionProvider", "op_not_in_table")
 
 
 def test_unchecked_caveat_is_reported(tmp_path):
@@ -333,19 +315,19 @@ def test_corpus_model_runs_on_all_three(tmp_path):
 
 
 @pytest.mark.parametrize("attrs, ok", [({}, True), ({"end": 2}, False), ({"start": 1}, False), ({"start": 0}, True)])
-def test_coreml_neuralnetwork_shape_start_end(tmp_path, attrs, ok):
+def test_coreml_neuralnetwork_shape_start_end(tmp_path, attrs, ok, coreml_md):
     # "Attribute `start` with non-default value is not supported. Attribute `end` is not supported."
     node = helper.make_node("Shape", ["x"], ["y"], name="shape", **attrs)
     proto = model([node], [vi("x", [1, 3])], [vi("y", None, T.INT64)], opset=15)
-    got = place(tmp_path, proto, ["coreml:neuralnetwork"])["shape"]
+    got = place(tmp_path, proto, ["coreml:neuralnetwork"], coreml_md)["shape"]
     assert got == (("CoreMLExecutionProvider", None) if ok else ("CPUExecutionProvider", "attribute"))
 
 
 @pytest.mark.parametrize("attrs, ok", [({}, True), ({"output_padding": [0, 0]}, True),
                                        ({"output_padding": [1, 1]}, False), ({"auto_pad": "SAME_UPPER"}, False),
                                        ({"output_shape": [9, 9]}, False)])
-def test_mlprogram_conv_transpose_attributes(tmp_path, attrs, ok):
+def test_mlprogram_conv_transpose_attributes(tmp_path, attrs, ok, coreml_md):
     node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="ct", **attrs)
     proto = model([node], [vi("x", [1, 3, 4, 4])], [vi("y", None)], [const("w", [3, 2, 3, 3])])
-    got = place(tmp_path, proto, ["coreml"])["ct"]
+    got = place(tmp_path, proto, ["coreml"], coreml_md)["ct"]
     assert got == (("CoreMLExecutionProvider", None) if ok else ("CPUExecutionProvider", "attribute"))

@@ -165,7 +165,7 @@ def test_rules_refresh_regenerates_what_the_other_wheel_tells(run_cli, tmp_path)
     report = json.loads(out)
     version = _ort_version(OTHER)
     assert report["onnxruntime"] == version and {Path(d["file"]).name for d in report["regenerated"]} == {
-        "cpu.yaml", "nnapi.yaml", "coreml-mlprogram.yaml", "coreml-neuralnetwork.yaml", "contrib_schemas.json"}
+        "cpu.yaml", "nnapi.yaml", "contrib_schemas.json"}  # CoreML: from its op builders' source, not the wheel
     cpu = (tmp_path / "cpu.yaml").read_text()
     assert f"describes:\n    onnxruntime: {version}\n" in cpu and cpu != kernel_table()
     assert {d["file"] for d in report["notRegenerated"]} >= {"rules/cuda.yaml", "rules/qnn.yaml"}

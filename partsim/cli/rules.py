@@ -27,6 +27,9 @@ machine-readable sources (output is deterministic).
   partsim rules import qnn [--models DIR] [--soc-model 60] -o rules/qnn.yaml
         the QNN EP (HTP) measured: real onnxruntime-qnn sessions on single-op probes (and on the
         one-node models of DIR), merged into its op builders' rules (partsim/gen/qnn.py)
+  partsim rules import coreml-builders ORT_GIT_DIR --commit C --variant mlprogram -o rules/coreml-mlprogram.yaml
+        the CoreML EP from its op builders' source (registrations, ML Program support, opsets, the checks
+        a table can express; each rule cites file:line; partsim/gen/coreml_builders.py)
   partsim rules refresh --ort 1.32.0 [--into DIR]
         a new ORT release: every table and fact its wheel can tell regenerated (CPU kernels, mobile
         checker tables, contrib schemas, load limits); what it cannot, listed (docs/versions.md)
@@ -62,7 +65,9 @@ def add_parser(sub):
     imp.add_argument("--soc-model", default="60", metavar="N", help="qnn: SoC model of the HTP emulator")
     imp.add_argument("--python", metavar="PATH", help="qnn, webgpu: interpreter with the plugin (default: this one)")
     imp.add_argument("--evidence", metavar="FILE.jsonl", help="qnn, webgpu: also write what every probe session did")
-    imp.add_argument("--variant", default=None, help="webgpu: int64 (probes with enableInt64=1)")
+    imp.add_argument("--variant", default=None, help="webgpu: int64 (probes with enableInt64=1); coreml-builders: "
+                     "mlprogram (default) or neuralnetwork")
+    imp.add_argument("--commit", default=None, help="coreml-builders: the commit of the ORT git directory to read")
     imp.set_defaults(run=run_import)
     ref = rs.add_parser("refresh", help="regenerate every table and fact a new ORT wheel can tell",
                         description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -79,7 +84,7 @@ def add_parser(sub):
 
 
 def _sources():
-    names = {"ort-kernels", "contrib-schemas", "openvino", "ep-table", "qnn", "webgpu"}
+    names = {"ort-kernels", "contrib-schemas", "openvino", "ep-table", "qnn", "webgpu", "coreml-builders"}
     try:
         from ..gen import mobile_md  # noqa: F401
         names.add("mobile-md")
@@ -159,6 +164,11 @@ def run_import(args):
     elif args.source == "webgpu":
         from ..gen.webgpu import webgpu_table
         text = webgpu_table(args.python, evidence_out=args.evidence, variant=args.variant or "")
+    elif args.source == "coreml-builders":  # ORT's CoreML op builders (partsim/gen/coreml_builders.py)
+        from ..gen.coreml_builders import coreml_table
+        if len(args.inputs) != 1:
+            raise UsageError("coreml-builders takes one ORT source: a checkout, or a git directory with --commit")
+        text = coreml_table(args.inputs[0], args.commit, args.variant or "mlprogram")
     elif args.source == "ep-table":  # tensorrt, qnn, xnnpack, webgpu (partsim/gen/ep_tables.py)
         from ..gen.ep_tables import build_table
         text = build_table(args.provider or "")

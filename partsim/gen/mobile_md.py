@@ -21,11 +21,13 @@ Facts taken from ORT besides the md files (onnxruntime 1.31.1,
   -> ``defaults.static_shape: true``.
 * CoreML: the checker uses ``max_rank = 5`` -> ``defaults.max_rank: 5``.
 
-Regenerate the shipped tables with::
+Regenerate the shipped NNAPI table with::
 
     partsim rules import mobile-md --provider nnapi -o rules/nnapi.yaml
-    partsim rules import mobile-md --provider coreml-neuralnetwork -o rules/coreml-neuralnetwork.yaml
-    partsim rules import mobile-md --provider coreml-mlprogram -o rules/coreml-mlprogram.yaml
+
+The shipped CoreML tables come from the CoreML op builders' source (:mod:`partsim.gen.coreml_builders`);
+``--provider coreml-mlprogram`` / ``coreml-neuralnetwork`` still write the checker's lists as a table
+(``-r`` it for the usability checker's view as a table; ``--compat usability-checker`` reads the md files).
 """
 
 from dataclasses import dataclass, field
@@ -35,7 +37,7 @@ from ..errors import UsageError
 from .yamlout import dump_table
 
 __all__ = ["import_mobile_md", "parse_mobile_md", "default_md_path", "unmapped_caveats", "PROVIDERS",
-           "CAVEATS", "OP_NAME_FIXES", "BUILDER_RULES"]
+           "CAVEATS", "OP_NAME_FIXES"]
 
 MAX_MD_BYTES = 1024 * 1024
 
@@ -330,44 +332,6 @@ CAVEATS = {
 # md parsing
 # ---------------------------------------------------------------------------
 
-# --- ML Program support the CoreML op builders declare beyond the markdown list ----------------------
-# The markdown list lags ORT's CoreML op builders: these ops' builders declare ML Program support
-# (`bool SupportsMLProgram() const override { return true; }`) while the md list has no row for them.
-# Facts read from the newest stored copies of microsoft/onnxruntime's
-# onnxruntime/core/providers/coreml/builders/impl/*_op_builder.cc (issue 29); each rule names its file,
-# commit and the line of that declaration, and encodes the builder's IsOpSupportedImpl checks that a
-# table can express (the rest are in its notes).  An op the md list has keeps the md's rule.
-_IMPL = "onnxruntime/core/providers/coreml/builders/impl/"
-BUILDER_RULES = {
-    "coreml-mlprogram": (
-        _p({"op": "BatchNormalization", "versions": [7, "newest"], "max_outputs": 1}, _rank(4, 4), _const(1, 2, 3, 4),
-           {"attrs": [_attr("spatial", default=1, **{"in": [1]})],
-            "notes": f"ML Program: {_IMPL}batch_norm_op_builder.cc:33 (onnxruntime@008eeb96) SupportsMLProgram; "
-                     "IsOpSupportedImpl: one output, a 4-D input, spatial 1, scale/B/mean/var constant initializers; "
-                     "GetMinSupportedOpSet 7"}),
-        _p({"op": "Pad", "versions": [11, "newest"], "types": {"i0": ["float", "float16"]}}, _const(1, 2, 3),
-           {"attrs": [_attr("mode", default="constant", **{"in": ["constant", "reflect"]})],
-            "notes": f"ML Program: {_IMPL}pad_op_builder.cc:31 (onnxruntime@1650d6fa) SupportsMLProgram; "
-                     "HasSupportedInputsImpl: float or float16; IsOpSupportedImpl: pads, constant_value and axes "
-                     "constant initializers, mode constant or reflect; not encoded: no negative pads, an empty "
-                     "input, reflect (or NeuralNetwork) padding only on the last two dims and less than the dim "
-                     "size; GetMinSupportedOpSet 11"}),
-    ),
-}
-
-
-def _builder_rules(provider_key, rows):
-    """:data:`BUILDER_RULES` of ``provider_key`` whose op the md rows lack."""
-    import onnx.defs
-
-    listed = {op for (domain, op) in rows if not domain}
-    out = []
-    for r in BUILDER_RULES.get(provider_key, ()):
-        if r["op"] not in listed:  # GetMinSupportedOpSet and up: to the newest opset the installed onnx knows
-            out.append(dict(r, versions=[r["versions"][0], onnx.defs.onnx_opset_version()]))
-    return out
-
-
 def default_md_path(provider_key):
     """The md file for ``provider_key`` inside the installed onnxruntime (found without importing it)."""
     import importlib.util
@@ -516,8 +480,6 @@ def import_mobile_md(inputs, provider, wheel=None):
     ops = []
     for (domain, op) in sorted(rows, key=lambda k: (k[0], k[1])):
         ops.extend(_op_rules(key, domain, op, rows[(domain, op)])[0])
-    extra = _builder_rules(key, rows)
-    ops = sorted(ops + extra, key=lambda r: (r.get("domain", ""), r["op"]))  # stable
     version = wheel[0] if wheel else _ort_version()
     default = paths[0] if wheel else default_md_path(key) if not inputs else None
     if default is not None:
@@ -543,9 +505,7 @@ def import_mobile_md(inputs, provider, wheel=None):
         },
         "partitioning": {"qdq_node_units": True},
         "defaults": dict(target.defaults),
-        "notes": list(target.notes) + ([f"{', '.join(r['op'] for r in extra)}: not in the md list; from the ML "
-                                        "Program support their CoreML op builders declare (each rule's notes "
-                                        "name the file and line)"] if extra else []),
+        "notes": list(target.notes),
         "ops": ops,
     })
     return dump_table(table)

@@ -4,8 +4,9 @@ Regenerates, from that release's wheel (a venv :mod:`partsim.versions` makes, or
 version-specific table and fact that the wheel itself can tell:
 
 - ``rules/cpu.yaml``: the CPU kernel registry (:mod:`partsim.gen.ort_kernels`);
-- ``rules/nnapi.yaml``, ``rules/coreml-*.yaml``: the mobile usability checker's op tables the wheel
-  ships (``onnxruntime/tools/mobile_helpers``, :mod:`partsim.gen.mobile_md`);
+- ``rules/nnapi.yaml``: the mobile usability checker's NNAPI op table the wheel ships
+  (``onnxruntime/tools/mobile_helpers``, :mod:`partsim.gen.mobile_md`; the CoreML tables come from the
+  CoreML op builders' source, :mod:`partsim.gen.coreml_builders`);
 - ``partsim/data/contrib_schemas.json``: ORT's own operator schemas (:mod:`partsim.gen.contrib_schemas`);
 - the newest IR version and ai.onnx opset its sessions load (:data:`partsim.versions.LOAD_LIMITS`,
   measured; reported, as they are code).
@@ -26,6 +27,9 @@ NOT_FROM_WHEEL = (
     ("rules/qnn.yaml", "needs an onnxruntime-qnn built for that release and its probe sessions "
                        "(`partsim rules import qnn --python VENV`)"),
     ("rules/openvino.yaml", "describes onnxruntime-openvino, released on its own (partsim/gen/openvino.py)"),
+    ("rules/coreml-mlprogram.yaml, rules/coreml-neuralnetwork.yaml",
+     "read from ORT's CoreML op builders at a commit, not in the wheel (`partsim rules import coreml-builders`, "
+     "partsim/gen/coreml_builders.py); the wheel's markdown lists stay what --compat usability-checker reads"),
     ("rules/tensorrt.yaml, rules/xnnpack.yaml, rules/webgpu.yaml",
      "read from ORT's sources at a commit, not in the wheel (partsim/gen/ep_tables.py)"),
     ("partsim/sim/pipeline.py", "the Level 2/3 transformers and their providers come from ORT's sources "
@@ -62,7 +66,7 @@ def refresh(rules_dir, data_dir):
     text = kernel_table(registry=(version, facts["rows"]))
     done.append({"file": str(rules_dir / "cpu.yaml"), "state": _write(rules_dir / "cpu.yaml", text),
                  "what": f"CPU kernel registry ({len(facts['rows'])} kernel ranges)"})
-    for key in sorted(PROVIDERS):
+    for key in sorted(k for k in PROVIDERS if not k.startswith("coreml")):  # CoreML: from its op builders
         text = import_mobile_md([], key, wheel=(version, facts["package"]))
         path = rules_dir / f"{key}.yaml"
         done.append({"file": str(path), "state": _write(path, text), "what": f"mobile usability checker ({key})"})
