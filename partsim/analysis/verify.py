@@ -25,48 +25,16 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
         the Memcpy counts are equal and, when ``min_final_agreement`` is given, the final view's
         agreement reaches it.
     """
-    model = assignment.model
     if observation.get("state") not in (None, "ok"):
         return _compare_refusal(summary, observation, min_agreement)
     predicted = {n["name"]: n for n in summary["nodes"]}
     observed, layout = _match_layout_names(predicted, summary, observation)
     observed = pair_unnamed(observed, observation.get("opTypes") or {}, predicted)
-    disagreements, unobserved = [], []
-    agreeing = 0
-    for name, n in predicted.items():
-        if name not in observed:
-            unobserved.append(name)
-            continue
-        if observed[name] == n["provider"]:
-            agreeing += 1
-        else:
-            disagreements.append({"node": name, "opType": n["opType"], "predicted": n["provider"],
-                                  "observed": observed[name], "predictedReason": n["reason"],
-                                  "predictedDetail": n.get("reasonDetail")})
+    agreeing, disagreements, unobserved = _node_agreement(predicted, observed)
     unpredicted = sorted(k for k in observed if k not in predicted)
     compared = agreeing + len(disagreements)
     agreement = agreeing / compared if compared else 0.0
-    # observed fragments: the same counting rule on the observed providers (unobserved nodes keep the prediction)
-    index = {n.name: n.index for n in model.nodes}
-    obs_provider = list(assignment.provider)
-    for name, ep in observed.items():
-        if name in index:
-            obs_provider[index[name]] = ep
-    obs_frags = fragments_of(model, obs_provider)
-    pred_mem = summary["memcpy"]
-    obs_mem = observation.get("memcpy") or {}
-    counts = {
-        "fragments": {"predicted": summary["fragments"], "observed": len(obs_frags)},
-        "memcpyFromHost": {"predicted": pred_mem["fromHost"], "observed": obs_mem.get("fromHost")},
-        "memcpyToHost": {"predicted": pred_mem["toHost"], "observed": obs_mem.get("toHost")},
-    }
-    # a compiling provider's partitions, one-node ones included (each is a compiled subgraph)
-    compiling = {t.provider for t in getattr(assignment.resolution, "tables", ()) if t.is_compiling}
-    obs_parts = [p for p in observation.get("partitions", []) if p.get("provider") in compiling and p.get("nodes")]
-    if obs_parts:
-        counts["compiledPartitions"] = {
-            "predicted": sum(1 for p in summary["partitions"] if p["provider"] in compiling),
-            "observed": len(obs_parts)}
+    counts = _side_by_side_counts(summary, assignment, observation, observed)
     counts.update(layout)
     counts_ok = all(v["observed"] is None or v["predicted"] == v["observed"]
                     for k, v in counts.items() if k.startswith(("memcpy", "layoutTransposes")))
@@ -100,6 +68,50 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
     if final is not None:
         result["final"] = final
     return result
+
+
+def _node_agreement(predicted, observed):
+    """``(agreeing, disagreements, unobserved)``: each predicted node against the provider observed for it."""
+    disagreements, unobserved = [], []
+    agreeing = 0
+    for name, n in predicted.items():
+        if name not in observed:
+            unobserved.append(name)
+            continue
+        if observed[name] == n["provider"]:
+            agreeing += 1
+        else:
+            disagreements.append({"node": name, "opType": n["opType"], "predicted": n["provider"],
+                                  "observed": observed[name], "predictedReason": n["reason"],
+                                  "predictedDetail": n.get("reasonDetail")})
+    return agreeing, disagreements, unobserved
+
+
+def _side_by_side_counts(summary, assignment, observation, observed):
+    """Fragments, Memcpy and compiled partitions, predicted and observed."""
+    model = assignment.model
+    # observed fragments: the same counting rule on the observed providers (unobserved nodes keep the prediction)
+    index = {n.name: n.index for n in model.nodes}
+    obs_provider = list(assignment.provider)
+    for name, ep in observed.items():
+        if name in index:
+            obs_provider[index[name]] = ep
+    obs_frags = fragments_of(model, obs_provider)
+    pred_mem = summary["memcpy"]
+    obs_mem = observation.get("memcpy") or {}
+    counts = {
+        "fragments": {"predicted": summary["fragments"], "observed": len(obs_frags)},
+        "memcpyFromHost": {"predicted": pred_mem["fromHost"], "observed": obs_mem.get("fromHost")},
+        "memcpyToHost": {"predicted": pred_mem["toHost"], "observed": obs_mem.get("toHost")},
+    }
+    # a compiling provider's partitions, one-node ones included (each is a compiled subgraph)
+    compiling = {t.provider for t in getattr(assignment.resolution, "tables", ()) if t.is_compiling}
+    obs_parts = [p for p in observation.get("partitions", []) if p.get("provider") in compiling and p.get("nodes")]
+    if obs_parts:
+        counts["compiledPartitions"] = {
+            "predicted": sum(1 for p in summary["partitions"] if p["provider"] in compiling),
+            "observed": len(obs_parts)}
+    return counts
 
 
 def pair_unnamed(observed, observed_ops, predicted):

@@ -309,34 +309,15 @@ def _str_list(value, what, line, fail, allow_str=False):
 
 
 def _check(c, k, lines, fail, root, top_rules):
-    from ..rules.providers import check_provider_request
+    """Check ``k`` (0-based) of the config, validated: its :class:`Check`, or ``fail(message, line)``."""
     from ..sim.assign import POLICIES
 
     here = lines.check(k)
-    for key in c:
-        if key not in _CHECK_KEYS:
-            import difflib
-
-            close = difflib.get_close_matches(key, _CHECK_KEYS, n=1)
-            hint = f"; did you mean {close[0]}?" if close else f" (known: {', '.join(_CHECK_KEYS)})"
-            fail(f"unknown key {key!r} in check {k + 1}{hint}", lines.key(k, key))
-    for key in ("models", "providers"):
-        if key not in c:
-            fail(f"check {k + 1} has no {key!r}", here)
+    _check_keys(c, k, lines, fail)
     patterns = _str_list(c["models"], "models", lambda: lines.key(k, "models"), fail, allow_str=True)
     if not patterns:
         fail("models is empty", lines.key(k, "models"))
-    providers = c["providers"]
-    if isinstance(providers, str):
-        providers = [providers]
-    if not isinstance(providers, list) or not all(isinstance(p, str) for p in providers):
-        fail("providers must be a list of provider names", lines.key(k, "providers"))
-    if not providers:
-        fail("providers is empty: name at least one provider", lines.key(k, "providers"))
-    try:
-        check_provider_request(providers)
-    except UsageError as exc:
-        fail(exc.message, lines.key(k, "providers"))
+    providers = _check_providers(c, k, lines, fail)
     level = c.get("level", "all")
     if not isinstance(level, str) or normalize_level(level) is None:
         fail(f"level must be one of disable, basic, extended, all, not {level!r}", lines.key(k, "level"))
@@ -351,6 +332,55 @@ def _check(c, k, lines, fail, root, top_rules):
     for r in rules:
         if not lexists(r):
             fail(f"rule table {r} does not exist", lines.key(k, "rules") if c.get("rules") else lines.top_key("rules"))
+    budgets = _budgets(c, k, lines, fail)
+    models = _check_models(patterns, k, lines, fail, root)
+    dims = _dims(c["dims"], "dims", lambda: lines.key(k, "dims"), fail) if "dims" in c else {}
+    per_model = _per_model(c.get("model"), k, lines, fail, root, models)
+    return Check(name.strip(), models, tuple(patterns), tuple(p.strip() for p in providers),
+                 normalize_level(level), policy, tuple(rules), budgets, here, dims, per_model,
+                 lines.key(k, "dims"))
+
+
+def _unknown(value, known, message, line, fail):
+    """``fail`` for ``value``, a name not in ``known``: ``message`` and the closest known name as a hint."""
+    import difflib
+
+    close = difflib.get_close_matches(value, known, n=1)
+    hint = f"; did you mean {close[0]}?" if close else f" (known: {', '.join(known)})"
+    fail(f"{message}{hint}", line)
+
+
+def _check_keys(c, k, lines, fail):
+    """No key a check does not know; ``models`` and ``providers`` present."""
+    for key in c:
+        if key not in _CHECK_KEYS:
+            _unknown(key, _CHECK_KEYS, f"unknown key {key!r} in check {k + 1}", lines.key(k, key), fail)
+    for key in ("models", "providers"):
+        if key not in c:
+            fail(f"check {k + 1} has no {key!r}", lines.check(k))
+
+
+def _check_providers(c, k, lines, fail):
+    """The check's ``providers``: a non-empty list of names ORT would take (a string is a list of one)."""
+    from ..rules.providers import check_provider_request
+
+    providers = c["providers"]
+    if isinstance(providers, str):
+        providers = [providers]
+    if not isinstance(providers, list) or not all(isinstance(p, str) for p in providers):
+        fail("providers must be a list of provider names", lines.key(k, "providers"))
+    if not providers:
+        fail("providers is empty: name at least one provider", lines.key(k, "providers"))
+    try:
+        check_provider_request(providers)
+    except UsageError as exc:
+        fail(exc.message, lines.key(k, "providers"))
+    return providers
+
+
+def _budgets(c, k, lines, fail):
+    """The check's budgets (``max_*``, ``min_delegated_share``, ``accelerated``, ``forbid_reasons``,
+    ``status``), each validated."""
     budgets = {}
     for key in ("max_partitions", "max_transfers", "max_memcpy"):
         if key in c:
@@ -374,16 +404,18 @@ def _check(c, k, lines, fail, root, top_rules):
                             allow_str=True)
         for r in reasons:
             if r not in REASON_CATEGORIES:
-                import difflib
-
-                close = difflib.get_close_matches(r, REASON_CATEGORIES, n=1)
-                hint = f"; did you mean {close[0]}?" if close else f" (known: {', '.join(REASON_CATEGORIES)})"
-                fail(f"unknown reason {r!r} in forbid_reasons{hint}", lines.key(k, "forbid_reasons"))
+                _unknown(r, REASON_CATEGORIES, f"unknown reason {r!r} in forbid_reasons", lines.key(k, "forbid_reasons"),
+                         fail)
         budgets["forbid_reasons"] = sorted(set(reasons))
     if "status" in c:
         if c["status"] not in _STATUSES:
             fail(f"status must be one of {', '.join(_STATUSES)}, not {c['status']!r}", lines.key(k, "status"))
         budgets["status"] = c["status"]
+    return budgets
+
+
+def _check_models(patterns, k, lines, fail, root):
+    """The model files ``patterns`` match inside ``root``, in order, each once."""
     models = []
     for pat in patterns:
         if not _inside(pat, root):  # "../../**" would walk the whole filesystem
@@ -393,12 +425,7 @@ def _check(c, k, lines, fail, root, top_rules):
         if not hits:
             fail(f"no model matches {pat!r} (relative to {root})", lines.key(k, "models"))
         models.extend(hits)
-    models = tuple(dict.fromkeys(models))
-    dims = _dims(c["dims"], "dims", lambda: lines.key(k, "dims"), fail) if "dims" in c else {}
-    per_model = _per_model(c.get("model"), k, lines, fail, root, models)
-    return Check(name.strip(), models, tuple(patterns), tuple(p.strip() for p in providers),
-                 normalize_level(level), policy, tuple(rules), budgets, here, dims, per_model,
-                 lines.key(k, "dims"))
+    return tuple(dict.fromkeys(models))
 
 
 def _dims(value, what, line, fail):

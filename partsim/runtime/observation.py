@@ -82,23 +82,48 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
     the profile (each copy ran once), the assignment groups.  With ``strict`` a record
     without any placement is an ObservationError; otherwise it gives an empty one.
     """
-    nodes, partitions, ops_of = {}, [], {}
-    source = None
+    nodes, ops_of, partitions, source, final, final_ops = _placement(rec, level)
+    if source is None and strict:
+        why = rec.get("create_error") or rec.get("crash") or "no assignment or profile in the record"
+        raise ObservationError(f"record for level {rec.get('level')} has no placement: {str(why)[:200]}", path)
+    memcpy, memcpy_source = _memcpy_of(rec)
+    obs = {
+        "schemaVersion": OBSERVATION_SCHEMA_VERSION,
+        "source": source,
+        "runtime": runtime,
+        "device": device,
+        "level": normalize_level(level if level is not None else rec.get("level")),
+        "requested": list(rec.get("requested") or []),
+        "granted": list(rec.get("granted") or []),
+        "nodes": dict(sorted(nodes.items())),
+        "opTypes": dict(sorted(ops_of.items())),
+        "partitions": partitions,
+        "memcpy": memcpy,
+        "memcpySource": memcpy_source,
+    }
+    plugin = rec.get("plugin") if isinstance(rec.get("plugin"), dict) else {}
+    if plugin.get("package") and plugin.get("version"):  # the plugin EP's release beside ORT's ("runtime")
+        obs["plugins"] = {str(plugin["package"]): str(plugin["version"])}
+    elif rec.get("qnn"):  # recorded before partsim.runtime.plugin_eps
+        obs["plugins"] = {"onnxruntime-qnn": str(rec["qnn"])}
+    if final:
+        # the second view: what ran after Level 2/3 (compared with the prediction's finalNodes)
+        obs["finalNodes"] = dict(sorted(final.items()))
+        obs["finalOpTypes"] = dict(sorted(final_ops.items()))
+        obs["finalSource"] = "profile (final graph, after Level 2/3)"
+    if rec.get("create_error") or rec.get("state") == "create_failed":
+        obs["status"] = "session_would_fail"
+    elif source is not None:
+        obs["status"] = "ok"
+    return obs
+
+
+def _placement(rec, level):
+    """Where the record's nodes ran, best source first: ``(nodes, op types, partitions, source, final
+    nodes, final op types)``; ``source`` is ``None`` when the record has no placement at all."""
     unique = _UniqueNames()
-    profile_name = _profile_names_for_unnamed(rec)
-    for ep, members in rec.get("assignment") or []:
-        names = []
-        for m in members:
-            name, op = unique(m[0] or profile_name(m[1], ep), m[1]), m[1]
-            if op in MEMCPY_OPS:
-                continue
-            nodes[name] = ep
-            ops_of[name] = op
-            names.append(name)
-        if names:
-            partitions.append({"provider": ep, "nodes": names})
-    if nodes:
-        source = "assignment_info"
+    nodes, ops_of, partitions = _from_assignment(rec, unique)
+    source = "assignment_info" if nodes else None
     lvl = normalize_level(level if level is not None else rec.get("level"))
     final, final_ops = None, {}
     if lvl in ("extended", "layout", "all") and nodes and rec.get("run_error"):
@@ -129,9 +154,30 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
             nodes[name] = ep
             ops_of[name] = op
         source = "profile" if nodes else None
-    if source is None and strict:
-        why = rec.get("create_error") or rec.get("crash") or "no assignment or profile in the record"
-        raise ObservationError(f"record for level {rec.get('level')} has no placement: {str(why)[:200]}", path)
+    return nodes, ops_of, partitions, source, final, final_ops
+
+
+def _from_assignment(rec, unique):
+    """``(nodes, op types, partitions)`` from the record's ``assignment`` groups (Memcpy left out)."""
+    nodes, ops_of, partitions = {}, {}, []
+    profile_name = _profile_names_for_unnamed(rec)
+    for ep, members in rec.get("assignment") or []:
+        names = []
+        for m in members:
+            name, op = unique(m[0] or profile_name(m[1], ep), m[1]), m[1]
+            if op in MEMCPY_OPS:
+                continue
+            nodes[name] = ep
+            ops_of[name] = op
+            names.append(name)
+        if names:
+            partitions.append({"provider": ep, "nodes": names})
+    return nodes, ops_of, partitions
+
+
+def _memcpy_of(rec):
+    """``(Memcpy counts, where they come from)``, best first: the MemcpyTransformer log (all graphs), the
+    optimized model (main graph), the profile (each copy ran once), the assignment groups."""
     mem_ops = ([o[1] for o in rec.get("optimized_ops") or []] or [o[1] for o in rec.get("profile_nodes") or []]
                or [m[1] for _, ms in (rec.get("assignment") or []) for m in ms])
     memcpy, memcpy_source = _memcpy_counts(mem_ops), "optimized model (main graph only)"
@@ -140,35 +186,7 @@ def observation_from_records(rec, runtime="", device="", path="", level=None, st
     from_log = _memcpy_from_log(rec.get("memcpy_log") or [])
     if from_log is not None:  # the VERBOSE log covers If/Loop bodies too
         memcpy, memcpy_source = from_log, "MemcpyTransformer log (all graphs)"
-    obs = {
-        "schemaVersion": OBSERVATION_SCHEMA_VERSION,
-        "source": source,
-        "runtime": runtime,
-        "device": device,
-        "level": normalize_level(level if level is not None else rec.get("level")),
-        "requested": list(rec.get("requested") or []),
-        "granted": list(rec.get("granted") or []),
-        "nodes": dict(sorted(nodes.items())),
-        "opTypes": dict(sorted(ops_of.items())),
-        "partitions": partitions,
-        "memcpy": memcpy,
-        "memcpySource": memcpy_source,
-    }
-    plugin = rec.get("plugin") if isinstance(rec.get("plugin"), dict) else {}
-    if plugin.get("package") and plugin.get("version"):  # the plugin EP's release beside ORT's ("runtime")
-        obs["plugins"] = {str(plugin["package"]): str(plugin["version"])}
-    elif rec.get("qnn"):  # recorded before partsim.runtime.plugin_eps
-        obs["plugins"] = {"onnxruntime-qnn": str(rec["qnn"])}
-    if final:
-        # the second view: what ran after Level 2/3 (compared with the prediction's finalNodes)
-        obs["finalNodes"] = dict(sorted(final.items()))
-        obs["finalOpTypes"] = dict(sorted(final_ops.items()))
-        obs["finalSource"] = "profile (final graph, after Level 2/3)"
-    if rec.get("create_error") or rec.get("state") == "create_failed":
-        obs["status"] = "session_would_fail"
-    elif source is not None:
-        obs["status"] = "ok"
-    return obs
+    return memcpy, memcpy_source
 
 
 def _final_nodes(rec, partitioned):

@@ -62,87 +62,101 @@ def quantized_tensor_verdicts(model, members, units, table):
     the backend refuses it, ``admitted`` lists passthrough nodes on a quantized input, ``dissolved`` the
     targets of the units partsim found whose DequantizeLinear reads a tensor registered plain before (the
     EP does not take such a unit as one; its members are judged alone, the DQ refused)."""
-    state = {}  # tensor -> True (quantized) / False (plain), for the quantizable dtypes
-    passthrough = set(table.option("quantized_passthrough_ops", ()) or ())
-    nodes = model.nodes
+    walk = _Registrations(model, table)
     unit_of = {m: t for t, ms in units.items() for m in ms}
-    refused, admitted, dissolved = {}, [], []
+    for i in members:
+        if i not in unit_of:
+            walk.single(i)
+        elif unit_of[i] == i:  # a unit's DQ/Q members: handled with their target
+            walk.unit(units[i])
+    return walk.refused, walk.admitted, []
 
-    def quantizable(t):
-        return bool(t) and model.value(t).dtype in QUANTIZABLE
 
-    def register(t, quantized):
-        if quantizable(t) and t not in state:
-            state[t] = quantized
+class _Registrations:
+    """The QNN EP's validation walk: each tensor registered once, quantized or plain, by the first node
+    (unit) that meets it; what the backend refuses or admits because of it."""
 
-    def single(i):
-        node = nodes[i]
+    def __init__(self, model, table):
+        self.model, self.nodes, self.table = model, model.nodes, table
+        self.state = {}  # tensor -> True (quantized) / False (plain), for the quantizable dtypes
+        self.passthrough = set(table.option("quantized_passthrough_ops", ()) or ())
+        self.refused, self.admitted = {}, []
+
+    def quantizable(self, t):
+        return bool(t) and self.model.value(t).dtype in QUANTIZABLE
+
+    def register(self, t, quantized):
+        if self.quantizable(t) and t not in self.state:
+            self.state[t] = quantized
+
+    def single(self, i):
+        """Node ``i``, outside any QDQ node unit."""
+        node, state = self.nodes[i], self.state
         if node.domain not in ("", "com.microsoft"):
             return
         if node.op_type == "DequantizeLinear" and node.inputs:
             t = node.inputs[0]
             if state.get(t) is False:
-                p = model.producer.get(t)
-                refused[i] = (f"a DequantizeLinear alone whose input {t!r} the QNN EP registered as a plain integer "
-                              f"tensor (first met by {nodes[p].op_type if p is not None else 'an earlier node'}, "
-                              "not a quantizing node): the HTP backend takes only a quantized input")
-            register(t, True)
+                p = self.model.producer.get(t)
+                self.refused[i] = (
+                    f"a DequantizeLinear alone whose input {t!r} the QNN EP registered as a plain integer "
+                    f"tensor (first met by {self.nodes[p].op_type if p is not None else 'an earlier node'}, "
+                    "not a quantizing node): the HTP backend takes only a quantized input")
+            self.register(t, True)
             return
         if node.op_type == "QuantizeLinear":
             for t in node.outputs[:1]:
-                register(t, True)
+                self.register(t, True)
             return
-        if not table.rules_for(node.domain, node.op_type) or (not node.domain and node.op_type in NHWC_VALIDATED):
+        if not self.table.rules_for(node.domain, node.op_type) or (
+                not node.domain and node.op_type in NHWC_VALIDATED):
             return  # no builder, or one that builds nothing before the NHWC conversion: registers nothing
         if _is_qop(node):
             for t in list(node.inputs) + list(node.outputs):
-                register(t, True)
+                self.register(t, True)
             return
         for t in node.inputs:
-            register(t, False)
-        q_in = [t for t in node.inputs if quantizable(t) and state.get(t)]
-        if node.op_type in passthrough and node.inputs and node.inputs[0] in q_in:
+            self.register(t, False)
+        q_in = [t for t in node.inputs if self.quantizable(t) and state.get(t)]
+        if node.op_type in self.passthrough and node.inputs and node.inputs[0] in q_in:
             for t in node.outputs:
-                register(t, True)
-            admitted.append(i)
+                self.register(t, True)
+            self.admitted.append(i)
             return
         for t in node.outputs:
-            register(t, False)
-        plain_out = [t for t in node.outputs if quantizable(t) and state.get(t) is False]
+            self.register(t, False)
+        plain_out = [t for t in node.outputs if self.quantizable(t) and state.get(t) is False]
         if q_in and plain_out:
-            refused[i] = (f"reads the quantized tensor {q_in[0]!r} and would write {plain_out[0]!r} as a plain "
-                          f"{model.value(plain_out[0]).dtype} tensor (its builder does not pass the quantization "
-                          "on): the HTP backend has no such data type combination")
+            self.refused[i] = (
+                f"reads the quantized tensor {q_in[0]!r} and would write {plain_out[0]!r} as a plain "
+                f"{self.model.value(plain_out[0]).dtype} tensor (its builder does not pass the quantization "
+                "on): the HTP backend has no such data type combination")
 
-    for i in members:
-        if i not in unit_of:
-            single(i)
-            continue
-        if unit_of[i] != i:
-            continue  # a unit's DQ/Q members: handled with their target
-        unit = units[i]
+    def unit(self, unit):
+        """A QDQ node unit (its members), met at its target."""
+        nodes = self.nodes
         plain = [nodes[m].inputs[0] for m in unit if nodes[m].op_type == "DequantizeLinear" and nodes[m].inputs
-                 and state.get(nodes[m].inputs[0]) is False]
+                 and self.state.get(nodes[m].inputs[0]) is False]
         if plain:
             # the unit reads a tensor registered plain and writes quantized ones: refused whole, DQ and Q
             # with it (seen on real 2.7.0 sessions, q_tiny_transformer.dynamo.qop at ORT_ENABLE_ALL:
             # "Input and output data types do not match" for a DQ -> Gather -> Q unit)
             for m in unit:
-                refused[m] = (f"its QDQ unit reads {plain[0]!r}, which the QNN EP registered as a plain integer "
-                              "tensor, and writes quantized ones: the HTP backend's input and output data types "
-                              "do not match")
+                self.refused[m] = (
+                    f"its QDQ unit reads {plain[0]!r}, which the QNN EP registered as a plain integer "
+                    "tensor, and writes quantized ones: the HTP backend's input and output data types "
+                    "do not match")
             for m in unit:
                 n = nodes[m]
                 if n.op_type == "QuantizeLinear" and n.outputs:
-                    register(n.outputs[0], True)
-            continue
+                    self.register(n.outputs[0], True)
+            return
         for m in unit:
             n = nodes[m]
             if n.op_type == "DequantizeLinear" and n.inputs:
-                register(n.inputs[0], True)
+                self.register(n.inputs[0], True)
             elif n.op_type == "QuantizeLinear" and n.outputs:
-                register(n.outputs[0], True)
-    return refused, admitted, dissolved
+                self.register(n.outputs[0], True)
 
 
 def unit_port_dtypes(model, target, members):
