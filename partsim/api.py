@@ -98,7 +98,7 @@ def _begin_early(path, level, requested, tables, extra, child):
     return begin_early(path, level, [(t.provider, t.is_compiling) for t in guess.tables], child)
 
 
-def _load(path, optimize, seed=0, dims=None, resolution=None, child=None, early=None):
+def _load(path, optimize, seed=0, dims=None, resolution=None, child=None, early=None, checked=False):
     from .runtime.pipeline import prepare
     from .sim.pipeline import normalize_level
 
@@ -108,7 +108,7 @@ def _load(path, optimize, seed=0, dims=None, resolution=None, child=None, early=
     if resolution is None:
         resolution = resolve_providers(list(DEFAULT_PROVIDERS), load_tables())
     if not dims:
-        return prepare(path, level, resolution, seed=seed, child=child, early=early)
+        return prepare(path, level, resolution, seed=seed, child=child, early=early, checked=checked)
     from .io.variants import check_dims, load_variant_prepared
 
     for c in (child, early):
@@ -325,7 +325,7 @@ def _add_final_view(summary, assignment, path, level, dims, resolution, policy, 
     from .sim.final_view import relate_views
     from .sim.summary import memcpy_record
 
-    final = _load(path, level, dims=dims, resolution=resolution, early=early)
+    final = _load(path, level, dims=dims, resolution=resolution, early=early, checked=True)  # checked by the first
     if final.failure:
         summary["status"] = "session_would_fail"
         summary["failure"] = final.failure

@@ -201,7 +201,8 @@ def _name_unnamed(optimized, keys):
                 n.name = f"{n.op_type}_{index}"
 
 
-def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None, modify=None, early=None):
+def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None, modify=None, early=None,
+            checked=False):
     """The graph ORT partitions for ``resolution``'s providers at ``level``, as partsim IR.
 
     Parameters
@@ -219,6 +220,9 @@ def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None
     early : OptimizerRun, optional
         ORT's session the caller began already (:func:`partsim.runtime.ort_pipeline.begin_early`);
         closed here.
+    checked : bool
+        The model was read and checked by an earlier call already (the final view's second pass): its
+        check is not made again.
     """
     if early is not None and (level == "disable" or modify is not None):
         early.close()
@@ -234,7 +238,7 @@ def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None
             if early is not None:
                 child = None  # the early run holds it now
     try:
-        prepared = _prepare(path, level, resolution, seed, shown_as, notes, child, modify, early=early)
+        prepared = _prepare(path, level, resolution, seed, shown_as, notes, child, modify, early=early, checked=checked)
     finally:
         if child is not None:
             child.close()
@@ -250,7 +254,8 @@ def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None
         if not left:
             break
         unclaimed |= left
-        prepared = _prepare(path, level, resolution, seed, shown_as, notes, None, modify, frozenset(unclaimed))
+        prepared = _prepare(path, level, resolution, seed, shown_as, notes, None, modify, frozenset(unclaimed),
+                            checked=checked)
     return prepared
 
 
@@ -271,166 +276,218 @@ def _untaken_functions(prepared, resolution):
             and n.index not in a.rules and not (cpu is not None and cpu.rules_for(n.domain, n.op_type))}
 
 
-def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None, unclaimed=frozenset(), early=None):
-    from ..io.load import model_from_proto
+@dataclass
+class _Written:
+    """What the model as written tells the graph ORT partitions (filled while it is prepared)."""
+
+    proto: object
+    original: dict = field(default_factory=dict)  # node name -> (domain, op) of the model's own nodes
+    unnamed: dict = field(default_factory=dict)  # first output -> (domain, op) of its unnamed nodes
+    whole: set = field(default_factory=set)  # function nodes kept whole
+    inlined_outputs: dict = field(default_factory=dict)  # outputs of a node an inlined body made -> op
+    round_outputs: dict = field(default_factory=dict)  # outputs of a schema-body node -> its round
+    names: object = None  # every name of the model as written (:func:`_written_names`), when computed
+
+    def read_nodes(self):
+        """The model's own nodes by name (and unnamed ones by first output), before any rewrite."""
+        from .ort_pipeline import _all_nodes
+
+        for n in _all_nodes(self.proto.graph):
+            if n.name:
+                self.original[n.name] = (n.domain or "", n.op_type)
+            elif n.output:
+                self.unnamed[n.output[0]] = (n.domain or "", n.op_type)
+
+
+def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None, unclaimed=frozenset(), early=None,
+             checked=False):
+    """One partitioning round of :func:`prepare` (``unclaimed``: function nodes inlined this time);
+    ``checked``: the model was checked already by an earlier call (the final view's second pass)."""
     from ..io.read import read_model_proto
-    from ..sim.inline import ort_node_indices
-    from ..sim.names import NameGenerator
-    from ..sim.pipeline import origin_of
-    from ..sim.unique_dq import ensure_unique_dq
 
     proto, data = read_model_proto(path, check_node_text=False)  # the IR build below checks node text
     sha256 = hashlib.sha256(data).hexdigest()
     if modify is not None:
         proto = modify(proto)
         data = proto.SerializeToString()
-    from .ort_pipeline import _all_nodes
-
-    original, unnamed = {}, {}
-
-    def written_nodes():
-        """The model's own nodes by name (and unnamed ones by first output), before any rewrite."""
-        for n in _all_nodes(proto.graph):
-            if n.name:
-                original[n.name] = (n.domain or "", n.op_type)
-            elif n.output:
-                unnamed[n.output[0]] = (n.domain or "", n.op_type)
-
-    claims = function_claims(proto, resolution.tables) if level == "disable" else None
-    summary_notes = []  # for the summary's warnings (the model's own notes come from ``notes``)
-    stand_in = None
-    if level != "disable":  # ORT's session needs the weights: absent ones are seeded stand-ins
-        from ..io.materialize import absent_external_data, stand_in_note
-
-        stand_in = absent_external_data(proto, path)
-        if stand_in:
-            summary_notes.append(stand_in_note(stand_in))
-    failure = ""
-    whole = set()
-    inlined_outputs = {}  # outputs of a node an inlined body made -> the op inlined
-    round_outputs = {}  # outputs of a node an inlined schema-function body made -> its partitioning round
-    built = {}  # the optimized graph's IR and what the model as written gives it (levels above disable)
+    written = _Written(proto)
     if level == "disable":
-        written_nodes()  # before inlining rewrites the proto
-        # function nodes kept whole that the CPU does not claim: the ones ORT may inline in a later
-        # partitioning round, when their provider refuses them (a CPU kernel takes the others)
-        whole = {proto.graph.node[k].name for k, (_, eps) in claims.items()
-                 if eps and CPU not in eps and proto.graph.node[k].name not in unclaimed}
-        keys = _written_keys(proto)
-        loaded = _loaded_count(proto)  # before inlining rewrites the proto
-        if unclaimed or any(not eps for _, eps in claims.values()):
-            names = NameGenerator.for_graph(proto.graph)
-            rounds = {}
-            made, made_keys = _inline(proto, resolution, unclaimed, names, rounds)
-            inlined_outputs = {tuple(proto.graph.node[k].output): op for k, op in made.items()}
-            round_outputs = {tuple(proto.graph.node[k].output): r for k, r in rounds.items()}
-            copies = ensure_unique_dq(proto, names)
-            keys.update(ort_node_indices(made_keys, loaded, len(copies)))
-        else:
-            ensure_unique_dq(proto)
-        _name_unnamed(proto, keys)
-        model = model_from_proto(proto, str(path), sha256, shown_as=shown_as, notes=notes)
+        model = _as_written(proto, path, sha256, resolution, unclaimed, written, shown_as, notes)
+        return PreparedGraph(model, _origins(model, written), level, "", (), _facts(model, written, None),
+                             frozenset(written.whole), None)
+    stand_in, summary_notes = None, ()
+    from ..io.materialize import absent_external_data, stand_in_note
+
+    stand_in = absent_external_data(proto, path)  # ORT's session needs the weights: absent ones are stand-ins
+    if stand_in:
+        summary_notes = (stand_in_note(stand_in),)
+    got = _optimized(path, level, resolution, seed, shown_as, notes, child, modify, unclaimed, early, checked,
+                     proto, data, sha256, written)
+    if isinstance(got, PreparedGraph):  # ORT failed: predicted on the graph as written
+        return got
+    model, result = got
+    return PreparedGraph(model, _origins(model, written), level, "", summary_notes, _facts(model, written, result),
+                         frozenset(written.whole), stand_in)
+
+
+def _as_written(proto, path, sha256, resolution, unclaimed, written, shown_as, notes):
+    """The IR of the graph as written after ORT's EP-aware inlining and EnsureUniqueDQForNodeUnit (level
+    ``disable``); ``written`` gets the model's own nodes, the nodes kept whole and what inlining made."""
+    from ..io.load import model_from_proto
+    from ..sim.names import NameGenerator
+    from ..sim.inline import ort_node_indices
+    from ..sim.unique_dq import ensure_unique_dq
+
+    claims = function_claims(proto, resolution.tables)
+    written.read_nodes()  # before inlining rewrites the proto
+    # function nodes kept whole that the CPU does not claim: the ones ORT may inline in a later
+    # partitioning round, when their provider refuses them (a CPU kernel takes the others)
+    written.whole.update(proto.graph.node[k].name for k, (_, eps) in claims.items()
+                         if eps and CPU not in eps and proto.graph.node[k].name not in unclaimed)
+    keys = _written_keys(proto)
+    loaded = _loaded_count(proto)  # before inlining rewrites the proto
+    if unclaimed or any(not eps for _, eps in claims.values()):
+        names = NameGenerator.for_graph(proto.graph)
+        rounds = {}
+        made, made_keys = _inline(proto, resolution, unclaimed, names, rounds)
+        written.inlined_outputs = {tuple(proto.graph.node[k].output): op for k, op in made.items()}
+        written.round_outputs = {tuple(proto.graph.node[k].output): r for k, r in rounds.items()}
+        copies = ensure_unique_dq(proto, names)
+        keys.update(ort_node_indices(made_keys, loaded, len(copies)))
     else:
-        from .ort_pipeline import pipeline_graph
+        ensure_unique_dq(proto)
+    _name_unnamed(proto, keys)
+    return model_from_proto(proto, str(path), sha256, shown_as=shown_as, notes=notes)
 
-        def check():
-            # partsim's own checks, while ORT's session runs: a bad model is a usage error (exit 2,
-            # ORT's answer is dropped), not ORT's failure; and what the model as written gives the
-            # optimized graph's IR, ready before ORT's answer comes
-            model_from_proto(proto, str(path), sha256, infer_shapes=False)
-            written_nodes()
-            built["keys"] = _written_keys(proto)
-            built["written"] = _written_names(original, proto)
 
-        effective = [(t.provider, t.is_compiling) for t in resolution.tables]
+def _origins(model, written):
+    """Node name -> origin (``model``, ``inlined:<op>``, ``fused:<transformer>`` …) in the graph prepared."""
+    from ..sim.pipeline import origin_of
 
-        def kept_now():
-            """The function nodes a requested provider claims (kept whole): found while ORT's
-            session already runs on the model as written, restarted only when there are some."""
-            found = function_claims(proto, resolution.tables)
-            whole.update(proto.graph.node[k].name for k, (_, eps) in found.items()
-                         if eps and CPU not in eps and proto.graph.node[k].name
-                         and proto.graph.node[k].name not in unclaimed)
-            return sorted(whole)
-
-        def build_optimized(optimized):
-            """The IR of ORT's optimized graph in ORT's node order, built once per proto."""
-            if built.get("proto") is not optimized:
-                built["proto"] = optimized
-                if "keys" not in built:
-                    built["keys"] = _written_keys(proto)
-                keys = built["keys"]
-                order = _orts_index_order(optimized, proto, keys)
-                if any(not n.name and _node_key(n) not in keys for n in optimized.graph.node) \
-                        and "inlined" not in built:
-                    # unnamed nodes ORT's inlining made: their indices, from partsim's own inlining
-                    # of a copy (the same bodies, tensor names and order)
-                    import onnx
-
-                    copy = onnx.ModelProto()
-                    copy.CopyFrom(proto)
-                    made_keys = _inline(copy, resolution, unclaimed)[1]
-                    # Level 1's new nodes come before the schema bodies too: not counted (not known)
-                    built["inlined"] = ort_node_indices(made_keys, _loaded_count(proto),
-                                                          len(ensure_unique_dq(copy)))
-                    keys.update(built["inlined"])
-                _name_unnamed(optimized, keys)
-                built["model"] = model_from_proto(optimized, str(path), sha256, shown_as=shown_as, notes=notes,
-                                                  index_order=order)
-            return built["model"]
-
-        def cpu_nodes_of(optimized):
-            from ..sim.assign import simulate
-
-            m = build_optimized(optimized)
-            a = simulate(m, resolution)
-            names = {n.name for n in m.nodes if a.provider[n.index] == CPU and not n.scope}
-            # ORT's layout transformation runs before Level 2: the CPU nodes its transpose optimizer
-            # rewired or removed are not the ones Level 2 sees, so they stay out of the CPU pass
-            names -= {m.nodes[i].name for r in a.layout for i in r.removed + r.touched}
-            types = {}
-            for t, v in m.values.items():
-                if v.dtype:
-                    types[t] = (v.dtype, v.shape)
-            return names, types
-
-        result = pipeline_graph(path, level, effective, kept_now, proto=proto, data=data,
-                                cpu_nodes_of=cpu_nodes_of, child=child, meanwhile=check, early=early)
-        if result.proto is None:
-            prepared = prepare(path, "disable", resolution, seed, shown_as, notes, modify=modify)
-            if result.missing_kernel and any(t.provider != CPU for t in resolution.tables):
-                # the CPU-only session lacks a kernel another requested provider may have: no
-                # oracle for this graph; predicted on the graph as written instead
-                return replace(prepared, level=level, notes=prepared.notes + (
-                    f"ORT's {result.ort_level} rewrite could not be computed without the requested providers "
-                    f"({result.failure[:200]}); predicted on the graph as written (level disable)",))
-            return replace(prepared, level=level,
-                           failure=f"ONNX Runtime cannot build the session ({result.ort_level}): {result.failure}")
-        try:
-            model = build_optimized(result.proto)
-        except ModelError as exc:
-            raise ModelError(f"partsim cannot read ORT's optimized graph: {exc}", path) from None
-    written = built.get("written")
-    counter = _name_counter(model, written if written is not None else _written_names(original, proto))
-    # later rounds form their own partitions (sim/rounds.py)
-    rounds = {n.index: round_outputs[tuple(n.outputs)] for n in model.nodes if tuple(n.outputs) in round_outputs}
-    origins = {}
+    origins, original, inlined = {}, written.original, written.inlined_outputs
     for n in model.nodes:
         tensors = n.inputs + n.outputs
-        if n.name not in original and n.outputs and unnamed.get(n.outputs[0]) == (n.domain, n.op_type):
+        if n.name not in original and n.outputs and written.unnamed.get(n.outputs[0]) == (n.domain, n.op_type):
             origins[n.name] = "model"
-        elif n.name not in original and tuple(n.outputs) in inlined_outputs:
-            origins[n.name] = f"inlined:{inlined_outputs[tuple(n.outputs)]}"
+        elif n.name not in original and tuple(n.outputs) in inlined:
+            origins[n.name] = f"inlined:{inlined[tuple(n.outputs)]}"
         elif n.name not in original and any(t.startswith("_inlfunc_") for t in tensors):
             op = next(t for t in tensors if t.startswith("_inlfunc_"))[len("_inlfunc_"):].split("_")[0]
             origins[n.name] = f"inlined:{op}"
         else:
             origins[n.name] = origin_of(n.name, n.domain, n.op_type, original)
-    pinned = {}
-    if level != "disable" and result.pinned:
-        pinned = dict.fromkeys(result.pinned, CPU)
-    later = ()
-    if level != "disable" and result.cpu_pass_nodes:
-        later = result.cpu_pass_nodes  # sim/qnn_tensors.py: nodes the EPs never saw in this form
-    facts = SessionFacts(counter, rounds, frozenset(later), pinned)
-    return PreparedGraph(model, origins, level, failure, tuple(summary_notes), facts, frozenset(whole), stand_in)
+    return origins
+
+
+def _facts(model, written, result):
+    """The session facts the simulation needs beyond the graph (``result``: ORT's pipeline, ``None`` at
+    ``disable``)."""
+    names = written.names if written.names is not None else _written_names(written.original, written.proto)
+    counter = _name_counter(model, names)
+    # later rounds form their own partitions (sim/rounds.py)
+    rounds = {n.index: written.round_outputs[tuple(n.outputs)] for n in model.nodes
+              if tuple(n.outputs) in written.round_outputs}
+    pinned = dict.fromkeys(result.pinned, CPU) if result is not None and result.pinned else {}
+    # sim/qnn_tensors.py: nodes the EPs never saw in this form
+    later = result.cpu_pass_nodes if result is not None and result.cpu_pass_nodes else ()
+    return SessionFacts(counter, rounds, frozenset(later), pinned)
+
+
+def _optimized(path, level, resolution, seed, shown_as, notes, child, modify, unclaimed, early, checked, proto,
+               data, sha256, written):
+    """ORT's optimized graph for ``level`` as IR and ORT's pipeline result: ``(model, PipelineResult)``, or the
+    :class:`PreparedGraph` of the graph as written when ORT could not build the session."""
+    from .ort_pipeline import pipeline_graph
+
+    built = {}  # the optimized graph's IR and what the model as written gives it
+
+    def check():
+        # partsim's own checks, while ORT's session runs: a bad model is a usage error (exit 2,
+        # ORT's answer is dropped), not ORT's failure; and what the model as written gives the
+        # optimized graph's IR, ready before ORT's answer comes
+        if not checked:
+            from ..io.load import model_from_proto
+
+            model_from_proto(proto, str(path), sha256, infer_shapes=False)
+        written.read_nodes()
+        built["keys"] = _written_keys(proto)
+        written.names = _written_names(written.original, proto)
+
+    def kept_now():
+        """The function nodes a requested provider claims (kept whole): found while ORT's
+        session already runs on the model as written, restarted only when there are some."""
+        found = function_claims(proto, resolution.tables)
+        written.whole.update(proto.graph.node[k].name for k, (_, eps) in found.items()
+                             if eps and CPU not in eps and proto.graph.node[k].name
+                             and proto.graph.node[k].name not in unclaimed)
+        return sorted(written.whole)
+
+    def build(optimized):
+        return _build_optimized(optimized, proto, built, resolution, unclaimed, path, sha256, shown_as, notes)
+
+    effective = [(t.provider, t.is_compiling) for t in resolution.tables]
+    result = pipeline_graph(path, level, effective, kept_now, proto=proto, data=data,
+                            cpu_nodes_of=lambda optimized: _cpu_nodes_of(build(optimized), resolution),
+                            child=child, meanwhile=check, early=early)
+    if result.proto is None:
+        return _unoptimized(path, level, resolution, seed, shown_as, notes, modify, result)
+    try:
+        return build(result.proto), result
+    except ModelError as exc:
+        raise ModelError(f"partsim cannot read ORT's optimized graph: {exc}", path) from None
+
+
+def _unoptimized(path, level, resolution, seed, shown_as, notes, modify, result):
+    """The graph as written, when ORT's session for ``level`` failed (``result``)."""
+    prepared = prepare(path, "disable", resolution, seed, shown_as, notes, modify=modify)
+    if result.missing_kernel and any(t.provider != CPU for t in resolution.tables):
+        # the CPU-only session lacks a kernel another requested provider may have: no
+        # oracle for this graph; predicted on the graph as written instead
+        return replace(prepared, level=level, notes=prepared.notes + (
+            f"ORT's {result.ort_level} rewrite could not be computed without the requested providers "
+            f"({result.failure[:200]}); predicted on the graph as written (level disable)",))
+    return replace(prepared, level=level,
+                   failure=f"ONNX Runtime cannot build the session ({result.ort_level}): {result.failure}")
+
+
+def _build_optimized(optimized, proto, built, resolution, unclaimed, path, sha256, shown_as, notes):
+    """The IR of ORT's optimized graph in ORT's node order, built once per proto (``built``: the cache)."""
+    from ..io.load import model_from_proto
+    from ..sim.inline import ort_node_indices
+    from ..sim.unique_dq import ensure_unique_dq
+
+    if built.get("proto") is optimized:
+        return built["model"]
+    built["proto"] = optimized
+    if "keys" not in built:
+        built["keys"] = _written_keys(proto)
+    keys = built["keys"]
+    order = _orts_index_order(optimized, proto, keys)
+    if any(not n.name and _node_key(n) not in keys for n in optimized.graph.node) and "inlined" not in built:
+        # unnamed nodes ORT's inlining made: their indices, from partsim's own inlining
+        # of a copy (the same bodies, tensor names and order)
+        import onnx
+
+        copy = onnx.ModelProto()
+        copy.CopyFrom(proto)
+        made_keys = _inline(copy, resolution, unclaimed)[1]
+        # Level 1's new nodes come before the schema bodies too: not counted (not known)
+        built["inlined"] = ort_node_indices(made_keys, _loaded_count(proto), len(ensure_unique_dq(copy)))
+        keys.update(built["inlined"])
+    _name_unnamed(optimized, keys)
+    built["model"] = model_from_proto(optimized, str(path), sha256, shown_as=shown_as, notes=notes,
+                                      index_order=order)
+    return built["model"]
+
+
+def _cpu_nodes_of(m, resolution):
+    """The nodes partitioning leaves on the CPU in the optimized graph ``m`` (IR), and its value types."""
+    from ..sim.assign import simulate
+
+    a = simulate(m, resolution)
+    names = {n.name for n in m.nodes if a.provider[n.index] == CPU and not n.scope}
+    # ORT's layout transformation runs before Level 2: the CPU nodes its transpose optimizer
+    # rewired or removed are not the ones Level 2 sees, so they stay out of the CPU pass
+    names -= {m.nodes[i].name for r in a.layout for i in r.removed + r.touched}
+    types = {t: (v.dtype, v.shape) for t, v in m.values.items() if v.dtype}
+    return names, types
