@@ -245,18 +245,40 @@ class _Builder:
         return unique
 
     def walk(self, g, scope, parent, outer):
-        """Add graph ``g``'s tensors and nodes; return the outer names it reads.
+        """Add graph ``g``'s tensors and nodes; return the outer names it reads (``None``: the main graph is
+        listed out of topological order and must be read again sorted).
 
         Also checks, as it reads them: UTF-8 text, impossible dimensions, external-data
         locations (initializers and tensor attributes), duplicate producers, and whether
         the nodes are listed in topological order.
         """
-        import onnx
-
-        A = onnx.AttributeProto
-        GRAPH, GRAPHS, TENSOR, TENSORS, SPARSE_TENSOR = A.GRAPH, A.GRAPHS, A.TENSOR, A.TENSORS, A.SPARSE_TENSOR
-        EXTERNAL = onnx.TensorProto.EXTERNAL
         visible = dict(outer)
+        info = self._value_types(g)
+        init_names = self._initializers(g, scope, visible, parent)
+        inputs = self._graph_inputs(g, scope, visible, info, init_names)
+        if parent is None:
+            self._main_inputs = inputs
+        outer_uniques = set(outer.values())
+        produced_here, todo = self._node_outputs(g, scope, parent, visible, info, outer_uniques)
+        reads_outer = set()
+        if not self._make_nodes(todo, scope, parent, visible, produced_here, outer_uniques, reads_outer):
+            return None
+        outs = []
+        for vi in g.output:
+            u = visible.get(vi.name)
+            if u is None:
+                self.text(vi.name, "a graph output name")
+                self.error(f"graph output {vi.name!r} is produced by nothing")
+            if u in outer_uniques:
+                reads_outer.add(u)
+            outs.append(u)
+        self.scope_outputs[scope] = set(outs)
+        if parent is None:
+            self._main_outputs = outs
+        return reads_outer
+
+    def _value_types(self, g):
+        """Tensor name -> parsed type of ``g``'s value_info, inputs and outputs (one parse per distinct type)."""
         types = self.types
         info = {}
         for vis in (g.value_info, g.input, g.output):
@@ -267,6 +289,13 @@ class _Builder:
                 if typ is None:
                     typ = types[key] = _parse_type(tp)
                 info[vi.name] = typ
+        return info
+
+    def _initializers(self, g, scope, visible, parent):
+        """Define ``g``'s initializers and sparse initializers; returns their names."""
+        import onnx
+
+        EXTERNAL = onnx.TensorProto.EXTERNAL
         init_names = set()
         for init in g.initializer:
             self.text(init.name, "an initializer name")
@@ -286,6 +315,10 @@ class _Builder:
                     self.external(t, lambda: f"sparse initializer {sinit.values.name!r}{what}")
             init_names.add(sinit.values.name)
             self.define(sinit.values.name, scope, visible, "initializer", (None,) + _dims_of(sinit.dims))
+        return init_names
+
+    def _graph_inputs(self, g, scope, visible, info, init_names):
+        """Define ``g``'s inputs that are not initializers; returns their unique names."""
         inputs = []
         input_names = set()
         for vi in g.input:
@@ -296,16 +329,21 @@ class _Builder:
             if vi.name in init_names:
                 continue
             inputs.append(self.define(vi.name, scope, visible, "input", info.get(vi.name)))
-        if parent is None:
-            self._main_inputs = inputs
-        # all node outputs of this graph are visible to every node of it (file order need not be sorted)
+        return inputs
+
+    def _node_outputs(self, g, scope, parent, visible, info, outer_uniques):
+        """Define every node output of ``g`` (all are visible to every node of it: the file order need not be
+        sorted) and Constant nodes' values; returns ``(output -> position, nodes to make)``."""
+        import onnx
+
+        A = onnx.AttributeProto
+        TENSOR, SPARSE_TENSOR, EXTERNAL = A.TENSOR, A.SPARSE_TENSOR, onnx.TensorProto.EXTERNAL
         produced_here = {}
-        outer_uniques = set(outer.values())
         g_nodes = g.node
         if parent is None and self.file_order is not None:
             g_nodes = [g.node[pos] for pos in self.file_order]
         values = self.values
-        todo = []  # (NodeProto, op_type, domain, output names): the nodes to make, read once
+        todo = []  # (NodeProto, op_type, domain, name, output names, position): the nodes to make, read once
         for k, n in enumerate(g_nodes):
             op_type, raw_domain, node_name = n.op_type, n.domain, n.name
             if op_type.__class__ is not str or raw_domain.__class__ is not str or node_name.__class__ is not str:
@@ -355,12 +393,15 @@ class _Builder:
                 # ORT turns Constant nodes into initializers when it loads a graph, so they are
                 # never assigned to a provider; their outputs were defined above as constants.
                 todo.append((n, op_type, domain, node_name, outputs, k))
-        reads_outer = set()
+        return produced_here, todo
+
+    def _make_nodes(self, todo, scope, parent, visible, produced_here, outer_uniques, reads_outer):
+        """Make the IR nodes of ``todo`` (their subgraphs walked); ``False`` when the main graph reads a tensor a
+        later node makes (shapes then need a sorted pass)."""
         # hot loop (one pass per node of million-node models): locals instead of attribute lookups
         nodes, names, producer, consumers = self.nodes, self.names, self.producer, self.consumers
         check_order = self.resort and parent is None
-        opsets = self.opsets
-        schemas = self.schemas
+        opsets, schemas, values = self.opsets, self.schemas, self.values
         for n, op_type, domain, node_name, outputs, position in todo:
             index = len(nodes)
             schema_key = (domain, op_type)
@@ -381,7 +422,7 @@ class _Builder:
                 if check_order:
                     if produced_here.get(t, -1) >= position:
                         self.unsorted = True  # reads what a later node makes: shapes need a sorted pass
-                        return None
+                        return False
                     u = visible.get(t)  # made earlier in the file, or not made here: in order
                 elif (u := visible.get(t)) is not None and u not in producer and values[u].kind == "intermediate":
                     self.in_order = False  # made by a node listed later (or by itself)
@@ -397,31 +438,7 @@ class _Builder:
             for o in outs:
                 if o:
                     producer[o] = index
-            attrs = {}
-            implicit = []
-            for a in n.attribute:
-                atype = a.type
-                if a.name.__class__ is not str:
-                    self.text(a.name, f"an attribute name of node {name!r}")
-                if atype == GRAPH or atype == GRAPHS:
-                    attrs[a.name] = None
-                    for sg in ([a.g] if atype == GRAPH else list(a.graphs)):
-                        used = self.walk(sg, f"{name}/{a.name}", index, visible)
-                        for u in sorted(used):
-                            if u not in implicit and u not in ins:
-                                implicit.append(u)
-                            if u in outer_uniques:
-                                reads_outer.add(u)
-                else:
-                    if atype == TENSOR:
-                        if a.t.data_location == EXTERNAL:
-                            self.external(a.t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
-                    elif atype == TENSORS or atype == SPARSE_TENSOR:
-                        ts = a.tensors if atype == TENSORS else (a.sparse_tensor.values, a.sparse_tensor.indices)
-                        for t in ts:
-                            if t.data_location == EXTERNAL:
-                                self.external(t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
-                    attrs[a.name] = _attr_value(a)
+            attrs, implicit = self._node_attributes(n, name, index, visible, ins, outer_uniques, reads_outer)
             nodes[index] = Node(index, name, op_type, domain, tuple(ins), outs, attrs, since, since is not None,
                                 scope, parent, tuple(implicit))
             for t in ins:
@@ -433,19 +450,42 @@ class _Builder:
                         cs.append(index)
             for t in implicit:
                 consumers.setdefault(t, []).append(index)
-        outs = []
-        for vi in g.output:
-            u = visible.get(vi.name)
-            if u is None:
-                self.text(vi.name, "a graph output name")
-                self.error(f"graph output {vi.name!r} is produced by nothing")
-            if u in outer_uniques:
-                reads_outer.add(u)
-            outs.append(u)
-        self.scope_outputs[scope] = set(outs)
-        if parent is None:
-            self._main_outputs = outs
-        return reads_outer
+        return True
+
+    def _node_attributes(self, n, name, index, visible, ins, outer_uniques, reads_outer):
+        """``(attributes, implicit inputs)`` of node ``n`` (IR node ``index``): each subgraph is walked, and the
+        outer tensors it reads become implicit inputs."""
+        import onnx
+
+        A = onnx.AttributeProto
+        GRAPH, GRAPHS, TENSOR, TENSORS, SPARSE_TENSOR = A.GRAPH, A.GRAPHS, A.TENSOR, A.TENSORS, A.SPARSE_TENSOR
+        EXTERNAL = onnx.TensorProto.EXTERNAL
+        attrs = {}
+        implicit = []
+        for a in n.attribute:
+            atype = a.type
+            if a.name.__class__ is not str:
+                self.text(a.name, f"an attribute name of node {name!r}")
+            if atype == GRAPH or atype == GRAPHS:
+                attrs[a.name] = None
+                for sg in ([a.g] if atype == GRAPH else list(a.graphs)):
+                    used = self.walk(sg, f"{name}/{a.name}", index, visible)
+                    for u in sorted(used):
+                        if u not in implicit and u not in ins:
+                            implicit.append(u)
+                        if u in outer_uniques:
+                            reads_outer.add(u)
+                continue
+            if atype == TENSOR:
+                if a.t.data_location == EXTERNAL:
+                    self.external(a.t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
+            elif atype == TENSORS or atype == SPARSE_TENSOR:
+                ts = a.tensors if atype == TENSORS else (a.sparse_tensor.values, a.sparse_tensor.indices)
+                for t in ts:
+                    if t.data_location == EXTERNAL:
+                        self.external(t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
+            attrs[a.name] = _attr_value(a)
+        return attrs, implicit
 
     def _check_acyclic(self, model):
         from ..ir.order import topological_order

@@ -199,15 +199,59 @@ def summarize(a):
     table_of = {t.provider: t for t in tables}
     rank = {t.provider: k for k, t in enumerate(tables)}
     prov = a.provider
-    order = topological_order(model)
-    pos = {i: k for k, i in enumerate(order)}
-    graph_outputs = set(model.graph_outputs)
+    pos = {i: k for k, i in enumerate(topological_order(model))}
     names = [n.name for n in model.nodes]
-
     frags = fragments_of(model, prov)
     fragment_list = [{"id": k, "provider": prov[f[0]], "nodes": [names[i] for i in f]}
                      for k, f in enumerate(frags)]
+    partitions = _partition_records(a, frags, pos, rank)
+    transfers, feed = _transfers(a, table_of, pos, rank)
+    transfer_list = [{"tensor": t, "from": s, "to": d, "bytes": model.value(t).nbytes} for t, s, d in transfers]
+    undelegated = {}
+    for i in range(len(prov)):
+        if prov[i] == CPU and a.reason[i] is not None:
+            undelegated[a.reason[i].category] = undelegated.get(a.reason[i].category, 0) + 1
+    caveats = [{"node": names[i], "opType": model.nodes[i].op_type, "provider": ep, "note": note}
+               for i in sorted(a.caveats, key=pos.__getitem__) for ep, note in a.caveats[i]]
+    delegated = sum(1 for p in prov if p != CPU)
+    summary = {
+        "schemaVersion": SCHEMA_VERSION,
+        "model": {"path": model.path, "sha256": model.sha256, "nodeCount": len(model.nodes),
+                  "opsets": {d or "ai.onnx": v for d, v in sorted(model.opsets.items())}},
+        "requestedProviders": list(a.resolution.requested),
+        "effectiveProviders": list(a.resolution.effective),
+        "droppedProviders": [{"name": n, "reason": r} for n, r in a.resolution.dropped],
+        "policy": a.policy,
+        "nodes": _node_records(a),
+        "fragments": len(fragment_list),
+        "fragmentList": fragment_list,
+        "partitions": partitions,
+        "transfers": len(transfer_list),
+        "feedTransfers": len(feed),
+        "transferList": transfer_list,
+        "memcpy": memcpy_record(a),
+        "conversions": _conversions(model, a, table_of, transfers),
+        "perProvider": _per_provider(a, fragment_list, partitions),
+        "delegatedNodeCount": delegated,
+        "partitionCount": sum(1 for p in partitions if p["provider"] != CPU),
+        "undelegatedReasons": dict(sorted(undelegated.items())),
+        "uncheckedCaveats": caveats,
+        "insertedNodes": _inserted_records(a),
+        "accelerated": delegated > 0,
+        "status": a.status,
+    }
+    if a.failure:
+        summary["failure"] = a.failure
+    if model.warnings:
+        summary["warnings"] = list(model.warnings)
+    return summary
 
+
+def _partition_records(a, frags, pos, rank):
+    """What ORT hands each provider as one unit, in graph order: a compiling EP's groups, and each fragment
+    of a kernel EP, with their boundary tensors."""
+    model, prov, tables = a.model, a.provider, a.resolution.tables
+    graph_outputs = set(model.graph_outputs)
     groups = [(ep, list(g)) for ep, g in a.partitions]
     compiled = set(ep for ep, _ in a.partitions) | {t.provider for t in tables if t.is_compiling}
     for f in frags:
@@ -223,14 +267,15 @@ def summarize(a):
         bounds = [_boundary(model, g, graph_outputs) for g in ordered]
     else:
         bounds = _boundaries(model, ordered, graph_outputs, group_of)
-    partitions = []
-    for k, (ep, _) in enumerate(groups):
-        ins, outs = bounds[k]
-        partitions.append({"id": k, "provider": ep, "nodes": [names[i] for i in ordered[k]],
-                           "inputs": ins, "outputs": outs})
+    return [{"id": k, "provider": ep, "nodes": [model.nodes[i].name for i in ordered[k]],
+             "inputs": bounds[k][0], "outputs": bounds[k][1]} for k, (ep, _) in enumerate(groups)]
 
-    transfer_set = set()
-    feed = set()
+
+def _transfers(a, table_of, pos, rank):
+    """``(transfers, feeds)``: each tensor made on one provider and read on another, once per reading
+    provider, in graph order; each graph input read on a provider that is not CPU-based."""
+    model, prov = a.model, a.provider
+    transfer_set, feed = set(), set()
     producer, values = model.producer, model.values
     for t, cons in model.consumers.items():
         p = producer.get(t)
@@ -245,37 +290,35 @@ def summarize(a):
         for c in cons:
             if prov[c] != src:
                 transfer_set.add((t, src, prov[c]))
-    transfers = sorted(transfer_set, key=lambda x: (pos[model.producer[x[0]]], x[0], rank[x[2]]))
-    transfer_list = [{"tensor": t, "from": s, "to": d, "bytes": model.value(t).nbytes} for t, s, d in transfers]
+    return sorted(transfer_set, key=lambda x: (pos[model.producer[x[0]]], x[0], rank[x[2]])), feed
 
-    memcpy = memcpy_record(a)
 
-    per = {}
-    for t in tables:
-        per[t.provider] = {"nodes": 0, "partitions": 0, "fragments": 0}
-    for i in range(len(prov)):
-        per.setdefault(prov[i], {"nodes": 0, "partitions": 0, "fragments": 0})["nodes"] += 1
+def _per_provider(a, fragment_list, partitions):
+    """Nodes, partitions and fragments per provider (every provider of the list, in its order, first)."""
+    per = {t.provider: {"nodes": 0, "partitions": 0, "fragments": 0} for t in a.resolution.tables}
+    for p in a.provider:
+        per.setdefault(p, {"nodes": 0, "partitions": 0, "fragments": 0})["nodes"] += 1
     for f in fragment_list:
         per[f["provider"]]["fragments"] += 1
     for p in partitions:
         per[p["provider"]]["partitions"] += 1
+    return per
 
-    undelegated = {}
-    for i in range(len(prov)):
-        if prov[i] == CPU and a.reason[i] is not None:
-            undelegated[a.reason[i].category] = undelegated.get(a.reason[i].category, 0) + 1
-    nodes = []
-    reasons = a.reason
+
+def _node_records(a):
+    """One entry per node of the graph ORT partitions: provider, reason, and what the layout
+    transformation did to it."""
+    model, prov, reasons = a.model, a.provider, a.reason
     layout_names = {i: v for r in a.layout for i, v in r.converted.items()}
     layout_removed = {i for r in a.layout for i in r.removed}
+    nodes = []
     for n in model.nodes:
         r = reasons[n.index]
+        entry = {"name": n.name, "opType": n.op_type, "domain": n.domain, "provider": prov[n.index]}
         if r:
-            entry = {"name": n.name, "opType": n.op_type, "domain": n.domain, "provider": prov[n.index],
-                     "reason": r[0], "reasonDetail": r[1]}
+            entry["reason"], entry["reasonDetail"] = r[0], r[1]
         else:
-            entry = {"name": n.name, "opType": n.op_type, "domain": n.domain, "provider": prov[n.index],
-                     "reason": None}
+            entry["reason"] = None
         if not n.schema_known:
             entry["schemaKnown"] = False
         if n.scope:
@@ -285,45 +328,13 @@ def summarize(a):
         if n.index in layout_removed:  # taken out by the transpose optimizer of the layout transformation
             entry["ortRemoved"] = True
         nodes.append(entry)
-    # nodes ORT adds that the model does not have (kept apart: "nodes" is one entry per model node)
+    return nodes
+
+
+def _inserted_records(a):
+    """Nodes ORT adds that the model does not have (kept apart: "nodes" is one entry per model node)."""
     inserted = [{"name": name, "opType": "Transpose", "domain": "", "provider": ep, "origin": "inserted:layout",
                  "input": tensor} for r in a.layout for name, ep, tensor in r.transposes]
     inserted += [{"name": name, "opType": op, "domain": "", "provider": ep, "origin": "inserted:layout",
                   "input": tensor} for r in a.layout for name, op, ep, tensor in r.inserted]
-    caveats = []
-    for i in sorted(a.caveats, key=pos.__getitem__):
-        for ep, note in a.caveats[i]:
-            caveats.append({"node": names[i], "opType": model.nodes[i].op_type, "provider": ep, "note": note})
-
-    delegated = sum(1 for p in prov if p != CPU)
-    summary = {
-        "schemaVersion": SCHEMA_VERSION,
-        "model": {"path": model.path, "sha256": model.sha256, "nodeCount": len(model.nodes),
-                  "opsets": {d or "ai.onnx": v for d, v in sorted(model.opsets.items())}},
-        "requestedProviders": list(a.resolution.requested),
-        "effectiveProviders": list(a.resolution.effective),
-        "droppedProviders": [{"name": n, "reason": r} for n, r in a.resolution.dropped],
-        "policy": a.policy,
-        "nodes": nodes,
-        "fragments": len(fragment_list),
-        "fragmentList": fragment_list,
-        "partitions": partitions,
-        "transfers": len(transfer_list),
-        "feedTransfers": len(feed),
-        "transferList": transfer_list,
-        "memcpy": memcpy,
-        "conversions": _conversions(model, a, table_of, transfers),
-        "perProvider": per,
-        "delegatedNodeCount": delegated,
-        "partitionCount": sum(1 for p in partitions if p["provider"] != CPU),
-        "undelegatedReasons": dict(sorted(undelegated.items())),
-        "uncheckedCaveats": caveats,
-        "insertedNodes": inserted,
-        "accelerated": delegated > 0,
-        "status": a.status,
-    }
-    if a.failure:
-        summary["failure"] = a.failure
-    if model.warnings:
-        summary["warnings"] = list(model.warnings)
-    return summary
+    return inserted
