@@ -74,93 +74,124 @@ def _value_of(op, node, ins, types, const, opset):
     ``Sub(Gather(Shape(x), 1), 1)`` give ORT no values); ORT's own propagators read initializers for
     their side inputs (``data_propagation/*_op_data_propagation.cc``).
     """
-    def chan(k, want):
-        return ins[k][1] if k < len(ins) and ins[k] is not None and ins[k][0] == want else None
+    propagate = _PROPAGATORS.get(op)
+    return None if propagate is None else propagate(op, node, ins, types, const, opset)
 
-    def side(k):
-        return const[k] if k < len(const) else None
 
-    if op == "Shape":  # ONNX's Shape propagator (symbolic dimensions kept as unknown elements)
-        t = types.get(node.input[0])
-        if t is None or not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
+def _chan(ins, k, want):
+    """Input ``k``'s propagated values when they are on channel ``want``, else None."""
+    return ins[k][1] if k < len(ins) and ins[k] is not None and ins[k][0] == want else None
+
+
+def _side(const, k):
+    return const[k] if k < len(const) else None
+
+
+def _shape_values(op, node, ins, types, const, opset):
+    """ONNX's Shape propagator (symbolic dimensions kept as unknown elements)."""
+    t = types.get(node.input[0])
+    if t is None or not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
+        return None
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in t.tensor_type.shape.dim]
+    r = len(dims)
+    start, end = _attr(node, "start", 0), _attr(node, "end", r)
+    start, end = (start + r if start < 0 else start), (end + r if end < 0 else end)
+    return "shape", dims[max(0, min(start, r)):max(0, min(end, r))]
+
+
+def _cast_values(op, node, ins, types, const, opset):
+    v = _chan(ins, 0, "shape")
+    return ("shape", v) if v is not None and _attr(node, "to") in _INT_TYPES else None
+
+
+def _concat_values(op, node, ins, types, const, opset):
+    parts = [_chan(ins, k, "shape") for k in range(len(node.input))]
+    return ("shape", [x for p in parts for x in p]) if parts and all(p is not None for p in parts) else None
+
+
+def _arith_values(op, node, ins, types, const, opset):
+    """Add, Sub, Mul (ONNX's MathOpDataPropagator, element-wise on shape values) and Div (ORT's only)."""
+    a, b = _chan(ins, 0, "shape"), _chan(ins, 1, "shape")
+    if op != "Div" and a is not None and b is not None and a and b and (
+            len(a) == len(b) or len(a) == 1 or len(b) == 1):  # ONNX's MathOpDataPropagator
+        n = max(len(a), len(b))
+        a, b = (a * n if len(a) == 1 else a), (b * n if len(b) == 1 else b)
+        f = {"Add": lambda x, y: x + y, "Sub": lambda x, y: x - y, "Mul": lambda x, y: x * y}[op]
+        return "shape", [None if x is None or y is None else f(x, y) for x, y in zip(a, b)]
+    # ORT's propagators: one value each, a scalar or a one-element shape value, the rank kept
+    # (data_propagation_value_utils.h TryGetSinglePropagatedShapeValue; seen: Div of two
+    # one-element Shape slices gives ORT the Expand target of flexattention's KV repeat)
+    one = []
+    for k in (0, 1):
+        if k < len(ins) and ins[k] is not None and (ins[k][0] == "scalar" or len(ins[k][1]) == 1):
+            one.append((ins[k][1] if ins[k][0] == "scalar" else ins[k][1][0], ins[k][0] == "shape"))
+    if len(one) != 2 or one[0][0] is None or one[1][0] is None:
+        return None
+    (a, ra), (b, rb) = one
+    if op == "Div":
+        if b == 0:
             return None
-        dims = [d.dim_value if d.HasField("dim_value") else None for d in t.tensor_type.shape.dim]
-        r = len(dims)
-        start, end = _attr(node, "start", 0), _attr(node, "end", r)
-        start, end = (start + r if start < 0 else start), (end + r if end < 0 else end)
-        return "shape", dims[max(0, min(start, r)):max(0, min(end, r))]
-    if op == "Cast":
-        v = chan(0, "shape")
-        return ("shape", v) if v is not None and _attr(node, "to") in _INT_TYPES else None
-    if op == "Concat":
-        parts = [chan(k, "shape") for k in range(len(node.input))]
-        return ("shape", [x for p in parts for x in p]) if parts and all(p is not None for p in parts) else None
-    if op in ("Add", "Sub", "Mul", "Div"):
-        a, b = chan(0, "shape"), chan(1, "shape")
-        if op != "Div" and a is not None and b is not None and a and b and (
-                len(a) == len(b) or len(a) == 1 or len(b) == 1):  # ONNX's MathOpDataPropagator
-            n = max(len(a), len(b))
-            a, b = (a * n if len(a) == 1 else a), (b * n if len(b) == 1 else b)
-            f = {"Add": lambda x, y: x + y, "Sub": lambda x, y: x - y, "Mul": lambda x, y: x * y}[op]
-            return "shape", [None if x is None or y is None else f(x, y) for x, y in zip(a, b)]
-        # ORT's propagators: one value each, a scalar or a one-element shape value, the rank kept
-        # (data_propagation_value_utils.h TryGetSinglePropagatedShapeValue; seen: Div of two
-        # one-element Shape slices gives ORT the Expand target of flexattention's KV repeat)
-        one = []
-        for k in (0, 1):
-            if k < len(ins) and ins[k] is not None and (ins[k][0] == "scalar" or len(ins[k][1]) == 1):
-                one.append((ins[k][1] if ins[k][0] == "scalar" else ins[k][1][0], ins[k][0] == "shape"))
-        if len(one) != 2 or one[0][0] is None or one[1][0] is None:
-            return None
-        (a, ra), (b, rb) = one
-        if op == "Div":
-            if b == 0:
-                return None
-            q = abs(a) // abs(b)
-            r = -q if (a < 0) != (b < 0) else q
-        else:
-            r = {"Add": a + b, "Sub": a - b, "Mul": a * b}[op]
-        return ("shape", [r]) if ra or rb else ("scalar", r)
-    if op == "Size":  # size_op_data_propagation.cc: the product of the input's shape values
-        v = chan(0, "shape")
-        if v is None or not v or any(x is None for x in v):
-            return None
-        n = 1
-        for x in v:
-            n *= x
-        return "scalar", n
-    if op == "Gather":  # gather_op_data_propagation.cc: one element picked by a constant index
-        v, idx = chan(0, "shape"), side(1)
-        if v is None or idx is None or _attr(node, "axis", 0) != 0:
-            return None
-        one = idx if not isinstance(idx, list) else (idx[0] if len(idx) == 1 else None)
-        if one is None or not -len(v) <= one < len(v) or v[one] is None:
-            return None
-        return ("scalar", v[one]) if not isinstance(idx, list) else ("shape", [v[one]])
-    if op == "Unsqueeze":  # unsqueeze_op_data_propagation.cc
-        s = chan(0, "scalar")
-        if s is not None:
-            return "shape", [s]
-        v = chan(0, "shape")
-        return ("shape", list(v)) if v is not None else None
-    if op == "Squeeze":  # squeeze_op_data_propagation.cc: entries at the axes dropped
-        v = chan(0, "shape")
-        if v is None:
-            return None
-        axes = _attr(node, "axes") if opset < 13 else side(1)
-        if len(v) == 1 and (axes is None or axes in (0, -1, [0], [-1])):  # [n] -> the scalar n
-            return ("scalar", v[0]) if v[0] is not None else None
-        if axes is None:
-            out = [x for x in v if x != 1]
-        else:
-            axes = {a + len(v) if a < 0 else a for a in ([axes] if isinstance(axes, int) else axes)}
-            out = [x for k, x in enumerate(v) if k not in axes]
-        if len(out) == 1 and len(v) == 1 and out[0] is not None:
-            return "shape", out
-        if not out and len(v) == 1:
-            return ("scalar", v[0]) if v[0] is not None else None
+        q = abs(a) // abs(b)
+        r = -q if (a < 0) != (b < 0) else q
+    else:
+        r = {"Add": a + b, "Sub": a - b, "Mul": a * b}[op]
+    return ("shape", [r]) if ra or rb else ("scalar", r)
+
+
+def _size_values(op, node, ins, types, const, opset):
+    """size_op_data_propagation.cc: the product of the input's shape values."""
+    v = _chan(ins, 0, "shape")
+    if v is None or not v or any(x is None for x in v):
+        return None
+    n = 1
+    for x in v:
+        n *= x
+    return "scalar", n
+
+
+def _gather_values(op, node, ins, types, const, opset):
+    """gather_op_data_propagation.cc: one element picked by a constant index."""
+    v, idx = _chan(ins, 0, "shape"), _side(const, 1)
+    if v is None or idx is None or _attr(node, "axis", 0) != 0:
+        return None
+    one = idx if not isinstance(idx, list) else (idx[0] if len(idx) == 1 else None)
+    if one is None or not -len(v) <= one < len(v) or v[one] is None:
+        return None
+    return ("scalar", v[one]) if not isinstance(idx, list) else ("shape", [v[one]])
+
+
+def _unsqueeze_values(op, node, ins, types, const, opset):
+    """unsqueeze_op_data_propagation.cc."""
+    s = _chan(ins, 0, "scalar")
+    if s is not None:
+        return "shape", [s]
+    v = _chan(ins, 0, "shape")
+    return ("shape", list(v)) if v is not None else None
+
+
+def _squeeze_values(op, node, ins, types, const, opset):
+    """squeeze_op_data_propagation.cc: entries at the axes dropped."""
+    v = _chan(ins, 0, "shape")
+    if v is None:
+        return None
+    axes = _attr(node, "axes") if opset < 13 else _side(const, 1)
+    if len(v) == 1 and (axes is None or axes in (0, -1, [0], [-1])):  # [n] -> the scalar n
+        return ("scalar", v[0]) if v[0] is not None else None
+    if axes is None:
+        out = [x for x in v if x != 1]
+    else:
+        axes = {a + len(v) if a < 0 else a for a in ([axes] if isinstance(axes, int) else axes)}
+        out = [x for k, x in enumerate(v) if k not in axes]
+    if len(out) == 1 and len(v) == 1 and out[0] is not None:
         return "shape", out
-    return None
+    if not out and len(v) == 1:
+        return ("scalar", v[0]) if v[0] is not None else None
+    return "shape", out
+
+
+_PROPAGATORS = {"Shape": _shape_values, "Cast": _cast_values, "Concat": _concat_values, "Add": _arith_values,
+                "Sub": _arith_values, "Mul": _arith_values, "Div": _arith_values, "Size": _size_values,
+                "Gather": _gather_values, "Unsqueeze": _unsqueeze_values, "Squeeze": _squeeze_values}
 
 
 def _type_key(tp):
@@ -248,121 +279,155 @@ def propagate_shape_values(proto):
     """Tighten, in place, the ``value_info`` of ``proto``'s main graph (already through ONNX
     inference, nodes in topological order) with the shapes ORT infers from propagated shape values.
     Returns the number of tensors whose shape got more known dimensions."""
-    import numpy as np
-    import onnx
-    from onnx import numpy_helper
-
-    graph = proto.graph
     opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), None)
     if opset is None:
         return 0
-    types = {}
-    for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
-        types.setdefault(vi.name, vi.type)
-    values, consts, data = {}, {}, {}  # propagated (channel, values); small int constants; TensorProtos
-    for t in graph.initializer:
-        v = _small_ints(t)
-        if v is not None:
-            consts[t.name] = v
-        data[t.name] = t
-    value_infos, outputs = None, None  # name -> ValueInfoProto, made at the first tightening
-    # tensors a node's inference may learn from: propagated values, Constant outputs (ORT makes them
-    # initializers; ONNX's inference without data propagation does not read them), changed types
-    watched, changed_types, tightened, from_constant = set(), set(), 0, set()
-    memo = {}
-    for node in graph.node:
+    run = _Propagation(proto, opset)
+    for node in proto.graph.node:
         if node.domain not in ("", "ai.onnx"):
             continue
-        op = node.op_type
-        if op == "Constant":  # ORT makes it an initializer, which every later inference can read
-            if node.output:
-                v = _constant_value(node)
-                if v is not None:
-                    consts[node.output[0]] = v
-                t = _constant_tensor(node)
-                if t is not None:
-                    data[node.output[0]] = t
-                    from_constant.add(node.output[0])
-                    watched.add(node.output[0])
+        if node.op_type == "Constant":  # ORT makes it an initializer, which every later inference can read
+            run.constant(node)
             continue
-        inputs = node.input
-        if op in _VALUE_OPS and node.output and node.output[0] not in values:
-            ins = [values.get(i) if i else None for i in inputs]
-            try:
-                v = _value_of(op, node, ins, types, [consts.get(i) for i in inputs], opset)
-            except (ValueError, TypeError, IndexError, OverflowError):
-                v = None
-            if v is not None and (v[0] == "scalar" or len(v[1]) <= MAX_VALUES):
-                values[node.output[0]] = v
-                watched.add(node.output[0])
-        if not any(i in watched for i in inputs):
-            continue
-        if op not in _READS_DATA and not (changed_types and any(i in changed_types for i in inputs)):
-            continue  # only a changed input type can tell its inference something new
-        changed_in = any(i in changed_types for i in inputs) if changed_types else False
+        run.propagate(node)
+        fed = run.fed_inputs(node)
+        if fed is not None:
+            run.tighten(run.infer(node, fed))
+    return run.tightened
+
+
+class _Propagation:
+    """The state of one :func:`propagate_shape_values` pass over a graph."""
+
+    def __init__(self, proto, opset):
+        graph = proto.graph
+        self.proto, self.graph, self.opset = proto, graph, opset
+        self.types = {}
+        for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
+            self.types.setdefault(vi.name, vi.type)
+        # propagated (channel, values); small int constants; TensorProtos
+        self.values, self.consts, self.data = {}, {}, {}
+        for t in graph.initializer:
+            v = _small_ints(t)
+            if v is not None:
+                self.consts[t.name] = v
+            self.data[t.name] = t
+        self.value_infos = self.outputs = None  # name -> ValueInfoProto, made at the first tightening
+        # tensors a node's inference may learn from: propagated values, Constant outputs (ORT makes them
+        # initializers; ONNX's inference without data propagation does not read them), changed types
+        self.watched, self.changed_types, self.from_constant = set(), set(), set()
+        self.tightened = 0
+        self.memo = {}
+
+    def constant(self, node):
+        if not node.output:
+            return
+        v = _constant_value(node)
+        if v is not None:
+            self.consts[node.output[0]] = v
+        t = _constant_tensor(node)
+        if t is not None:
+            self.data[node.output[0]] = t
+            self.from_constant.add(node.output[0])
+            self.watched.add(node.output[0])
+
+    def propagate(self, node):
+        """The value of ``node``'s first output, when ORT propagates one."""
+        op, inputs, values = node.op_type, node.input, self.values
+        if op not in _VALUE_OPS or not node.output or node.output[0] in values:
+            return
+        ins = [values.get(i) if i else None for i in inputs]
+        try:
+            v = _value_of(op, node, ins, self.types, [self.consts.get(i) for i in inputs], self.opset)
+        except (ValueError, TypeError, IndexError, OverflowError):
+            v = None
+        if v is not None and (v[0] == "scalar" or len(v[1]) <= MAX_VALUES):
+            values[node.output[0]] = v
+            self.watched.add(node.output[0])
+
+    def fed_inputs(self, node):
+        """The inputs whose propagated values ``node``'s inference should be given, when it has something
+        new to learn (``None``: nothing to re-infer)."""
+        inputs, types, values, changed = node.input, self.types, self.values, self.changed_types
+        if not any(i in self.watched for i in inputs):
+            return None
+        if node.op_type not in _READS_DATA and not (changed and any(i in changed for i in inputs)):
+            return None  # only a changed input type can tell its inference something new
+        changed_in = any(i in changed for i in inputs) if changed else False
         if not changed_in and all(o in types and _static_dims(types[o]) is not None for o in node.output if o):
-            continue  # its outputs are known already
-        fed = [i for i in inputs if i in values and i not in data and
+            return None  # its outputs are known already
+        fed = [i for i in inputs if i in values and i not in self.data and
                (values[i][0] == "scalar" or all(x is not None for x in values[i][1]))]
-        if not fed and not changed_in and not any(i in from_constant for i in inputs):
-            continue
+        if not fed and not changed_in and not any(i in self.from_constant for i in inputs):
+            return None
+        return fed
+
+    def infer(self, node, fed):
+        """ONNX's inference of ``node`` given its input types and data: ``{output: TypeProto}``."""
+        import numpy as np
+        import onnx
+        from onnx import numpy_helper
+
+        op, inputs, data = node.op_type, node.input, self.data
         in_types = {}
         for i in inputs:
             if not i:
                 continue
-            if i in types:
-                in_types[i] = types[i]
+            if i in self.types:
+                in_types[i] = self.types[i]
             elif i in data:
                 in_types[i] = onnx.helper.make_tensor_type_proto(data[i].data_type, list(data[i].dims))
             else:
-                break
-        else:
+                return {}
+        try:
+            schema = onnx.defs.get_schema(op, self.opset, "")
+        except Exception:  # an op ONNX does not know: nothing to re-infer
+            return {}
+        input_data = {i: data[i] for i in inputs if i in data}
+        for i in fed:
+            ch, v = self.values[i]
+            v = np.array(v, dtype=np.int64).reshape(() if ch == "scalar" else (-1,))
+            elem = in_types[i].tensor_type.elem_type if in_types[i].HasField("tensor_type") else 7
+            input_data[i] = numpy_helper.from_array(v.astype(np.int32 if elem == 6 else np.int64), i)
+        # exported graphs repeat the same node with the same input types and data (one per block):
+        # ONNX's inference runs once per distinct (op, attributes, input types, input data)
+        key = (op, tuple(a.SerializeToString() for a in node.attribute),
+               tuple((_type_key(in_types[i]), _data_key(input_data[i]) if i in input_data
+                      else None) if i else None for i in inputs), len(node.output))
+        if key not in self.memo:
             try:
-                schema = onnx.defs.get_schema(op, opset, "")
-            except Exception:  # an op ONNX does not know: nothing to re-infer
+                got = onnx.shape_inference.infer_node_outputs(
+                    schema, node, in_types, input_data, opset_imports=list(self.proto.opset_import),
+                    ir_version=self.proto.ir_version or 8)
+            except Exception:  # ONNX's inference refused the node: ORT would keep what it had
+                got = {}
+            self.memo[key] = [got.get(o) for o in node.output]
+        return {o: tp for o, tp in zip(node.output, self.memo[key]) if o and tp is not None}
+
+    def tighten(self, inferred):
+        """Keep each inferred type that knows more dimensions than the one the graph has."""
+        graph, types = self.graph, self.types
+        for name, tp in inferred.items():
+            tp = _copy_type(tp)
+            old = types.get(name)
+            if old is not None and _known(tp) <= _known(old):
                 continue
-            input_data = {i: data[i] for i in inputs if i in data}
-            for i in fed:
-                ch, v = values[i]
-                v = np.array(v, dtype=np.int64).reshape(() if ch == "scalar" else (-1,))
-                elem = in_types[i].tensor_type.elem_type if in_types[i].HasField("tensor_type") else 7
-                input_data[i] = numpy_helper.from_array(v.astype(np.int32 if elem == 6 else np.int64), i)
-            # exported graphs repeat the same node with the same input types and data (one per block):
-            # ONNX's inference runs once per distinct (op, attributes, input types, input data)
-            key = (op, tuple(a.SerializeToString() for a in node.attribute),
-                   tuple((_type_key(in_types[i]), _data_key(input_data[i]) if i in input_data
-                          else None) if i else None for i in inputs), len(node.output))
-            if key not in memo:
-                try:
-                    got = onnx.shape_inference.infer_node_outputs(
-                        schema, node, in_types, input_data, opset_imports=list(proto.opset_import),
-                        ir_version=proto.ir_version or 8)
-                except Exception:  # ONNX's inference refused the node: ORT would keep what it had
-                    got = {}
-                memo[key] = [got.get(o) for o in node.output]
-            inferred = {o: tp for o, tp in zip(node.output, memo[key]) if o and tp is not None}
-            for name, tp in inferred.items():
-                tp = _copy_type(tp)
-                old = types.get(name)
-                if old is not None and _known(tp) <= _known(old):
-                    continue
-                if old is not None and old.HasField("tensor_type") and old.tensor_type.HasField("shape") and \
-                        tp.tensor_type.HasField("shape") and \
-                        len(old.tensor_type.shape.dim) == len(tp.tensor_type.shape.dim):
-                    for d_old, d_new in zip(old.tensor_type.shape.dim, tp.tensor_type.shape.dim):
-                        if d_old.HasField("dim_value") and not d_new.HasField("dim_value"):
-                            d_new.dim_value = d_old.dim_value
-                if value_infos is None:
-                    value_infos = {vi.name: vi for vi in graph.value_info}
-                    outputs = {vi.name: vi for vi in graph.output}
-                vi = value_infos.get(name) or outputs.get(name)
-                if vi is None:
-                    vi = graph.value_info.add()
-                    vi.name = name
-                    value_infos[name] = vi
-                vi.type.CopyFrom(tp)
-                types[name] = vi.type
-                changed_types.add(name)
-                watched.add(name)
-                tightened += 1
-    return tightened
+            if old is not None and old.HasField("tensor_type") and old.tensor_type.HasField("shape") and \
+                    tp.tensor_type.HasField("shape") and \
+                    len(old.tensor_type.shape.dim) == len(tp.tensor_type.shape.dim):
+                for d_old, d_new in zip(old.tensor_type.shape.dim, tp.tensor_type.shape.dim):
+                    if d_old.HasField("dim_value") and not d_new.HasField("dim_value"):
+                        d_new.dim_value = d_old.dim_value
+            if self.value_infos is None:
+                self.value_infos = {vi.name: vi for vi in graph.value_info}
+                self.outputs = {vi.name: vi for vi in graph.output}
+            vi = self.value_infos.get(name) or self.outputs.get(name)
+            if vi is None:
+                vi = graph.value_info.add()
+                vi.name = name
+                self.value_infos[name] = vi
+            vi.type.CopyFrom(tp)
+            types[name] = vi.type
+            self.changed_types.add(name)
+            self.watched.add(name)
+            self.tightened += 1

@@ -11,7 +11,7 @@ those nodes go to the accelerator in float16 and no cast is made, so :func:`undo
 the float16 graph back: the casts removed, the tensors and initializers under their own names and
 types again (types are then inferred anew).  Casts a session with those providers does make (around
 float16 nodes left on the CPU) come back from the CPU-only pass over those nodes
-(:func:`partsim.runtime.ort_pipeline._cpu_pass`).
+(:func:`partsim.runtime.cpu_pass.cpu_pass`).
 """
 
 __all__ = ["has_float16", "undo_insert_cast"]

@@ -23,7 +23,7 @@ hands to (or leaves after) partitioning, following ``InferenceSession::Transform
       are never touched by Level 2/3 (``graph_partitioner.cc`` fuses them first), so with a
       compiling provider in the list the whole graph gets Level 1 only;
     - after partsim partitions that graph, the nodes left on the CPU get the transformers
-      the first session could not apply to them (:func:`_cpu_pass`).
+      the first session could not apply to them (:func:`partsim.runtime.cpu_pass.cpu_pass`).
 
 A session ORT itself cannot build (its optimizer throws) is reported, not raised: the
 caller predicts ``status: session_would_fail`` with ORT's message.  A session that times out or
@@ -35,6 +35,7 @@ import tempfile
 from pathlib import Path
 
 from ..sim.pipeline import ORT_LEVEL, transformers_to_disable
+from .cpu_pass import cpu_pass
 from .fp16_casts import has_float16, undo_insert_cast
 
 __all__ = ["pipeline_graph", "PipelineResult", "PLACEHOLDER_OP", "begin_early", "OptimizerRun"]
@@ -79,7 +80,7 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
     cpu_nodes_of : callable, optional
         ``cpu_nodes_of(optimized proto) -> set of node names`` partitioning leaves on the CPU;
         when given and transformers were switched off, the CPU-only ones then run on those
-        nodes (:func:`_cpu_pass`).
+        nodes (:func:`partsim.runtime.cpu_pass.cpu_pass`).
     child : partsim.runtime.process.OrtProcess, optional
         The first session's child process, started early (:func:`start_child`).
     meanwhile : callable, optional
@@ -160,9 +161,10 @@ def _after_optimize(run, model_path, proto, providers, level, kept, originals, c
     if cpu_nodes_of is not None and (float16 or cpu_level or (set(kernel_eps) - {CPU}
                                                               and ort_level != ORT_LEVEL["basic"])):
         names, types = cpu_nodes_of(out)
-        passed, pinned = _cpu_pass(out, names, tmp, cpu_level or ort_level, types,
-                                   lambda: {n.name: k for k, n in enumerate(proto.graph.node) if n.name},
-                                   any_op=bool(cpu_level), float16=float16)
+        run_level = cpu_level or ort_level
+        passed, pinned = cpu_pass(out, names, tmp, lambda sub, target: _optimize(sub, target, run_level), types,
+                                  lambda: {n.name: k for k, n in enumerate(proto.graph.node) if n.name},
+                                  any_op=bool(cpu_level), float16=float16)
         if passed is not out:
             # the nodes the pass made or rewired: the EPs validated other forms of them at partitioning
             before = {_signature(n) for n in out.graph.node}
@@ -172,45 +174,6 @@ def _after_optimize(run, model_path, proto, providers, level, kept, originals, c
     result.pinned = pinned
     result.cpu_pass_nodes = pass_nodes
     return result
-
-
-# ops the CPU-only Level 2/3 transformers rewrite (graph_transformer_utils.cc: NchwcTransformer,
-# NhwcTransformer, ConvActivationFusion, ConvAddActivationFusion, GemmActivationFusion,
-# MatMulIntegerToFloatFusion, DynamicQuantizeMatMulFusion, QDQSelectorActionTransformer,
-# TransposeOptimizer_CPU); CPU nodes that are only shape computations (Shape, Gather, Concat ...
-# left on the CPU next to CUDA) give them nothing to do and are not cut out
-CPU_ONLY_TARGETS = frozenset(("", op) for op in (
-    "Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool", "GlobalAveragePool",
-    "GlobalMaxPool", "BatchNormalization", "Gemm", "MatMul", "MatMulInteger", "DynamicQuantizeLinear",
-    "QuantizeLinear", "DequantizeLinear", "QLinearMatMul", "Transpose", "Resize", "Upsample"))
-
-
-def _session_order(nodes):
-    """The CPU nodes listed so that the cut-out model's topological order (ORT's
-    ``GraphViewer``: reverse DFS from the sink nodes, the sink with the highest index first,
-    ``graph.cc`` ``ReverseDFSFrom``) visits its connected pieces in the order the whole graph
-    did: pieces in reverse order of their first node, each piece in its own order.  The
-    transformers walk that order, and the names they generate follow it."""
-    parent = list(range(len(nodes)))
-
-    def find(a):
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    producer = {o: k for k, n in enumerate(nodes) for o in n.output if o}
-    for k, n in enumerate(nodes):
-        for t in n.input:
-            p = producer.get(t)
-            if p is not None:
-                a, b = find(p), find(k)
-                if a != b:
-                    parent[max(a, b)] = min(a, b)
-    pieces = {}
-    for k in range(len(nodes)):
-        pieces.setdefault(find(k), []).append(nodes[k])
-    return [n for root in sorted(pieces, reverse=True) for n in pieces[root]]
 
 
 def _placeholders(proto, kept_nodes):
@@ -451,131 +414,6 @@ def _all_initializers(graph):
                 yield from _all_initializers(a.g)
             for g in a.graphs:
                 yield from _all_initializers(g)
-
-
-def _cpu_pass(graph_model, cpu_names, tmp, ort_level, known_types=None, index_of=None, any_op=False,
-              float16=False):
-    """The CPU-only Level 2/3 transformers on the nodes partitioning left on the CPU.
-
-    ORT runs Level 2/3 after partitioning, each transformer on the nodes of its providers
-    (``graph_utils::IsSupportedProvider``): TransposeOptimizer_CPU, ConvActivationFusion, the
-    NCHWc/NHWC layout transformers ... rewrite CPU nodes next to nodes on CUDA.  The CPU nodes
-    are cut out as a model of their own (boundary tensors become its inputs and outputs), a
-    CPU-only session at ``ort_level`` rewrites it, and the result replaces them.  Returns the
-    spliced model and the names of the nodes it made (they stay on the CPU, as ORT assigns a
-    transformer's new nodes to the EP of the nodes it replaced).
-    """
-    import onnx
-
-    g = graph_model.graph
-    cpu = [n for n in g.node if n.name and n.name in cpu_names]
-    if float16 and any((known_types or {}).get(t, ("",))[0] == "float16" for n in cpu for t in n.input):
-        any_op = True  # ORT's InsertCastTransformer casts the float16 nodes left on the CPU
-    if not any_op and not any((n.domain or "", n.op_type) in CPU_ONLY_TARGETS or n.domain == "com.microsoft"
-                              for n in cpu):
-        return graph_model, ()  # shape computations only: no CPU-only transformer has work there
-    if not cpu or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-                      for n in cpu for a in n.attribute):
-        return graph_model, ()
-    produced = {o for n in cpu for o in n.output if o}
-    inits = {t.name: t for t in g.initializer}
-    outside_reads = {t for n in g.node if not (n.name and n.name in cpu_names) for t in n.input}
-    outside_reads |= {o.name for o in g.output}
-    types = {vi.name: vi for vi in list(g.value_info) + list(g.input) + list(g.output)}
-    for t, (dtype, shape) in (known_types or {}).items():  # partsim's inferred types (ORT saves few)
-        if t not in types:
-            try:
-                elem = onnx.TensorProto.DataType.Value(dtype.upper())
-            except ValueError:
-                continue
-            dims = None if shape is None else [d if isinstance(d, int) and d >= 0 else (d or None) for d in shape]
-            types[t] = onnx.helper.make_tensor_value_info(t, elem, dims)
-    producer = {o: n for n in g.node for o in n.output if o}
-    elem_of = {t: vi.type.tensor_type.elem_type for t, vi in types.items() if vi.type.HasField("tensor_type")}
-    elem_of.update((t.name, t.data_type) for t in g.initializer)
-
-    def elem(t, depth=0):
-        """An element type partsim could not infer (a contrib op's output): a quantized op's
-        output has its output zero point's type; a data-movement op's its first input's."""
-        if t in elem_of or depth > 50:
-            return elem_of.get(t)
-        n = producer.get(t)
-        if n is None:
-            return None
-        if n.op_type.startswith("QLinear") or n.op_type in ("QGemm", "QuantizeLinear", "DynamicQuantizeLinear"):
-            zps = [x for x in n.input if x and x.endswith("zero_point")]
-            found = elem(zps[-1], depth + 1) if zps else None
-        else:
-            found = elem(n.input[0], depth + 1) if n.input and n.input[0] else None
-        if found:
-            elem_of[t] = found
-        return found
-
-    def value_info(t):
-        if t in types:
-            return types[t]
-        e = elem(t)
-        return onnx.helper.make_tensor_value_info(t, e, None) if e else None
-
-    ins, outs, used_inits = [], [], []
-    for n in cpu:
-        for t in n.input:
-            if not t or t in produced:
-                continue
-            if t in inits:
-                if t not in used_inits:
-                    used_inits.append(t)
-            elif t not in [i.name for i in ins]:
-                vi = value_info(t)
-                if vi is None:
-                    return graph_model, ()
-                ins.append(vi)
-        for t in n.output:
-            if t and t in outside_reads:
-                vi = value_info(t)
-                if vi is None:
-                    return graph_model, ()
-                outs.append(vi)
-    if not outs:
-        return graph_model, ()
-    # ORT's node indices: the model's own order, nodes added by Level 1 after them
-    index_of = (index_of() if callable(index_of) else index_of) or {}
-    cpu = [n for _, n in sorted(enumerate(cpu), key=lambda kn: (index_of.get(kn[1].name, len(index_of) + kn[0])))]
-    sub = onnx.helper.make_graph(_session_order(cpu), g.name + "_cpu", ins, outs, [inits[t] for t in used_inits])
-    sub_model = onnx.helper.make_model(sub, opset_imports=list(graph_model.opset_import),
-                                       ir_version=graph_model.ir_version)
-    sub_path = tmp / "cpu_part.onnx"
-    onnx.save(sub_model, str(sub_path))
-    target = tmp / "cpu_part_optimized.onnx"
-    if _optimize(sub_path, target, ort_level) is not None:
-        return graph_model, ()
-    done = onnx.load(str(target), load_external_data=False)
-    spliced = onnx.ModelProto()
-    spliced.CopyFrom(graph_model)
-    kept = [n for n in graph_model.graph.node if not (n.name and n.name in cpu_names)]
-    made = list(done.graph.node)
-    cut = {(n.name, n.domain or "", n.op_type) for n in cpu}
-    del spliced.graph.node[:]
-    spliced.graph.node.extend(kept)
-    spliced.graph.node.extend(made)
-    have = {t.name for t in spliced.graph.initializer}
-    spliced.graph.initializer.extend(t for t in done.graph.initializer if t.name not in have)
-    have_vi = {v.name for v in spliced.graph.value_info}
-    spliced.graph.value_info.extend(v for v in done.graph.value_info if v.name not in have_vi)
-    # the boundary tensors keep the shapes partsim knew before the pass: a contrib op the pass made
-    # (an NHWC QLinearConv) has no ONNX shape inference, and the partitioning that already
-    # happened saw them static
-    have_vi = {v.name for v in spliced.graph.value_info} | {v.name for v in g.input} | {v.name for v in g.output}
-    for v in outs + ins:
-        if v.name not in have_vi and v.type.tensor_type.HasField("shape"):
-            spliced.graph.value_info.append(v)
-            have_vi.add(v.name)
-    known = {(o.domain or "") for o in spliced.opset_import}
-    for o in done.opset_import:
-        if (o.domain or "") not in known:
-            spliced.opset_import.add().CopyFrom(o)
-    # only the nodes a transformer made are pinned; the others are partitioned as before
-    return spliced, tuple(n.name for n in made if (n.name, n.domain or "", n.op_type) not in cut)
 
 
 def _external_sizes(proto, model_path):
