@@ -33,7 +33,11 @@ WEBGPU = "WebGpuExecutionProvider"
 PROBE_OPSETS = (21, 22, 23, 24, 25)
 #: element-wise ops keep their inputs and attributes across versions: probed at every version since opset 7
 ELEMENTWISE_OPSETS = tuple(range(7, 26))
-EXTRA_OPS = ("Range", "ConstantOfShape", "TopK", "RMSNormalization", "LpNormalization")
+EXTRA_OPS = ("Range", "ConstantOfShape", "TopK", "RMSNormalization", "LpNormalization", "GRU", "LSTM", "RNN", "DFT",
+             "RotaryEmbedding")
+#: ops whose kernels came after the source table (onnxruntime/core/providers/webgpu/rnn/{gru,lstm}.cc,
+#: math/dft.cc, llm/rotary_embedding.cc): probed at every schema version since opset 7, as element-wise ops
+NEWER_OPS = ("GRU", "LSTM", "RNN", "DFT", "RotaryEmbedding")
 RANGE_TYPES = ("float", "double", "int16", "int32", "int64")
 #: ops the NHWC layout transformation may convert (onnx_transpose_optimization GetLayoutSensitiveOps)
 LAYOUT_OPS = ("AveragePool", "BatchNormalization", "Conv", "ConvTranspose", "DepthToSpace", "GlobalAveragePool",
@@ -61,7 +65,7 @@ def probe_specs():
     ops = sorted(set(PROBE_OPS) - set(QLINEAR) - {"DynamicQuantizeLinear", "MatMulInteger"}) + list(EXTRA_OPS)
     for op in ops:
         seen = set()
-        for opset in ELEMENTWISE_OPSETS if op in UNARY or op in BINARY else PROBE_OPSETS:
+        for opset in ELEMENTWISE_OPSETS if op in UNARY or op in BINARY or op in NEWER_OPS else PROBE_OPSETS:
             schema = _schema(op, opset)
             if schema is None or schema.since_version in seen:
                 continue
@@ -74,7 +78,7 @@ def probe_specs():
                 types = RANGE_TYPES
             elif op == "ConstantOfShape":
                 types = DTYPES
-            elif op in ("TopK", "RMSNormalization", "LpNormalization"):
+            elif op in ("TopK", "RMSNormalization", "LpNormalization") or op in NEWER_OPS:
                 types = _allowed_at(schema, 0)[1]
             else:
                 types = _allowed_at(schema, _probed_input(op))[1]
@@ -83,6 +87,7 @@ def probe_specs():
                 specs.update(("pow_exponent", op, schema.since_version, opset, d)
                              for d in _allowed_at(schema, 1)[1])
     specs.update(("layout", op, 0, 21, "float") for op in LAYOUT_OPS)
+    specs.add(("layout_dynamic", "Conv", 0, 21, "float"))
     specs.add(("cpu_preferred", "Mul", 0, 17, "float"))
     return sorted(specs)
 
@@ -92,6 +97,8 @@ def _extra_model(op, dtype, opset):
 
     if op in ("TopK", "RMSNormalization", "LpNormalization"):
         return _norm_or_topk(op, dtype, opset)
+    if op in NEWER_OPS:
+        return _newer_op_model(op, dtype, opset)
     if op == "Range":  # scalars start, limit, delta of one dtype, fed at run time
         ins = [h.make_tensor_value_info(n, _tp(dtype), []) for n in ("start", "limit", "delta")]
         node = h.make_node("Range", ["start", "limit", "delta"], ["y"], name="n0_Range")
@@ -134,6 +141,45 @@ def _norm_or_topk(op, dtype, opset):
     return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
 
 
+def _newer_op_model(op, dtype, opset):
+    """GRU/LSTM/RNN (sequence 2, batch 1, input 3, hidden 4; X, W, R only), DFT (a real signal [1, 8, 1] on its
+    default axis) and RotaryEmbedding (X [1, 2, 3, 8] with cos/sin caches [1, 3, 4], no position ids)."""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    from .qnn_probes import _np
+
+    inits, attrs = [], {}
+    if op in ("GRU", "LSTM", "RNN"):
+        gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+        x = h.make_tensor_value_info("x", _tp(dtype), [2, 1, 3])
+        inits = [numpy_helper.from_array(np.full((1, gates * 4, k), 0.1, _np(dtype)), n) for n, k in (("w", 3), ("r", 4))]
+        attrs["hidden_size"] = 4
+    elif op == "DFT":
+        x = h.make_tensor_value_info("x", _tp(dtype), [1, 8, 1])
+    else:
+        x = h.make_tensor_value_info("x", _tp(dtype), [1, 2, 3, 8])
+        inits = [numpy_helper.from_array(np.full((1, 3, 4), 0.5, _np(dtype)), n) for n in ("cos", "sin")]
+    node = h.make_node(op, ["x"] + [t.name for t in inits], ["y"], name=f"n0_{op}", **attrs)
+    g = h.make_graph([node], f"probe_{op}", [x], [h.make_tensor_value_info("y", _tp(dtype), None)], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+
+
+def _dynamic_layout_model():
+    """Conv on an input with a symbolic batch dimension: are the layout Transposes around it, whose shapes are not
+    static, taken by WebGPU (QNN's are static-only)?"""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    x = h.make_tensor_value_info("x", _tp("float"), ["N", 3, 8, 8])
+    w = numpy_helper.from_array(np.full((4, 3, 3, 3), 0.1, np.float32), "w")
+    node = h.make_node("Conv", ["x", "w"], ["y"], name="n0_Conv")
+    g = h.make_graph([node], "probe_layout_dynamic", [x], [h.make_tensor_value_info("y", _tp("float"), None)], [w])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 21)])
+
+
 def _cpu_preferred_model():
     """Shape -> Cast(float) -> Mul: ORT's GetCpuPreferredNodes marks the Mul for the CPU."""
     import numpy as np
@@ -153,6 +199,8 @@ def build_spec(spec):
     kind, op, _since, opset, *dtypes = spec
     if kind == "cpu_preferred":
         m = _cpu_preferred_model()
+    elif kind == "layout_dynamic":
+        m = _dynamic_layout_model()
     elif kind == "cast":
         from onnx import helper as h
 
@@ -191,7 +239,7 @@ def _fate(rec, op):
 def derive_table(base, evidence):
     """The measured table from the source table ``base`` (a dict) and ``evidence`` ``[(spec, record)]``."""  # noqa: D401
     claims, probed = {}, {}  # (op, since) -> {constraint: set(dtypes)} / probed with usable evidence
-    cast_pairs, keep_nchw, converted, cpu_pref_applied = {}, set(), set(), None
+    cast_pairs, keep_nchw, converted, cpu_pref_applied, dynamic_transposes = {}, set(), set(), None, None
     for spec, rec in evidence:
         kind, op, since, opset, *dtypes = spec
         fate = _fate(rec, op)
@@ -199,6 +247,9 @@ def derive_table(base, evidence):
             continue
         if kind == "cpu_preferred":
             cpu_pref_applied = fate != "claimed"
+        elif kind == "layout_dynamic":
+            dynamic_transposes = any(n[1] == "Transpose" for ep, nodes in rec.get("assignment") or ()
+                                     if ep == WEBGPU for n in nodes)
         elif kind == "layout":
             if fate == "claimed":
                 nhwc = any(d == "com.ms.internal.nhwc" for _, d in _on_webgpu(rec, op))
@@ -227,6 +278,8 @@ def derive_table(base, evidence):
     part["cpu_preferred_shape_nodes"] = bool(cpu_pref_applied)
     if keep_nchw:
         part["layout_keep_ops"] = sorted(keep_nchw)
+    if dynamic_transposes is not None:  # the nodes the layout transformation adds: taken whatever their shapes
+        part["layout_inserted_static_only"] = not dynamic_transposes
     table["partitioning"] = part
     table["source"] = dict(
         base["source"], generated_by="partsim rules import webgpu",
@@ -258,20 +311,37 @@ def _covers(rule, since):
     return since == lo if hi is None else lo <= since <= hi
 
 
-# Host-memory ports of WebGPU kernels (KernelDefBuilder InputMemoryType/OutputMemoryType(OrtMemTypeCPU, k)), read
-# from microsoft/onnxruntime onnxruntime/core/providers/webgpu/tensor/{shape_op,reshape,squeeze,slice,expand}.cc:
-# op -> (first since-version, host_inputs, host_outputs).  Other kernels' host ports are not encoded.
-HOST_PORTS = {"Shape": (1, [], [0]), "Reshape": (5, [1], []), "Squeeze": (13, [1], []),
-              "Slice": (10, [1, 2, 3, 4], []), "Expand": (8, [1], [])}
+# Host-memory ports of WebGPU kernels (KernelDefBuilder InputMemoryType/OutputMemoryType(OrtMemTypeCPU[Input], k)),
+# read from microsoft/onnxruntime onnxruntime/core/providers/webgpu/ (main, the plugin is built from it):
+# tensor/{shape_op (11125cc), reshape (7119266), squeeze (48e91dc), slice (fb4be0b), expand (351da84), unsqueeze
+# (e28808c), tile (00d771a), pad (034efdc), resize (cca1026), split (0bc4189)}.cc, math/{top_k (0fd948f),
+# unary_elementwise_ops (Clip), dft (3fb5430)}.cc, generator/{constant_of_shape (cdcb07a), range}.cc,
+# reduction/reduction_ops.cc (076cc6c), controlflow/if.cc (2d623e8).  (op, first, last since-version,
+# host_inputs, host_outputs); a rule takes the entry whose range holds its first version.  CumSum's axis is not
+# a host port there.
+HOST_PORTS = (
+    ("Shape", 1, None, (), (0,)), ("Reshape", 5, None, (1,), ()), ("Squeeze", 13, None, (1,), ()),
+    ("Unsqueeze", 13, None, (1,), ()), ("Slice", 10, None, (1, 2, 3, 4), ()), ("Expand", 8, None, (1,), ()),
+    ("Tile", 6, None, (1,), ()), ("Pad", 11, 17, (1, 2), ()), ("Pad", 18, None, (1, 2, 3), ()),
+    ("Resize", 10, 10, (1,), ()), ("Resize", 11, None, (1, 2, 3), ()), ("Split", 1, None, (1,), ()),
+    ("TopK", 10, None, (1,), ()), ("Clip", 11, None, (1, 2), ()), ("ConstantOfShape", 9, None, (0,), ()),
+    ("Range", 11, None, (0, 1, 2), ()), ("If", 1, None, (0,), ()), ("DFT", 17, 19, (1,), ()),
+    ("DFT", 20, None, (1, 2), ()), ("ReduceSum", 13, None, (1,), ()), ("ReduceMax", 18, None, (1,), ()),
+    ("ReduceMin", 18, None, (1,), ()),
+) + tuple((op, 18, None, (1,), ()) for op in ("ReduceMean", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
+                                              "ReduceSumSquare", "ReduceLogSumExp"))
 
 
 def _with_host_ports(rule):
-    spec = HOST_PORTS.get(rule["op"]) if not rule.get("domain") else None
-    if spec and rule["versions"][0] >= spec[0]:
-        if spec[1]:
-            rule["host_inputs"] = list(spec[1])
-        if spec[2]:
-            rule["host_outputs"] = list(spec[2])
+    if rule.get("domain"):
+        return rule
+    since = rule["versions"][0]
+    for op, first, last, host_in, host_out in HOST_PORTS:
+        if op == rule["op"] and first <= since and (last is None or since <= last):
+            if host_in:
+                rule["host_inputs"] = list(host_in)
+            if host_out:
+                rule["host_outputs"] = list(host_out)
     return rule
 
 
