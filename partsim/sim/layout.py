@@ -22,7 +22,7 @@ layout_transformation.cc``), names from ``ort_optimizer_api_impl.cc`` and ``grap
 Names: ``Graph::GenerateNodeName(base)``/``GenerateNodeArgName(base)`` return ``base`` when
 free, else ``base_token_<n>`` with one counter for both (``graph/graph.cc``); the counter continues
 where ORT's own rewrites before partitioning left it (``SessionFacts.name_counter``, from the pipeline).
-Not ported: subgraphs (the layout transformer does not recurse into them).
+Subgraphs: each graph the EP claimed a node of is transformed on its own (:func:`layout_pass`), deepest first.
 """
 
 from dataclasses import dataclass
@@ -88,21 +88,41 @@ def layout_pass(model, tables, assigned, rules, late=(), name_counter=0):
         if not handles_layout(t):
             continue
         state = [p if p in done and k not in late else None for k, p in enumerate(assigned)]
-        r = nhwc_layout(model, t.provider, t, state, lambda name: model.value(name).rank, ort_default_order,
-                        name_counter)
-        if not (r.converted or r.transposes or r.inserted or r.removed):
-            continue
-        results.append(r)
-        bad = [i for i in r.converted if getattr(rules.get(i), "layout_refusal", False)
-               or refused_after_layout(model, model.nodes[i], t)]  # sim/layout_checks.py
-        if bad:
-            i = bad[0]
-            new = r.converted[i][0]
-            why = refused_after_layout(model, model.nodes[i], t)
-            refusals.append((f"Node '{new}' OpType:{model.nodes[i].op_type} with domain:{NHWC_DOMAIN} was inserted "
-                             f"using the NHWC format as requested by {t.provider}, but was not selected by that EP "
-                             f"(ORT refuses the session)" + (f": {why}" if why else ""), tuple(bad)))
+        for scope in _graphs_bottom_up(model, state, t.provider):
+            r = nhwc_layout(model, t.provider, t, state, lambda name: model.value(name).rank, ort_default_order,
+                            name_counter, scope)
+            if not (r.converted or r.transposes or r.inserted or r.removed):
+                continue
+            results.append(r)
+            refusals += _refused_in_nhwc(model, r, t, rules)
     return tuple(results), refusals
+
+
+def _graphs_bottom_up(model, assigned, provider):
+    """The graphs ORT's partitioner transforms for ``provider``: each subgraph where the provider claimed a node
+    (``GetCapabilityForEP`` returns before the layout transformation when it claimed none), before the graph
+    holding it (``PartitionOnnxFormatModelImpl`` recurses into subgraphs first, graph_partitioner.cc), then
+    the main graph."""
+    depth = {}
+    for n in model.nodes:  # a body node's graph lies one deeper than the graph of the node holding it
+        if n.scope and n.scope not in depth:
+            depth[n.scope] = depth.get(model.nodes[n.parent].scope, 0) + 1
+    scopes = {model.nodes[i].scope for i, p in enumerate(assigned) if p == provider and model.nodes[i].scope}
+    return sorted(scopes, key=lambda s: (-depth[s], s)) + [""]
+
+
+def _refused_in_nhwc(model, r, table, rules):
+    """``[(failure sentence, node indices)]`` for converted nodes the provider refuses in NHWC form."""
+    bad = [i for i in r.converted if getattr(rules.get(i), "layout_refusal", False)
+           or refused_after_layout(model, model.nodes[i], table)]  # sim/layout_checks.py
+    if not bad:
+        return []
+    i = bad[0]
+    new = r.converted[i][0]
+    why = refused_after_layout(model, model.nodes[i], table)
+    return [(f"Node '{new}' OpType:{model.nodes[i].op_type} with domain:{NHWC_DOMAIN} was inserted "
+             f"using the NHWC format as requested by {table.provider}, but was not selected by that EP "
+             f"(ORT refuses the session)" + (f": {why}" if why else ""), tuple(bad))]
 
 NHWC_DOMAIN = "com.ms.internal.nhwc"
 
@@ -142,9 +162,11 @@ def _static(shape):
     return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
 
 
-def build_graph(model, assigned, name_counter=0):
-    """The main graph as an :class:`~partsim.sim.transpose_opt.OptGraph` (node ids = model indices);
-    ``name_counter``: where ORT's name counter stands (:class:`partsim.sim.facts.SessionFacts`)."""
+def build_graph(model, assigned, name_counter=0, scope=""):
+    """The graph ``scope`` (``""``: the main graph; else a subgraph, ORT's layout transformation runs on each
+    graph the partitioner visits) as an :class:`~partsim.sim.transpose_opt.OptGraph` (node ids = model indices,
+    the other graphs' nodes dead); ``name_counter``: where ORT's name counter of the main graph stands
+    (:class:`partsim.sim.facts.SessionFacts`; a subgraph's ``Graph`` counts from 0, graph/graph.cc)."""
     g = OptGraph(opset=model.opsets.get("", 0))
     inputs = set(model.graph_inputs)
     for name, v in model.values.items():
@@ -154,24 +176,28 @@ def build_graph(model, assigned, name_counter=0):
         if v.is_constant and name not in inputs:
             g.consts.add(name)
     g.data.update(model.int_consts)
-    g.graph_outputs = set(model.graph_outputs)
-    g.implicit = {t for n in model.nodes if not n.scope for t in n.implicit_inputs}
-    g.names = NameGenerator(model.values, (n.name for n in model.nodes))
+    g.graph_outputs = set(model.graph_outputs) if not scope else set(model.scope_outputs.get(scope, ()))
+    g.implicit = {t for n in model.nodes if n.scope == scope for t in n.implicit_inputs}
+    if scope:  # a subgraph's own tensors and node names
+        mine = [n for n in model.nodes if n.scope == scope]
+        g.names = NameGenerator({t for n in mine for t in n.inputs + n.outputs if t}, (n.name for n in mine))
+    else:
+        g.names = NameGenerator(model.values, (n.name for n in model.nodes))
     for n in model.nodes:
         g.next_id = n.index
-        if n.scope:
+        if n.scope != scope:
             g.add(n.name, n.op_type, n.domain, (), (), {}, None, n.index, n.since_version)
             g.nodes[n.index].alive = False
             continue
         g.add(n.name, n.op_type, n.domain, n.inputs, n.outputs, n.attrs, assigned[n.index], n.index,
               n.since_version)
     g.next_id = len(model.nodes)
-    g.names.counter = name_counter
+    g.names.counter = 0 if scope else name_counter
     return g
 
 
-def nhwc_layout(model, provider, table, assigned, rank_of, order_of, name_counter=0):
-    """Run the layout transformation for ``provider`` over the main graph.
+def nhwc_layout(model, provider, table, assigned, rank_of, order_of, name_counter=0, scope=""):
+    """Run the layout transformation for ``provider`` over the main graph (or the subgraph ``scope``).
 
     Parameters
     ----------
@@ -189,51 +215,28 @@ def nhwc_layout(model, provider, table, assigned, rank_of, order_of, name_counte
     """
     sensitive = (LAYOUT_SENSITIVE_OPS | set(table.option("layout_extra_ops", ()) or ())) - set(
         table.option("layout_keep_ops", ()) or ())
-    g = build_graph(model, assigned, name_counter)
-    main = [n.index for n in model.nodes if not n.scope]
+    g = build_graph(model, assigned, name_counter, scope)
+    main = [n.index for n in model.nodes if n.scope == scope]
 
-    def producers_of(i):
-        return sorted({p for t in g.nodes[i].inputs if (p := g.prod(t)) is not None})
+    def producers_of(i):  # an If/Loop/Scan's implicit inputs are edges too (graph.cc BuildConnections)
+        implicit = model.nodes[i].implicit_inputs if i < len(model.nodes) else ()
+        return sorted({p for t in (*g.nodes[i].inputs, *implicit) if (p := g.prod(t)) is not None})
 
-    converted = {}
-    for i in order_of(main, producers_of):  # TransformLayoutForEP: Nodes() taken before any edit
-        nd = g.nodes[i]
-        n = model.nodes[i]
-        if not nd.alive or nd.ep != provider or n.op_type not in sensitive or n.domain not in ("", "com.microsoft"):
-            continue
-        op = "Conv" if n.op_type == "FusedConv" else n.op_type
-        if n.attrs.get("channels_last", 0) != 1:
-            rank = rank_of(n.inputs[0]) if n.inputs else None
-            if not rank:
-                continue
-            to_last = channel_first_to_last(rank)
-            back = channel_last_to_first(rank)
-            _transpose_input(g, i, 0, to_last, back)
-            if op == "Resize":  # scales/sizes of 4 constant values are permuted too (roi is not)
-                for k in range(2, len(n.inputs)):
-                    t = g.nodes[i].inputs[k]
-                    if t and g.is_const(t) and g.const_numel(t) == 4:
-                        _transpose_input(g, i, k, to_last, back)
-            _transpose_output(g, i, 0, back, to_last)
-        # SwapNodeOpTypeAndDomain: CopyNode, the outputs move to the copy, the old node goes
-        copy = g.copy_node(i, op, NHWC_DOMAIN)
-        for k, t in enumerate(list(g.nodes[i].outputs)):
-            if t:
-                g.move_output(i, k, copy, k)
-        g.remove(i)
-        converted[i] = (g.nodes[copy].name, NHWC_DOMAIN)
+    converted = _wrap_sensitive(g, model, provider, sensitive, order_of(main, producers_of), rank_of)
 
     # Optimize runs whether or not a node was converted (layout_transformation.cc)
     optimize(g, provider)
 
     max_rank = table.option("max_tensor_rank")
-    io_quant = _graph_io_quantization(g, model.graph_inputs) if table.option("offload_graph_io_quantization") else set()
+    static_only = table.option("layout_inserted_static_only", True)  # WebGPU's measured table: false
+    io_quant = (_graph_io_quantization(g, model.graph_inputs) if table.option("offload_graph_io_quantization")
+                and not scope else set())
 
     def takes(op, i):
         nd = g.nodes[i]
         if i in io_quant:  # a Q/DQ the optimizer moved to a graph input or output: left to the CPU
             return CPU
-        shapes_ok = all(_static(g.shape(t)) for t in nd.inputs[:1] + nd.outputs[:1] if t)
+        shapes_ok = not static_only or all(_static(g.shape(t)) for t in nd.inputs[:1] + nd.outputs[:1] if t)
         # a tensor of too high a rank (a Transpose pushed below a Reshape to rank 6): refused as any node
         rank_ok = not max_rank or all(len(g.shape(t)) <= max_rank for t in nd.inputs[:1] + nd.outputs[:1]
                                       if t and g.shape(t) is not None)
@@ -255,6 +258,51 @@ def nhwc_layout(model, provider, table, assigned, rank_of, order_of, name_counte
                          or tuple(g.nodes[i].outputs) != tuple(model.nodes[i].outputs)))
     graph_io = tuple(sorted(g.nodes[i].orig for i in io_quant if g.nodes[i].orig is not None))
     return LayoutResult(provider, converted, tuple(kept), (), tuple(others), removed, touched, graph_io)
+
+
+def _wrap_sensitive(g, model, provider, sensitive, order, rank_of):
+    """Step 1 of the module docstring on ``g``, nodes visited in ``order`` (ORT's default topological order of
+    the main graph, taken before any edit): the converted nodes as model index -> (new name, NHWC domain)."""
+    converted = {}
+    for i in order:  # TransformLayoutForEP: Nodes() taken before any edit
+        nd = g.nodes[i]
+        n = model.nodes[i]
+        if not nd.alive or nd.ep != provider or n.op_type not in sensitive or n.domain not in ("", "com.microsoft"):
+            continue
+        op = "Conv" if n.op_type == "FusedConv" else n.op_type
+        if n.attrs.get("channels_last", 0) != 1:
+            rank = (rank_of(n.inputs[0]) if n.inputs else None) or _rank_from_node(model, n, rank_of)
+            if not rank:
+                continue
+            to_last = channel_first_to_last(rank)
+            back = channel_last_to_first(rank)
+            _transpose_input(g, i, 0, to_last, back)
+            if op == "Resize":  # scales/sizes of 4 constant values are permuted too (roi is not)
+                for k in range(2, len(n.inputs)):
+                    t = g.nodes[i].inputs[k]
+                    if t and g.is_const(t) and g.const_numel(t) == 4:
+                        _transpose_input(g, i, k, to_last, back)
+            _transpose_output(g, i, 0, back, to_last)
+        # SwapNodeOpTypeAndDomain: CopyNode, the outputs move to the copy, the old node goes
+        copy = g.copy_node(i, op, NHWC_DOMAIN)
+        for k, t in enumerate(list(g.nodes[i].outputs)):
+            if t:
+                g.move_output(i, k, copy, k)
+        g.remove(i)
+        converted[i] = (g.nodes[copy].name, NHWC_DOMAIN)
+    return converted
+
+
+def _rank_from_node(model, n, rank_of):
+    """Input 0's rank as the node itself fixes it where partsim's shape inference lost it (ORT's own, which
+    ``TransformLayoutForEP`` reads, knew it: ppocrv4_rec's Reshape to a computed 3-value shape): a Conv's
+    input has its weight's rank, a pooling node's is its kernel's plus two (ONNX Conv/Pool schemas)."""
+    if n.op_type in ("Conv", "ConvTranspose", "FusedConv") and len(n.inputs) > 1 and n.inputs[1]:
+        return rank_of(n.inputs[1])
+    kernel = n.attrs.get("kernel_shape")
+    if n.op_type in ("MaxPool", "AveragePool", "LpPool") and kernel:
+        return len(kernel) + 2
+    return None
 
 
 def _dtype_taken(table, op, g, nd):
