@@ -7,7 +7,7 @@ from ..errors import UsageError
 from ..sim.summary import fragments_of
 
 _TOKEN = re.compile(r"^(.*)_token_\d+$")
-_INSERTED_TRANSPOSE = re.compile(r"^Transpose(_token_\d+)?$")
+_INSERTED_TRANSPOSE = re.compile(r"^Transpose(_token_\d+)?(#\d+)?$")  # #k: the same name in another graph
 
 __all__ = ["observed_status", "compare", "compare_final", "pair_unnamed", "baseline_record", "compare_baseline", "check_baseline_context",
            "table_digests", "REASON_CATEGORIES", "BASELINE_VERSION", "GROWING_COUNTS", "node_gist"]
@@ -29,6 +29,7 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
         return _compare_refusal(summary, observation, min_agreement)
     predicted = {n["name"]: n for n in summary["nodes"]}
     observed, layout = _match_layout_names(predicted, summary, observation)
+    predicted.update(_inserted_layout_nodes(summary, observed, predicted))
     observed = pair_unnamed(observed, observation.get("opTypes") or {}, predicted)
     agreeing, disagreements, unobserved = _node_agreement(predicted, observed)
     unpredicted = sorted(k for k in observed if k not in predicted)
@@ -268,6 +269,47 @@ def _match_layout_names(predicted, summary, observation):
     for ep in sorted(set(want) | set(inserted)):
         counts[f"layoutTransposes.{ep}"] = {"predicted": want.get(ep, 0), "observed": inserted.get(ep, 0)}
     return out, counts
+
+
+def _side_by_side_counts(summary, assignment, observation, observed):
+    """Fragments, Memcpy nodes and (compiling providers) partitions, predicted and observed."""
+    model = assignment.model
+    # observed fragments: the same counting rule on the observed providers (unobserved nodes keep the prediction)
+    index = {n.name: n.index for n in model.nodes}
+    obs_provider = list(assignment.provider)
+    for name, ep in observed.items():
+        if name in index:
+            obs_provider[index[name]] = ep
+    obs_frags = fragments_of(model, obs_provider)
+    pred_mem = summary["memcpy"]
+    obs_mem = observation.get("memcpy") or {}
+    counts = {
+        "fragments": {"predicted": summary["fragments"], "observed": len(obs_frags)},
+        "memcpyFromHost": {"predicted": pred_mem["fromHost"], "observed": obs_mem.get("fromHost")},
+        "memcpyToHost": {"predicted": pred_mem["toHost"], "observed": obs_mem.get("toHost")},
+    }
+    # a compiling provider's partitions, one-node ones included (each is a compiled subgraph)
+    compiling = {t.provider for t in getattr(assignment.resolution, "tables", ()) if t.is_compiling}
+    obs_parts = [p for p in observation.get("partitions", []) if p.get("provider") in compiling and p.get("nodes")]
+    if obs_parts:
+        counts["compiledPartitions"] = {
+            "predicted": sum(1 for p in summary["partitions"] if p["provider"] in compiling),
+            "observed": len(obs_parts)}
+    return counts
+
+
+def _inserted_layout_nodes(summary, observed, predicted):
+    """The nodes other than Transposes that the layout transformation's optimizer inserted (the ``Gather``
+    after a ``Shape``, ``Unsqueeze``, Q/DQ …) as predicted nodes, where the session names one of them: ORT
+    reports them like any node, so their placement is compared by name."""
+    out = {}
+    for n in summary.get("insertedNodes", ()):
+        name = n.get("name")
+        if (n.get("origin") == "inserted:layout" and n.get("opType") != "Transpose" and name in observed
+                and name not in predicted):
+            out[name] = {"name": name, "opType": n.get("opType"), "provider": n["provider"],
+                         "reason": "inserted:layout"}
+    return out
 
 
 def _compare_refusal(summary, observation, min_agreement):

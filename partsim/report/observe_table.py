@@ -22,4 +22,5 @@ def render_observe_table(obs):
                      f"{', '.join(obs['granted']) or 'nothing'}")
     lines += [f"warning   {w}" for w in obs["warnings"]]
     return ("\n".join(lines) + "\n" + format_table(["provider", "nodes"], sorted(counts.items()), ["<", ">"])
-            + f"\nMemcpy {obs['memcpy']['fromHost']} from host, {obs['memcpy']['toHost']} to host\n")
+            + (f"\nMemcpy {obs['memcpy']['fromHost']} from host, {obs['memcpy']['toHost']} to host\n"
+               if obs["memcpy"] else f"\nMemcpy unknown: {obs.get('memcpySource')}\n"))

@@ -183,6 +183,8 @@ def _memcpy_of(rec):
     memcpy, memcpy_source = _memcpy_counts(mem_ops), "optimized model (main graph only)"
     if not rec.get("optimized_ops"):
         memcpy_source = "profile" if rec.get("profile_nodes") else "assignment groups"
+        if rec.get("profile_nodes") and rec.get("run_error"):  # a partial profile: the copies after it are missing
+            memcpy, memcpy_source = {}, "none (the run failed part way, so its profile is partial)"
     from_log = _memcpy_from_log(rec.get("memcpy_log") or [])
     if from_log is not None:  # the VERBOSE log covers If/Loop bodies too
         memcpy, memcpy_source = from_log, "MemcpyTransformer log (all graphs)"
