@@ -24,15 +24,45 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def verify(model, provider, level, python=None, timeout=900):
-    """The verify report of one model (``None`` and the reason when verify could not run)."""
+class _Pair(collections.namedtuple("_Pair", "predicted observed")):
+    """A predicted/observed pair of counts that adds up element-wise."""
+
+    def __add__(self, other):
+        return _Pair(self.predicted + other[0], self.observed + other[1])
+
+
+def observe(model, provider, level, python, timeout, cache):
+    """The observation file of one model in ``cache`` (made by ``partsim observe`` when absent), or
+    ``None`` and the reason when the session could not be observed (a timeout is no fact)."""
+    obs = Path(cache) / f"{model.parent.name}.{model.stem}.{provider.replace(':', '_')}.{level}.json"
+    if obs.exists():
+        return obs, ""
+    argv = [sys.executable, str(ROOT / "cli.py"), "observe", str(model), "-p", provider, "--level", level,
+            "--timeout", str(timeout), "-o", str(obs)]
+    if python:
+        argv += ["--python", str(python)]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout + 60, cwd=ROOT)
+    if not obs.exists():
+        return None, (proc.stderr.strip().splitlines() or ["no observation"])[-1][:160]
+    return obs, ""
+
+
+def verify(model, provider, level, python=None, timeout=900, cache=None):
+    """The verify report of one model (``None`` and the reason when verify could not run); with
+    ``cache`` (a folder) against the observation kept there, observed once."""
+    source = ["--observe"]
+    if cache:
+        obs, why = observe(model, provider, level, python, timeout, cache)
+        if obs is None:
+            return None, why
+        source = ["--observation", str(obs)]
     with tempfile.TemporaryDirectory(prefix="partsim-zoo-") as tmp:
         out = Path(tmp) / "verify.json"
-        argv = [sys.executable, str(ROOT / "cli.py"), "verify", str(model), "-p", provider, "--observe",
+        argv = [sys.executable, str(ROOT / "cli.py"), "verify", str(model), "-p", provider, *source,
                 "--level", level, "-f", "json", "-o", str(out)]
         if python:
             argv += ["--python", str(python)]
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout + 60, cwd=ROOT)
         if not out.exists():
             return None, (proc.stderr.strip().splitlines() or ["no report"])[-1][:160]
         return json.loads(out.read_text())["verify"], ""
@@ -44,11 +74,15 @@ def main(argv=None):
     ap.add_argument("-p", "--provider", required=True)
     ap.add_argument("--level", default="all", choices=["disable", "basic", "extended", "all"])
     ap.add_argument("--python", help="the interpreter whose onnxruntime has the provider (OpenVINO)")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds a real session may take (default 900)")
+    ap.add_argument("--observations", metavar="DIR",
+                    help="keep each real session's observation in DIR and reuse it on the next run")
     args = ap.parse_args(argv)
-    models = sorted(p for d in args.folders for p in Path(d).rglob("*.onnx"))
+    models = sorted(p for d in map(Path, args.folders) for p in ([d] if d.is_file() else d.rglob("*.onnx")))
     agree = total = exact = refusals = absent = final_agree = final_total = refused_wrong = 0
+    tally = collections.defaultdict(lambda: _Pair(0, 0))  # predicted/observed sums per count
     for m in models:
-        rep, why = verify(m, args.provider, args.level, args.python)
+        rep, why = verify(m, args.provider, args.level, args.python, args.timeout, args.observations)
         if rep is None:
             print(f"{m.name:45s} not checked: {why}")
             continue
@@ -66,6 +100,9 @@ def main(argv=None):
         if final:
             final_agree += final["agreeing"]
             final_total += final["compared"]
+        for k, v in rep["counts"].items():
+            if k.startswith(("layoutTransposes", "memcpy")) and v["observed"] is not None:
+                tally[k] += (v["predicted"], v["observed"])
         counts = {k: v for k, v in rep["counts"].items()
                   if k.startswith(("layoutTransposes", "memcpy")) and v["observed"] is not None
                   and v["predicted"] != v["observed"]}
@@ -80,6 +117,9 @@ def main(argv=None):
     print(f"total: {agree}/{total} nodes ({share}), {absent} absent, {exact} of {len(models)} models exact "
           f"({refusals} real sessions refused, {refused_wrong} of them predicted ok), "
           f"-p {args.provider} --level {args.level}")
+    if tally:
+        print("counts predicted/observed: " + ", ".join(f"{k} {v.predicted}/{v.observed}"
+                                                       for k, v in sorted(tally.items())))
     if final_total:
         print(f"final view: {final_agree}/{final_total} kernels ({final_agree / final_total:.2%})")
     return 0
