@@ -271,33 +271,6 @@ def _match_layout_names(predicted, summary, observation):
     return out, counts
 
 
-def _side_by_side_counts(summary, assignment, observation, observed):
-    """Fragments, Memcpy nodes and (compiling providers) partitions, predicted and observed."""
-    model = assignment.model
-    # observed fragments: the same counting rule on the observed providers (unobserved nodes keep the prediction)
-    index = {n.name: n.index for n in model.nodes}
-    obs_provider = list(assignment.provider)
-    for name, ep in observed.items():
-        if name in index:
-            obs_provider[index[name]] = ep
-    obs_frags = fragments_of(model, obs_provider)
-    pred_mem = summary["memcpy"]
-    obs_mem = observation.get("memcpy") or {}
-    counts = {
-        "fragments": {"predicted": summary["fragments"], "observed": len(obs_frags)},
-        "memcpyFromHost": {"predicted": pred_mem["fromHost"], "observed": obs_mem.get("fromHost")},
-        "memcpyToHost": {"predicted": pred_mem["toHost"], "observed": obs_mem.get("toHost")},
-    }
-    # a compiling provider's partitions, one-node ones included (each is a compiled subgraph)
-    compiling = {t.provider for t in getattr(assignment.resolution, "tables", ()) if t.is_compiling}
-    obs_parts = [p for p in observation.get("partitions", []) if p.get("provider") in compiling and p.get("nodes")]
-    if obs_parts:
-        counts["compiledPartitions"] = {
-            "predicted": sum(1 for p in summary["partitions"] if p["provider"] in compiling),
-            "observed": len(obs_parts)}
-    return counts
-
-
 def _inserted_layout_nodes(summary, observed, predicted):
     """The nodes other than Transposes that the layout transformation's optimizer inserted (the ``Gather``
     after a ``Shape``, ``Unsqueeze``, Q/DQ …) as predicted nodes, where the session names one of them: ORT
