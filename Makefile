@@ -7,6 +7,8 @@ OV_VENV := .venv-openvino
 OV_STAMP := $(OV_VENV)/.installed
 # partsim supports a range of ORT releases (pyproject.toml); .venv holds the lowest, .venv-ort-highest the
 # highest, and `make test` runs the version tests and the CPU-vs-real-session corpus tests under both (issue #30)
+OVP_VENV := .venv-ovplugin
+OVP_STAMP := $(OVP_VENV)/.installed
 HI_VENV := .venv-ort-highest
 HI_STAMP := $(HI_VENV)/.installed
 ORT_HIGHEST := $(shell sed -n 's/^onnxruntime==//p' constraints/ort-highest.txt)
@@ -21,7 +23,7 @@ CHECK_STAMP := $(CHECK_VENV)/.installed-ruff0.17.6-mypy2.4.1
 FORMATTED := partsim/rules/precompiled.py partsim/rules/schema_errors.py partsim/ir/schemas.py partsim/io/files.py \
   partsim/gen/yamlout.py partsim/progress.py benchmarks/common.py cli.py tests/modelbuild.py
 
-.PHONY: demo test test-fast check setup graphviz browser clean bench lint-rules openvino tables webgpu ort-highest
+.PHONY: demo test test-fast check setup graphviz browser clean bench lint-rules openvino openvino-plugin tables webgpu ort-highest
 
 $(STAMP): pyproject.toml constraints/ort-lowest.txt
 	$(PY) -m venv $(VENV)
@@ -53,6 +55,21 @@ $(OV_STAMP):
 	touch $(OV_STAMP)
 
 openvino: $(OV_STAMP)
+
+# The OpenVINO plugin EP onnxruntime-ep-openvino 1.8.1 (OpenVINO 2026.4.1), registered into plain onnxruntime, in a
+# venv of its own.  It offers a device only on an Intel CPU; elsewhere tests/ovplugin_harness.py makes a test
+# harness (a patched *copy* of the plugin library, for observing real sessions only: docs/providers.md).  Its
+# interpreter is .venv-ovplugin/harness/python (`--python`).  A failure is not fatal: the plugin tests then skip,
+# saying why (.venv-ovplugin/harness/unavailable.txt).
+$(OVP_STAMP): constraints/ort-lowest.txt
+	$(PY) -m venv $(OVP_VENV)
+	$(OVP_VENV)/bin/pip install -q --upgrade pip
+	$(OVP_VENV)/bin/pip install -q -c constraints/ort-lowest.txt onnxruntime numpy onnxruntime-ep-openvino==1.8.1
+	touch $(OVP_STAMP)
+
+openvino-plugin:
+	@{ $(MAKE) $(OVP_STAMP) && $(OVP_VENV)/bin/python tests/ovplugin_harness.py make; } || \
+	  echo "OpenVINO plugin harness not set up: the OpenVINO plugin tests will be skipped"
 
 # The WebGPU plugin EP (onnxruntime-ep-webgpu, in .venv) on Mesa's software Vulkan (lavapipe). Dawn needs Mesa 25
 # (bookworm-backports; bookworm's own 22.3 lacks shader*ArrayDynamicIndexing): its packages are downloaded with a
@@ -111,7 +128,7 @@ browser:
 	  { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; } || \
 	    echo "chromium not installed: the browser tests will be skipped"; }
 
-test: setup browser openvino webgpu ort-highest
+test: setup browser openvino openvino-plugin webgpu ort-highest
 	PARTSIM_OTHER_ORT_PYTHON=$(CURDIR)/$(HI_VENV)/bin/python $(BIN)/python -m pytest -q
 	PARTSIM_OTHER_ORT_PYTHON=$(CURDIR)/$(BIN)/python $(HI_VENV)/bin/python -m pytest -q $(HIGHEST_TESTS)
 
@@ -140,7 +157,7 @@ bench: setup
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) $(OV_VENV) $(HI_VENV) $(CHECK_VENV) out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(OV_VENV) $(OVP_VENV) $(HI_VENV) $(CHECK_VENV) out .pytest_cache .mypy_cache .ruff_cache
 
 # the report screenshot shown in docs/commands.md (needs graphviz, chromium and ../shared/corpus)
 docs-screenshot: setup browser

@@ -45,11 +45,11 @@ def _conv_model(tmp_path):
 @needs_ov
 def test_float16_casts_against_a_real_openvino_session(tmp_path):
     path = _det_model(tmp_path)
-    r = subprocess.run([sys.executable, str(ROOT / "cli.py"), "verify", str(path), "-p", "openvino", "--observe",
+    r = subprocess.run([sys.executable, str(ROOT / "cli.py"), "verify", str(path), "-p", "openvino:1.24", "--observe",
                         "--python", str(OV_PY), "--format", "json"], capture_output=True, text=True, cwd=ROOT)
     v = json.loads(r.stdout)["verify"]
     assert r.returncode == 0 and v["agreement"] == 1.0, v["disagreements"]
-    summary, _ = predict(str(path), ["openvino"])
+    summary, _ = predict(str(path), ["openvino:1.24"])
     casts = sorted((n["name"], n["provider"], n["origin"]) for n in summary["nodes"] if n["opType"] == "Cast")
     assert casts == [("InsertedPrecisionFreeCast_d", "CPUExecutionProvider", "inserted:cast"),
                      ("InsertedPrecisionFreeCast_x", "CPUExecutionProvider", "inserted:cast")]

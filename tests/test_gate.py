@@ -134,7 +134,7 @@ def ov_set(tmp_path_factory):
         runs = {name: [], f"{name}.broken": ["--device", "ov-broken", "--force-failure"]} if i == 0 else {name: []}
         for key, extra in runs.items():
             f = tmp / f"{key}.json"
-            data["rc"][key] = main(["receipt", str(model), "-p", "openvino", "--python", str(OV_PY), "--sample", "s1",
+            data["rc"][key] = main(["receipt", str(model), "-p", "openvino:1.24", "--python", str(OV_PY), "--sample", "s1",
                                     "--inputs", str(tmp / f"{name}.in.npz"), "--expected",
                                     str(tmp / f"{name}.exp.npz"), "--abs-tol", "1e-4", "--rel-tol", "1e-3",
                                     *extra, "-o", str(f)])

@@ -45,7 +45,7 @@ def _relu(x, y, name):
 
 def _verify(model, tmp_path):
     out = tmp_path / (Path(model).stem + ".verify.json")
-    proc = subprocess.run([sys.executable, str(ROOT / "cli.py"), "verify", str(model), "-p", "openvino", "--observe",
+    proc = subprocess.run([sys.executable, str(ROOT / "cli.py"), "verify", str(model), "-p", "openvino:1.24", "--observe",
                            "--python", str(OV_PY), "--format", "json", "-o", str(out)],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert out.exists(), proc.stderr
@@ -174,7 +174,7 @@ def test_merged_single_node_cluster_makes_session_fail(tmp_path):
         h.make_node("Add", ["c", "a"], ["d"], name="C"), _relu("d", "y", "D")], [_vi("x")], [_vi("y")])
     rec = run_session(path, ["OpenVINOExecutionProvider", "CPUExecutionProvider"], python=str(OV_PY))
     assert rec["state"] == "create_failed" and "not acyclic" in rec["error"]
-    summary, _ = predict(str(path), ["openvino"])
+    summary, _ = predict(str(path), ["openvino:1.24"])
     assert summary["status"] == "session_would_fail"
     assert "cyclic" in summary["failure"]
 
@@ -214,7 +214,7 @@ def test_dynamic_quantization_cyclic_partition_is_predicted(tmp_path):
          h.make_tensor("ws", T.FLOAT, [], [0.5])])
     rec = run_session(path, ["OpenVINOExecutionProvider", "CPUExecutionProvider"], python=str(OV_PY))
     assert rec["state"] == "create_failed" and "not acyclic" in rec["error"]
-    summary, _ = predict(str(path), ["openvino"])
+    summary, _ = predict(str(path), ["openvino:1.24"])
     assert summary["status"] == "session_would_fail" and "cyclic" in summary["failure"]
     # verify --observe compares the refusal (OpenVINO exists here: the failed session is no dropped provider)
     rc, rep = _verify(path, tmp_path)
@@ -231,7 +231,7 @@ def test_dynamically_quantized_resnet_session_fails_as_predicted():
         pytest.skip(f"{path} is absent (../shared/corpus not mounted)")
     rec = run_session(path, ["OpenVINOExecutionProvider", "CPUExecutionProvider"], python=str(OV_PY))
     assert rec["state"] == "create_failed" and "not acyclic" in rec["error"]
-    summary, _ = predict(str(path), ["openvino"])
+    summary, _ = predict(str(path), ["openvino:1.24"])
     assert summary["status"] == "session_would_fail" and "cyclic" in summary["failure"]
 
 
@@ -258,10 +258,10 @@ def test_generator_is_deterministic_and_matches_table():
 
     text = openvino_table()
     assert text == openvino_table()
-    assert text == (ROOT / "rules" / "openvino.yaml").read_text()
+    assert text == (ROOT / "rules" / "openvino-1.24.yaml").read_text()
     from partsim.rules.load import load_table
 
-    table = load_table(ROOT / "rules" / "openvino.yaml")
+    table = load_table(ROOT / "rules" / "openvino-1.24.yaml")
     assert table.provider == "OpenVINOExecutionProvider" and table.is_compiling and table.cpu_based
     assert not table.rules_for("", "Hardmax") and not table.rules_for("", "TopK")
     assert not table.rules_for("", "QLinearMatMul") and "DynamicQuantizeLinear" in table.option("no_dimension_ops")
@@ -356,7 +356,7 @@ def test_op_modes_and_one_node_graphs_follow_the_real_ep(case, tmp_path):
         model = _save_inferred(tmp_path, f"{case}_{tag}", nodes, inputs, inits, 13 if case != "resize_modes" else 19)
         rep = _assert_exact(model, tmp_path)  # partsim agrees with the real session on every node
         summary = json.loads(subprocess.run(
-            [sys.executable, str(ROOT / "cli.py"), "simulate", str(model), "-p", "openvino", "-f", "json"],
+            [sys.executable, str(ROOT / "cli.py"), "simulate", str(model), "-p", "openvino:1.24", "-f", "json"],
             capture_output=True, text=True, timeout=120, cwd=ROOT).stdout)
         got = {n["name"]: n["provider"] for n in summary["nodes"]}
         for node, provider in want.items():  # and the real session did leave these where the case says
@@ -389,7 +389,7 @@ def test_nodes_openvino_claims_but_cannot_compile_fail_the_session(case, tmp_pat
     # verify compares the two refusals: both sides refused, so it passes
     assert rc == 0 and rep["passed"] and rep["refusal"]["observed"] and rep["refusal"]["predicted"], rep
     summary = json.loads(subprocess.run(
-        [sys.executable, str(ROOT / "cli.py"), "simulate", str(failing), "-p", "openvino", "-f", "json"],
+        [sys.executable, str(ROOT / "cli.py"), "simulate", str(failing), "-p", "openvino:1.24", "-f", "json"],
         capture_output=True, text=True, timeout=120, cwd=ROOT).stdout)
     assert ("reduction" if case == "scatternd_add" else "Attention") in summary["failure"]
     _assert_exact(running, tmp_path)
@@ -404,7 +404,7 @@ def test_the_ort_build_openvino_ships_refuses_opset_26(tmp_path):
         model = _save(tmp_path, f"relu_{opset}", [_relu("x", "y", "R")], [_vi("x")], [_vi("y")], opset=opset)
         rc, rep = _verify(model, tmp_path)
         assert rc == 0 and rep["passed"], rep
-        summary, _ = predict(str(model), ["openvino"])
+        summary, _ = predict(str(model), ["openvino:1.24"])
         if opset == 26:
             assert rep["refusal"]["observed"] and "opset 26" in summary["failure"]
         else:

@@ -22,8 +22,12 @@ machine-readable sources (output is deterministic).
         from the installed onnxruntime's kernel registry (get_all_opkernel_def)
   partsim rules import contrib-schemas -o partsim/data/contrib_schemas.json
         ORT's own operator schemas (com.microsoft …) used to resolve node versions
-  partsim rules import openvino -o rules/openvino.yaml
-        the OpenVINO EP (device CPU) of onnxruntime-openvino 1.24.1 (partsim/gen/openvino.py)
+  partsim rules import openvino -o rules/openvino-1.24.yaml
+        the OpenVINO EP (device CPU) of onnxruntime-openvino 1.24.1 (partsim/gen/openvino.py): openvino:1.24
+  partsim rules import openvino-plugin --python .venv-ovplugin/harness/python \
+        --evidence rules/sources/openvino-plugin-1.8.1-probes.jsonl -o rules/openvino.yaml
+        the OpenVINO plugin EP measured: real onnxruntime-ep-openvino 1.8.1 sessions on one-node and graph probes
+        (partsim/gen/openvino_plugin.py; the evidence file is also the cache of probes already run)
   partsim rules import qnn [--models DIR] [--soc-model 60] -o rules/qnn.yaml
         the QNN EP (HTP) measured: real onnxruntime-qnn sessions on single-op probes (and on the
         one-node models of DIR), merged into its op builders' rules (partsim/gen/qnn.py)
@@ -63,8 +67,10 @@ def add_parser(sub):
     imp.add_argument("--models", action="append", default=[], metavar="DIR",
                      help="qnn: also run the one-node models of DIR (e.g. ONNX backend node tests)")
     imp.add_argument("--soc-model", default="60", metavar="N", help="qnn: SoC model of the HTP emulator")
-    imp.add_argument("--python", metavar="PATH", help="qnn, webgpu: interpreter with the plugin (default: this one)")
-    imp.add_argument("--evidence", metavar="FILE.jsonl", help="qnn, webgpu: also write what every probe session did")
+    imp.add_argument("--python", metavar="PATH", help="qnn, webgpu, openvino-plugin: interpreter with the plugin "
+                     "(default: this one)")
+    imp.add_argument("--evidence", metavar="FILE.jsonl", help="qnn, webgpu, openvino-plugin: also write what every "
+                     "probe session did")
     imp.add_argument("--variant", default=None, help="webgpu: int64 (probes with enableInt64=1); coreml-builders: "
                      "mlprogram (default) or neuralnetwork")
     imp.add_argument("--commit", default=None, help="coreml-builders: the commit of the ORT git directory to read")
@@ -84,7 +90,8 @@ def add_parser(sub):
 
 
 def _sources():
-    names = {"ort-kernels", "contrib-schemas", "openvino", "ep-table", "qnn", "webgpu", "coreml-builders"}
+    names = {"ort-kernels", "contrib-schemas", "openvino", "openvino-plugin", "ep-table", "qnn", "webgpu",
+             "coreml-builders"}
     try:
         from ..gen import mobile_md  # noqa: F401
         names.add("mobile-md")
@@ -149,6 +156,9 @@ def run_import(args):
     elif args.source == "openvino":
         from ..gen.openvino import openvino_table
         text = openvino_table()
+    elif args.source == "openvino-plugin":
+        from ..gen.openvino_plugin import openvino_plugin_table
+        text = openvino_plugin_table(args.python, evidence=args.evidence)
     elif args.source == "mobile-md":
         from ..gen.mobile_md import import_mobile_md
         text = import_mobile_md(args.inputs, args.provider)

@@ -27,12 +27,13 @@ version is checked.  ``TopK`` and ``NonZero`` (``InsertNode``) are always treate
 unsupported when the graph is split; they are left out of the table (in a graph where
 every other node is supported ORT would still hand them to OpenVINO: not modelled).
 
-Regenerate with ``partsim rules import openvino -o rules/openvino.yaml``.
+Regenerate with ``partsim rules import openvino -o rules/openvino-1.24.yaml`` (``-p openvino:1.24``; the
+default ``openvino`` table is the measured plugin one, :mod:`partsim.gen.openvino_plugin`).
 """
 
 from .yamlout import dump_table
 
-__all__ = ["openvino_table", "SUPPORTED_OPS", "OV_VERSION", "CPU_DTYPES", "NO_DIMENSION_OPS",
+__all__ = ["openvino_table", "openvino_table_dict", "SUPPORTED_OPS", "OV_VERSION", "CPU_DTYPES", "NO_DIMENSION_OPS",
            "ONLY_IN_MODEL_OPS", "INSERT_NODE_OPS"]
 
 #: OpenVINO version bundled with onnxruntime-openvino 1.24.1 (libopenvino.so.2025.4.1)
@@ -290,7 +291,15 @@ COMPILE_FAILURES = {
 
 
 def openvino_table():
-    """YAML text of ``rules/openvino.yaml`` (deterministic)."""
+    """YAML text of ``rules/openvino-1.24.yaml`` (deterministic)."""
+    header = ("OpenVINO EP (device CPU) for onnxruntime-openvino 1.24.1.\n"
+              "Source: onnxruntime/core/providers/openvino/ov_versions/data_ops.cc, capability.cc, utils.cc\n"
+              "(see partsim/gen/openvino.py for the reviewed tables and what was checked on real sessions).")
+    return dump_table(openvino_table_dict(), header)
+
+
+def openvino_table_dict():
+    """The 1.24.1 table as a dict (also the base of the measured plugin table, partsim/gen/openvino_plugin.py)."""
     ops = []
     skipped = []
     for op in sorted(SUPPORTED_OPS, key=lambda s: (s.lower(), s)):
@@ -313,13 +322,12 @@ def openvino_table():
             if (domain, op) in COMPILE_FAILURES:
                 rule["compile_failure"] = COMPILE_FAILURES[(domain, op)]
             ops.append(rule)
-    table = {
+    return {
         "provider": "OpenVINOExecutionProvider",
         "aliases": ["openvino", "ov"],
         # the legacy onnxruntime-openvino 1.24.1 build, selectable as openvino:1.24 (docs/providers.md); the
-        # default until a table of the plugin EP (onnxruntime-ep-openvino 1.8.1) is measured
+        # default is the measured plugin table (onnxruntime-ep-openvino 1.8.1, rules/openvino.yaml)
         "variant": "1.24",
-        "default_variant": True,
         "kind": "compiling",
         "cpu_based": True,
         "precisions": ["fp32", "fp16", "int8"],
@@ -359,7 +367,3 @@ def openvino_table():
              if skipped else []),
         "ops": ops,
     }
-    header = ("OpenVINO EP (device CPU) for onnxruntime-openvino 1.24.1.\n"
-              "Source: onnxruntime/core/providers/openvino/ov_versions/data_ops.cc, capability.cc, utils.cc\n"
-              "(see partsim/gen/openvino.py for the reviewed tables and what was checked on real sessions).")
-    return dump_table(table, header)

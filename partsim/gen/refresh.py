@@ -26,7 +26,9 @@ NOT_FROM_WHEEL = (
                         "(`partsim rules import kernel-doc`, partsim/gen/kernel_doc.py)"),
     ("rules/qnn.yaml", "needs an onnxruntime-qnn built for that release and its probe sessions "
                        "(`partsim rules import qnn --python VENV`)"),
-    ("rules/openvino.yaml", "describes onnxruntime-openvino, released on its own (partsim/gen/openvino.py)"),
+    ("rules/openvino-1.24.yaml", "describes onnxruntime-openvino, released on its own (partsim/gen/openvino.py)"),
+    ("rules/openvino.yaml", "describes onnxruntime-ep-openvino, measured on its sessions "
+                            "(partsim/gen/openvino_plugin.py)"),
     ("rules/coreml-mlprogram.yaml, rules/coreml-neuralnetwork.yaml",
      "read from ORT's CoreML op builders at a commit, not in the wheel (`partsim rules import coreml-builders`, "
      "partsim/gen/coreml_builders.py); the wheel's markdown lists stay what --compat usability-checker reads"),

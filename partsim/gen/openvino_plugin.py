@@ -1,0 +1,565 @@
+"""The OpenVINO plugin EP table, measured: real ``onnxruntime-ep-openvino`` 1.8.1 sessions on one-node probes.
+
+``partsim rules import openvino-plugin --python .venv-ovplugin/harness/python --evidence FILE.jsonl -o
+rules/openvino.yaml`` (``make openvino-plugin``; on a non-Intel CPU the interpreter is the observation harness
+of ``tests/ovplugin_harness.py``, whose plugin library differs from the shipped one in the CPU-vendor
+comparison only).  The plugin's own sources were not found in the stored public repositories (its error
+messages name ``third_party/openvino-plugin-ep/plugin/ov_compute.h``), so every fact here is measured:
+
+1. *Op probes.*  The WebGPU probe set (:mod:`partsim.gen.webgpu`, the QNN one-node builders): every op partsim
+   can build, at each schema version opsets 21-25 resolve to (element-wise ops: every version since opset 7),
+   every dtype the schema allows on the probed input (Cast: every from/to pair; Pow: the exponent), plus
+   ``bfloat16`` wherever the schema allows it.  Each probe graph also holds a separate chain of three float
+   Relus (listed first): the EP's "small graph" rule (a graph of at most three nodes starting with one of
+   ``ops_supported_only_in_model``) then never decides the probed node, which is judged on its own.
+2. *Alone probes.*  The same op, float, newest version, as the only node: claimed with the chain but not alone
+   -> ``small_graph_reject_ops``; a session failure alone -> recorded.
+3. *Graph probes* (:data:`GRAPH_PROBES`): a one-node cluster that is not the last, control flow, Pad modes,
+   an input of unknown rank, ConvInteger with a rank-0 zero point; each decides one partitioning option.
+
+Support is read off ORT's assignment info (``session.record_ep_graph_assignment_info``): the probed node on
+``OpenVINOExecutionProvider`` = claimed; on the CPU = refused; a session ORT refused after the EP claimed the
+node (the EP's compile: "EP_FAIL", OpenVINO's frontend or plugin) = ``compile_failure`` (a model ORT
+cannot load at all is no evidence).  The base of the table is the 1.24.1 table
+(:func:`partsim.gen.openvino.openvino_table_dict`): ops never probed keep its rules.  Same evidence -> same
+table, byte for byte.  The evidence file is also a cache: probes already in it are not run again.
+"""
+
+import json
+import tempfile
+from pathlib import Path
+
+from .qnn_probes import DTYPES, _tp
+
+__all__ = ["probe_specs", "build_spec", "derive_table", "openvino_plugin_table", "read_evidence", "GRAPH_PROBES",
+           "EVIDENCE"]
+
+OPENVINO = "OpenVINOExecutionProvider"
+PLUGIN = "onnxruntime-ep-openvino 1.8.1 (OpenVINO 2026.4.1)"
+BF16 = "bfloat16"
+#: the recorded probe sessions the shipped table is derived from (repository path)
+EVIDENCE = "rules/sources/openvino-plugin-1.8.1-probes.jsonl"
+#: the float chain every op probe carries (listed before the probed node)
+CHAIN = ("c0_Relu", "c1_Relu", "c2_Relu")
+
+
+def _schema(op, opset):
+    import onnx
+
+    try:
+        return onnx.defs.get_schema(op, opset)
+    except Exception:  # no such op at that opset
+        return None
+
+
+def _allows_bf16(schema, k):
+    if schema is None or len(schema.inputs) <= k:
+        return False
+    tc = schema.inputs[k].type_str
+    for c in schema.type_constraints:
+        if c.type_param_str == tc:
+            return "tensor(bfloat16)" in c.allowed_type_strs
+    return tc == "tensor(bfloat16)"
+
+
+def probe_specs():
+    """Every probe as a tuple ``(kind, op, since, opset, *dtypes)``, sorted and without repeats."""
+    from .webgpu import _probed_input
+    from .webgpu import probe_specs as webgpu_specs
+
+    specs = set()
+    newest = {}
+    for spec in webgpu_specs():
+        kind, op, since, opset, *dtypes = spec
+        if kind not in ("dtype", "cast", "pow_exponent"):
+            continue
+        specs.add(spec)
+        if kind == "dtype":
+            newest[op] = max(newest.get(op, (0, 0)), (since, opset))
+            if dtypes[0] == "float16" and _allows_bf16(_schema(op, opset), _probed_input(op)):
+                specs.add(("dtype", op, since, opset, BF16))
+        elif kind == "cast" and _allows_bf16(_schema(op, opset), 0):
+            specs.add(("cast", op, since, opset, BF16, dtypes[1]) if dtypes[1] != BF16 else spec)
+            specs.add(("cast", op, since, opset, dtypes[0], BF16))
+    specs = {s for s in specs if not (s[0] == "cast" and s[4] == s[5])}
+    for op, (dtypes, _build) in OWN_BUILDERS.items():
+        for opset in (23, 24, 25):
+            since = _schema(op, opset).since_version
+            specs.update(("dtype", op, since, opset, d) for d in dtypes)
+    for op, (since, opset) in newest.items():
+        specs.add(("alone", op, since, opset, "float"))
+    specs.update(("graph", name, 0, GRAPH_PROBES[name][0], "float") for name in GRAPH_PROBES)
+    return sorted(specs)
+
+
+def _to_bf16(m):
+    """The probe with every float16 tensor made bfloat16 (same byte size: the data is no matter)."""
+    from onnx import TensorProto
+
+    f16, bf16 = TensorProto.FLOAT16, TensorProto.BFLOAT16
+    for vi in list(m.graph.input) + list(m.graph.output):
+        if vi.type.tensor_type.elem_type == f16:
+            vi.type.tensor_type.elem_type = bf16
+    for t in m.graph.initializer:
+        if t.data_type == f16:
+            t.data_type = bf16
+    for node in m.graph.node:
+        for a in node.attribute:
+            if a.name == "to" and a.i == f16:
+                a.i = bf16
+            if a.name == "value" and a.t.data_type == f16:
+                a.t.data_type = bf16
+    return m
+
+
+def _cast_model(src, dst):
+    from onnx import TensorProto
+    from onnx import helper as h
+
+    tp = {**{d: _tp(d) for d in DTYPES}, BF16: TensorProto.BFLOAT16}
+    node = h.make_node("Cast", ["x"], ["y"], name="n0_Cast", to=tp[dst])
+    g = h.make_graph([node], "probe_Cast", [h.make_tensor_value_info("x", tp[src], [2, 3, 4, 5])],
+                     [h.make_tensor_value_info("y", tp[dst], [2, 3, 4, 5])])
+    return h.make_model(g)
+
+
+def _with_chain(m):
+    """``m`` with three float Relus on an input of their own, listed first."""
+    from onnx import helper as h
+
+    names = ["z", "z0", "z1", "zz"]
+    chain = [h.make_node("Relu", [names[k]], [names[k + 1]], name=CHAIN[k]) for k in range(3)]
+    nodes = chain + list(m.graph.node)
+    del m.graph.node[:]
+    m.graph.node.extend(nodes)
+    m.graph.input.append(h.make_tensor_value_info("z", _tp("float"), [3]))
+    m.graph.output.append(h.make_tensor_value_info("zz", _tp("float"), [3]))
+    return m
+
+
+def build_spec(spec):
+    """The ModelProto of one probe."""
+    from .webgpu import build_spec as webgpu_build
+
+    kind, op, since, opset, *dtypes = spec
+    if kind == "graph":
+        m = GRAPH_PROBES[op][1]()
+    elif kind == "cast":
+        m = _with_chain(_cast_model(*dtypes))
+    elif kind == "alone":
+        m = webgpu_build(("dtype", op, since, opset, "float"))
+    elif op in OWN_BUILDERS:
+        m = _with_chain(OWN_BUILDERS[op][1](dtypes[0], opset))
+    elif dtypes[0] == BF16:
+        m = _with_chain(_to_bf16(webgpu_build((kind, op, since, opset, "float16"))))
+    else:
+        m = _with_chain(webgpu_build(spec))
+    if kind != "graph":
+        del m.opset_import[:]
+        from onnx import helper as h
+
+        m.opset_import.append(h.make_opsetid("", opset))
+    m.ir_version = 10
+    return m
+
+
+# --- graph probes: each decides one partitioning option -------------------------------------------------------
+
+def _graph(nodes, inputs, outputs, inits=(), opset=21):
+    from onnx import helper as h
+
+    m = h.make_model(h.make_graph(nodes, "probe_graph", inputs, outputs, list(inits)),
+                     opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 10
+    return m
+
+
+def _vi(name, dtype="float", shape=(2, 4)):
+    from onnx import helper as h
+
+    return h.make_tensor_value_info(name, _tp(dtype), None if shape is None else list(shape))
+
+
+def _single_not_last():
+    """Relu A, then an LpPool (which the plugin leaves to the CPU: measured), then Relus C, D: A is a one-node
+    cluster that is not the last and touches no later cluster."""
+    from onnx import helper as h
+
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="A"),
+             h.make_node("LpPool", ["a"], ["p"], name="LP", kernel_shape=[2, 2]),
+             h.make_node("Relu", ["p"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x", shape=(1, 2, 4, 4))], [_vi("y", shape=(1, 2, 3, 3))])
+
+
+def _if_node():
+    """An If on a run-time condition, both branches one float Relu/Neg of an outer tensor, inside a chain."""
+    from onnx import helper as h
+
+    then_g = h.make_graph([h.make_node("Relu", ["a"], ["t"], name="then_relu")], "then", [], [_vi("t")])
+    else_g = h.make_graph([h.make_node("Neg", ["a"], ["e"], name="else_neg")], "else", [], [_vi("e")])
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="A"),
+             h.make_node("If", ["cond"], ["b"], name="IF", then_branch=then_g, else_branch=else_g),
+             h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x"), _vi("cond", "bool", [])], [_vi("y")])
+
+
+def _pad(mode):
+    def build():
+        import numpy as np
+        from onnx import helper as h
+        from onnx import numpy_helper
+
+        pads = numpy_helper.from_array(np.array([0, 1, 0, 1], np.int64), "pads")
+        nodes = [h.make_node("Relu", ["x"], ["a"], name="A"), h.make_node("Pad", ["a", "pads"], ["b"], name="P",
+                                                                          mode=mode),
+                 h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+        return _graph(nodes, [_vi("x")], [_vi("y", shape=(2, 6))], [pads])
+    return build
+
+
+def _unknown_rank():
+    """A chain of four Relus on an input of unknown rank (no shape at all)."""
+    from onnx import helper as h
+
+    nodes = [h.make_node("Relu", [s], [t], name=f"R{k}") for k, (s, t) in enumerate(
+        (("x", "a"), ("a", "b"), ("b", "c"), ("c", "y")))]
+    return _graph(nodes, [_vi("x", shape=None)], [_vi("y", shape=None)])
+
+
+def _conv_integer_scalar_zp():
+    """ConvInteger (uint8 x, uint8 w) with a rank-0 run-time zero point, then Cast and Relus."""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    w = numpy_helper.from_array(np.ones((2, 3, 3, 3), np.uint8), "w")
+    nodes = [h.make_node("ConvInteger", ["x", "w", "xzp"], ["ci"], name="CI"),
+             h.make_node("Cast", ["ci"], ["f"], name="to_float", to=1),
+             h.make_node("Relu", ["f"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x", "uint8", (1, 3, 8, 8)), _vi("xzp", "uint8", [])],
+                  [_vi("y", shape=(1, 2, 6, 6))], [w])
+
+
+def _unsqueeze_runtime_axes():
+    """Relu, then an Unsqueeze whose axes is a graph input (its output's rank is unknown), then Relus."""
+    from onnx import helper as h
+
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="A"), h.make_node("Unsqueeze", ["a", "ax"], ["u"], name="U"),
+             h.make_node("Relu", ["u"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x"), _vi("ax", "int64", [1])], [_vi("y", shape=None)])
+
+
+def _scalar_chain():
+    """Four Relus on a rank-0 float input: does the plugin keep 1.24.1's rank-0 refusal?"""
+    from onnx import helper as h
+
+    nodes = [h.make_node("Relu", [s], [t], name=f"R{k}") for k, (s, t) in enumerate(
+        (("x", "a"), ("a", "b"), ("b", "c"), ("c", "y")))]
+    return _graph(nodes, [_vi("x", shape=[])], [_vi("y", shape=[])])
+
+
+def _conv_escape():
+    """LpPool (CPU), then a Conv whose output is a graph output and also feeds a Relu: 1.24.1 drops such a
+    cluster (capability.cc, Conv/Identity output leaving the cluster)."""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    w = numpy_helper.from_array(np.ones((2, 2, 1, 1), np.float32), "w")
+    nodes = [h.make_node("LpPool", ["x"], ["p"], name="LP", kernel_shape=[2, 2]),
+             h.make_node("Conv", ["p", "w"], ["c"], name="CONV"), h.make_node("Relu", ["c"], ["r"], name="R"),
+             h.make_node("Relu", ["r"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x", shape=(1, 2, 4, 4))], [_vi("c", shape=(1, 2, 3, 3)), _vi("y", shape=(1, 2, 3, 3))],
+                  [w])
+
+
+def _attention(dtype, opset):
+    """ONNX Attention (opset 23+) on 4-D Q, K, V."""
+    from onnx import TensorProto
+    from onnx import helper as h
+
+    tp = TensorProto.BFLOAT16 if dtype == BF16 else _tp(dtype)
+    qkv = [h.make_tensor_value_info(n, tp, [2, 3, 4, 8]) for n in ("q", "k", "v")]
+    node = h.make_node("Attention", ["q", "k", "v"], ["y"], name="n0_Attention")
+    m = h.make_model(h.make_graph([node], "probe_Attention", qkv, [h.make_tensor_value_info("y", tp, [2, 3, 4, 8])]),
+                     opset_imports=[h.make_opsetid("", opset)])
+    return m
+
+
+#: ops with a builder of their own: op -> (dtypes, builder(dtype, opset))
+OWN_BUILDERS = {"Attention": (("float", "float16", BF16), _attention)}
+
+#: name -> (opset, builder)
+GRAPH_PROBES = {
+    "single_not_last": (21, _single_not_last),
+    "if_node": (21, _if_node),
+    "pad_constant": (21, _pad("constant")),
+    "pad_reflect": (21, _pad("reflect")),
+    "pad_edge": (21, _pad("edge")),
+    "pad_wrap": (21, _pad("wrap")),
+    "unknown_rank": (21, _unknown_rank),
+    "conv_integer_scalar_zp": (21, _conv_integer_scalar_zp),
+    "unsqueeze_runtime_axes": (21, _unsqueeze_runtime_axes),
+    "scalar_chain": (21, _scalar_chain),
+    "conv_escape": (21, _conv_escape),
+}
+
+
+# --- evidence ---------------------------------------------------------------------------------------------------
+
+_UNUSABLE = ("Load model", "INVALID_GRAPH", "INVALID_ARGUMENT", "session child", "no record", "NOT_IMPLEMENTED")
+
+
+def fate(rec, name):
+    """``claimed``, ``refused``, ``failed`` (ORT refused the session after the EP claimed the node) or
+    ``unusable`` (no evidence either way) for node ``name`` of a probe's record."""
+    if rec.get("assignment") is not None:
+        on = {n[0] for ep, nodes in rec["assignment"] if ep == OPENVINO for n in nodes}
+        return "claimed" if name in on else "refused"
+    err = str(rec.get("create_error") or "")
+    if "Could not find an implementation" in err:
+        return "refused"
+    if "EP_FAIL" in err or "OpenVINO" in err:
+        return "failed"
+    return "unusable" if any(s in err for s in _UNUSABLE) or err else "unusable"
+
+
+def probe_name(spec):
+    return f"n0_{spec[1]}"
+
+
+def read_evidence(path):
+    """``{spec: record}`` of an evidence JSONL file written by :func:`write_evidence`."""
+    known = {}
+    for line in Path(path).read_text().splitlines():
+        row = json.loads(line)
+        known[tuple(row["spec"])] = row["record"]
+    return known
+
+
+def run_probes(specs, python=None, cache=None, work=None):
+    """``{spec: record}``: records of ``cache`` (an evidence JSONL file) reused, the rest run as real sessions."""
+    from .qnn import probe_models
+
+    known = read_evidence(cache) if cache and Path(cache).is_file() else {}
+    todo = [s for s in specs if s not in known]
+    if todo:
+        with tempfile.TemporaryDirectory(prefix="partsim-ovplugin-probes-", dir=work) as tmp:
+            paths = []
+            for k, spec in enumerate(todo):
+                path = Path(tmp) / f"p{k:05d}.onnx"
+                path.write_bytes(build_spec(spec).SerializeToString())
+                paths.append(str(path))
+            records = probe_models(paths, python=python, provider=OPENVINO, timeout=120.0)
+            for spec, p in zip(todo, paths):
+                rec = {k: v for k, v in records.get(p, {}).items() if k != "model"}
+                if "create_error" in rec:
+                    rec["create_error"] = rec["create_error"][:300]
+                known[spec] = rec
+    return {s: known[s] for s in specs}
+
+
+def write_evidence(path, evidence):
+    from ..report.output import atomic_write
+
+    atomic_write(path, "".join(json.dumps({"spec": list(s), "record": r}, sort_keys=True) + "\n"
+                               for s, r in sorted(evidence.items())))
+
+
+# --- the table ----------------------------------------------------------------------------------------------------
+
+def _first_since(op):
+    import onnx
+
+    sinces = [s.since_version for s in onnx.defs.get_all_schemas_with_history() if s.name == op and s.domain == ""]
+    return min(sinces), max(sinces)
+
+
+def _port(kind, op):
+    from .webgpu import _probed_input
+
+    if kind == "pow_exponent":
+        return "i1"
+    return "o0" if op == "ConstantOfShape" else f"i{_probed_input(op)}"
+
+
+def _short(err):
+    """The telling line of an ORT error (its first line, the ORT prefix dropped)."""
+    line = " ".join(str(err).split())
+    for cut in ("EP_FAIL : ", "[ONNXRuntimeError] : "):
+        if cut in line:
+            line = line.split(cut, 1)[1]
+    return line[:160]
+
+
+def _op_evidence(evidence):
+    """Per (op, since): dtypes claimed and dtypes whose session failed (with the error), per port."""
+    claims, fails, probed, cast_pairs = {}, {}, set(), {}
+    for spec, rec in sorted(evidence.items()):
+        kind, op, since, _opset, *dtypes = spec
+        if kind not in ("dtype", "cast", "pow_exponent"):
+            continue
+        f = fate(rec, probe_name(spec))
+        if f == "unusable":
+            continue
+        probed.add((op, since))
+        if kind == "cast":
+            if f == "claimed":
+                cast_pairs.setdefault(since, set()).add((dtypes[0], dtypes[1]))
+            elif f == "failed":
+                fails.setdefault((op, since), {}).setdefault("i0", {})[dtypes[0]] = _short(rec["create_error"])
+            continue
+        port = _port(kind, op)
+        if f == "claimed":
+            claims.setdefault((op, since), {}).setdefault(port, set()).add(dtypes[0])
+        elif f == "failed":
+            fails.setdefault((op, since), {}).setdefault(port, {})[dtypes[0]] = _short(rec["create_error"])
+    for since, pairs in cast_pairs.items():
+        claims[("Cast", since)] = {"i0": {a for a, _ in pairs}, "o0": {b for _, b in pairs}}
+    return claims, fails, probed
+
+
+def _measured_rules(claims, fails, probed):
+    """One rule per probed schema version range and outcome; failing dtypes first (ORT takes the first rule
+    that matches)."""
+    out = []
+    for op in sorted({o for o, _ in probed}):
+        sinces = sorted(s for o, s in probed if o == op)
+        first, newest = _first_since(op)
+        for k, since in enumerate(sinces):
+            lo = first if k == 0 else since
+            hi = sinces[k + 1] - 1 if k + 1 < len(sinces) else max(since, newest)
+            bad = fails.get((op, since))
+            if bad:
+                errs = sorted({e for port in bad.values() for e in port.values()})
+                out.append({"op": op, "versions": [lo, hi],
+                            "types": {p: sorted(d) for p, d in sorted(bad.items())},
+                            "compile_failure": f"measured: the plugin claims it and the session fails ({errs[0]})"})
+            ok = claims.get((op, since))
+            if ok:
+                out.append({"op": op, "versions": [lo, hi], "types": {p: sorted(d) for p, d in sorted(ok.items())}})
+    return out
+
+
+def _graph_fates(evidence):
+    """Per graph probe: ``(node name -> fate, error)``; ``__alone__``: op -> fate of its alone probe."""
+    res = {"__alone__": {}}
+    for spec, rec in evidence.items():
+        if spec[0] == "alone":
+            res["__alone__"][spec[1]] = fate(rec, probe_name(spec))
+        if spec[0] != "graph":
+            continue
+        nodes = [n for n in build_spec(spec).graph.node]
+        res[spec[1]] = ({n.name: fate(rec, n.name) for n in nodes}, _short(rec.get("create_error") or ""))
+    return res
+
+
+def _small_graph_ops(evidence, claims):
+    """Ops claimed next to the Relu chain but refused as the only node of a graph."""
+    out = []
+    for spec, rec in sorted(evidence.items()):
+        kind, op, since, _opset, _dtype = spec if len(spec) == 5 else (None,) * 5
+        if kind == "alone" and fate(rec, probe_name(spec)) == "refused" and "float" in (
+                claims.get((op, since)) or {}).get(_port("dtype", op), ()):
+            out.append(op)
+    return sorted(set(out))
+
+
+def _graph_rules(graphs):
+    """Rules the graph probes measured: Pad modes and If whose session fails after the EP claimed them."""
+    rules, notes = [], []
+    failing_pads = sorted(name[len("pad_"):] for name, got in graphs.items()
+                          if name.startswith("pad_") and got[0].get("P") == "failed")
+    if failing_pads:
+        err = graphs[f"pad_{failing_pads[0]}"][1]
+        rules.append({"op": "Pad", "attrs": [{"name": "mode", "in": failing_pads, "default": "constant"}],
+                      "compile_failure": f"measured: a Pad of mode {', '.join(failing_pads)} is claimed and "
+                                         f"OpenVINO's frontend fails ({err})"})
+    if "if_node" in graphs:
+        fates, err = graphs["if_node"]
+        if fates.get("IF") == "failed":
+            rules.append({"op": "If", "compile_failure": f"measured: an If is claimed and the session fails ({err})"})
+        notes.append(f"If (graph probe if_node): {fates.get('IF')}.")
+    return rules, notes
+
+
+def _partitioning(base, graphs, small):
+    part = dict(base["partitioning"])
+    fates = graphs.get("single_not_last", ({}, ""))[0]
+    if fates.get("A") in ("claimed", "refused") and fates.get("LP") == "refused":
+        part["single_node_cluster_only_last"] = fates["A"] == "refused"
+    fates = graphs.get("conv_integer_scalar_zp", ({}, ""))[0]
+    if fates.get("CI") == "claimed" and "ConvInteger" not in part["no_dimension_ops"]:
+        part["no_dimension_ops"] = sorted(part["no_dimension_ops"] + ["ConvInteger"])
+    fates, err = graphs.get("unsqueeze_runtime_axes", ({}, ""))
+    if fates.get("U") == "failed" and graphs.get("unknown_rank", ({}, ""))[0].get("R0") == "claimed":
+        # a graph input of unknown rank is fine (probe unknown_rank); a node whose output's rank is only known at
+        # run time (an Unsqueeze of run-time axes) fails OpenVINO's CPU plugin
+        part["dynamic_rank_fails"] = f"measured: a claimed node whose output has no known rank fails ({err[:120]})"
+    part["small_graph_reject_ops"] = small
+    alone = graphs.get("__alone__", {})
+    if alone.get("Expand") == "claimed":  # 1.24.1's SpecialConditionForClusterSizeOne left a float Expand alone
+        part["single_node_graph_checks"] = False
+    if graphs.get("scalar_chain", ({}, ""))[0].get("R0") == "claimed":  # no rank-0 refusal (1.24.1 had one)
+        part.pop("no_dimension_ops", None)
+    fates = graphs.get("conv_escape", ({}, ""))[0]
+    if fates.get("CONV") == "claimed" and fates.get("LP") == "refused":
+        part.pop("escaping_output_ops", None)
+    part.pop("unsupported_op_modes", None)  # 1.24.1's data_ops.cc op_list_: not measured on the plugin
+    part.pop("runtime_max_onnx_opset", None)  # onnxruntime 1.31.1 loads opset 26
+    return part
+
+
+def derive_table(base, evidence):
+    """The measured plugin table from the 1.24.1 table ``base`` (a dict) and ``evidence`` ``{spec: record}``."""
+    claims, fails, probed = _op_evidence(evidence)
+    graphs = _graph_fates(evidence)
+    probed_ops = {op for op, _ in probed}
+    special, graph_notes = _graph_rules(graphs)
+    special_ops = {r["op"] for r in special}
+    # every probed op the plugin claims, it claims for every dtype ORT can load: ops never probed keep 1.24.1's
+    # op list without its dtype lists
+    kept = [{k: v for k, v in r.items() if k != "types"} for r in base["ops"]
+            if (r.get("domain") or r["op"] not in probed_ops) and not (not r.get("domain") and r["op"] in special_ops)]
+    ops = special + _measured_rules(claims, fails, probed) + kept
+    ops.sort(key=lambda r: (r.get("domain", ""), r["op"], r.get("versions", [0])[0], "compile_failure" not in r))
+    table = {k: v for k, v in base.items() if k not in ("variant", "ops", "notes", "partitioning", "source")}
+    table["variant"] = "1.8"
+    table["default_variant"] = True
+    table["source"] = {
+        "description": "measured: real onnxruntime-ep-openvino 1.8.1 sessions (onnxruntime 1.31.1, device CPU, "
+                       "INFERENCE_PRECISION_HINT f32) on one-node and graph probes (partsim/gen/openvino_plugin.py); "
+                       "ops never probed keep the onnxruntime-openvino 1.24.1 rules (data_ops.cc)",
+        "version": PLUGIN, "generated_by": "partsim rules import openvino-plugin",
+        "describes": {"onnxruntime-ep-openvino": "1.8.1"}}
+    table["partitioning"] = _partitioning(base, graphs, _small_graph_ops(evidence, claims))
+    n_fail = sum(1 for r in ops if "compile_failure" in r)
+    table["notes"] = [
+        f"{len(evidence)} probe sessions: {len(probed)} (op, version) pairs probed, {len(claims)} claimed, "
+        f"{n_fail} rules whose session fails after the claim.",
+        "dtypes measured on the probed input (ports i0/o0; Pow's exponent i1): every probed op the plugin takes, "
+        "it takes in every dtype the schema allows (float64 and bfloat16 too).  Ops never probed (com.microsoft "
+        "ops, RNNs, NonMaxSuppression ...) keep the 1.24.1 op list, without dtype lists.",
+    ] + graph_notes + ([n for n in base["notes"] if n.startswith("Rank-0")]
+                       if "no_dimension_ops" in table["partitioning"] else [])
+    table["ops"] = ops
+    return table
+
+
+def openvino_plugin_table(python=None, evidence=None, work=None):
+    """YAML text of the measured plugin table (``evidence``: the probe cache, read and rewritten)."""
+    from .openvino import openvino_table_dict
+    from .yamlout import dump_table
+
+    got = run_probes(probe_specs(), python=python, cache=evidence, work=work)
+    if evidence:
+        write_evidence(evidence, got)
+    if not any(r.get("assignment") is not None for r in got.values()):
+        from ..errors import UsageError
+
+        first = next(iter(got.values()), {})
+        raise UsageError(f"no OpenVINO plugin session could be created: {first.get('create_error', '?')}")
+    header = ("OpenVINO plugin EP onnxruntime-ep-openvino 1.8.1 (OpenVINO 2026.4.1), device CPU: the default\n"
+              "`openvino` table, measured by partsim/gen/openvino_plugin.py on real plugin sessions\n"
+              "(evidence: rules/sources/openvino-plugin-1.8.1-probes.jsonl).  The legacy build: openvino-1.24.yaml.")
+    return dump_table(derive_table(openvino_table_dict(), got), header)
