@@ -30,6 +30,7 @@ import tempfile
 from pathlib import Path
 
 from .qnn_probes import DTYPES, _tp
+from .webgpu import PROBE_OPSETS
 
 __all__ = ["probe_specs", "build_spec", "derive_table", "openvino_plugin_table", "read_evidence", "GRAPH_PROBES",
            "EVIDENCE"]
@@ -37,6 +38,7 @@ __all__ = ["probe_specs", "build_spec", "derive_table", "openvino_plugin_table",
 OPENVINO = "OpenVINOExecutionProvider"
 PLUGIN = "onnxruntime-ep-openvino 1.8.1 (OpenVINO 2026.4.1)"
 BF16 = "bfloat16"
+U64 = "uint64"
 #: the recorded probe sessions the shipped table is derived from (repository path)
 EVIDENCE = "rules/sources/openvino-plugin-1.8.1-probes.jsonl"
 #: the float chain every op probe carries (listed before the probed node)
@@ -52,14 +54,14 @@ def _schema(op, opset):
         return None
 
 
-def _allows_bf16(schema, k):
+def _allows(schema, k, dtype):
     if schema is None or len(schema.inputs) <= k:
         return False
     tc = schema.inputs[k].type_str
     for c in schema.type_constraints:
         if c.type_param_str == tc:
-            return "tensor(bfloat16)" in c.allowed_type_strs
-    return tc == "tensor(bfloat16)"
+            return f"tensor({dtype})" in c.allowed_type_strs
+    return tc == f"tensor({dtype})"
 
 
 def probe_specs():
@@ -76,39 +78,50 @@ def probe_specs():
         specs.add(spec)
         if kind == "dtype":
             newest[op] = max(newest.get(op, (0, 0)), (since, opset))
-            if dtypes[0] == "float16" and _allows_bf16(_schema(op, opset), _probed_input(op)):
-                specs.add(("dtype", op, since, opset, BF16))
-        elif kind == "cast" and _allows_bf16(_schema(op, opset), 0):
+            # dtypes the QNN builders do not make: bfloat16 (from the float16 probe), uint64 (from the uint32 one)
+            for made, src in ((BF16, "float16"), (U64, "uint32")):
+                if dtypes[0] == src and _allows(_schema(op, opset), _probed_input(op), made):
+                    specs.add(("dtype", op, since, opset, made))
+        elif kind == "cast" and _allows(_schema(op, opset), 0, BF16):
             specs.add(("cast", op, since, opset, BF16, dtypes[1]) if dtypes[1] != BF16 else spec)
             specs.add(("cast", op, since, opset, dtypes[0], BF16))
     specs = {s for s in specs if not (s[0] == "cast" and s[4] == s[5])}
     for op, (dtypes, _build) in OWN_BUILDERS.items():
-        for opset in (23, 24, 25):
-            since = _schema(op, opset).since_version
-            specs.update(("dtype", op, since, opset, d) for d in dtypes)
+        for opset in PROBE_OPSETS:
+            schema = _schema(op, opset)
+            if schema is not None:
+                specs.update(("dtype", op, schema.since_version, opset, d) for d in dtypes)
     for op, (since, opset) in newest.items():
         specs.add(("alone", op, since, opset, "float"))
     specs.update(("graph", name, 0, GRAPH_PROBES[name][0], "float") for name in GRAPH_PROBES)
     return sorted(specs)
 
 
-def _to_bf16(m):
-    """The probe with every float16 tensor made bfloat16 (same byte size: the data is no matter)."""
-    from onnx import TensorProto
+def _retype(m, src, dst):
+    """The probe with every tensor of dtype ``src`` made ``dst`` (bfloat16 from float16: same byte size, the
+    data is no matter; uint64 from uint32: initializers converted)."""
+    import numpy as np
+    from onnx import TensorProto, numpy_helper
 
-    f16, bf16 = TensorProto.FLOAT16, TensorProto.BFLOAT16
+    a, b = {"float16": (TensorProto.FLOAT16, TensorProto.BFLOAT16),
+            "uint32": (TensorProto.UINT32, TensorProto.UINT64)}[src]
     for vi in list(m.graph.input) + list(m.graph.output):
-        if vi.type.tensor_type.elem_type == f16:
-            vi.type.tensor_type.elem_type = bf16
-    for t in m.graph.initializer:
-        if t.data_type == f16:
-            t.data_type = bf16
+        if vi.type.tensor_type.elem_type == a:
+            vi.type.tensor_type.elem_type = b
+    for k, t in enumerate(m.graph.initializer):
+        if t.data_type == a and b == TensorProto.UINT64:
+            m.graph.initializer[k].CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.uint64), t.name))
+        elif t.data_type == a:
+            t.data_type = b
     for node in m.graph.node:
-        for a in node.attribute:
-            if a.name == "to" and a.i == f16:
-                a.i = bf16
-            if a.name == "value" and a.t.data_type == f16:
-                a.t.data_type = bf16
+        for attr in node.attribute:
+            if attr.name == "to" and attr.i == a:
+                attr.i = b
+            if attr.name == "value" and attr.t.data_type == a:
+                if b == TensorProto.UINT64:
+                    attr.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(attr.t).astype(np.uint64)))
+                else:
+                    attr.t.data_type = b
     return m
 
 
@@ -150,8 +163,9 @@ def build_spec(spec):
         m = webgpu_build(("dtype", op, since, opset, "float"))
     elif op in OWN_BUILDERS:
         m = _with_chain(OWN_BUILDERS[op][1](dtypes[0], opset))
-    elif dtypes[0] == BF16:
-        m = _with_chain(_to_bf16(webgpu_build((kind, op, since, opset, "float16"))))
+    elif dtypes[0] in (BF16, U64):
+        src = "float16" if dtypes[0] == BF16 else "uint32"
+        m = _with_chain(_retype(webgpu_build((kind, op, since, opset, src)), src, dtypes[0]))
     else:
         m = _with_chain(webgpu_build(spec))
     if kind != "graph":
@@ -286,8 +300,95 @@ def _attention(dtype, opset):
     return m
 
 
+def _in_chain(node, inputs, out, inits=(), opset=21):
+    """Relu A -> ``node`` (reads ``a``, writes ``b``) -> Relus C, D."""
+    from onnx import helper as h
+
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="A"), node,
+             h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, inputs, [out], inits, opset)
+
+
+def _resize(mode):
+    def build():
+        import numpy as np
+        from onnx import helper as h
+        from onnx import numpy_helper
+
+        inits = [numpy_helper.from_array(np.array([0, 0, 0.1, 0.1, 1, 1, 0.9, 0.9], np.float32), "roi"),
+                 numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]
+        node = h.make_node("Resize", ["a", "roi", "scales"], ["b"], name="P", mode="linear",
+                           coordinate_transformation_mode=mode)
+        return _in_chain(node, [_vi("x", shape=(1, 1, 4, 4))], _vi("y", shape=(1, 1, 8, 8)), inits)
+    return build
+
+
+def _recurrent(op):
+    def build():
+        import numpy as np
+        from onnx import helper as h
+        from onnx import numpy_helper
+
+        gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+        inits = [numpy_helper.from_array(np.ones((1, gates * 4, 3), np.float32), "W"),
+                 numpy_helper.from_array(np.ones((1, gates * 4, 4), np.float32), "R")]
+        node = h.make_node(op, ["a", "W", "R"], ["b", "yh"], name="P", hidden_size=4, layout=1)
+        m = _in_chain(node, [_vi("x", shape=(2, 5, 3))], _vi("y", shape=None), inits)
+        m.graph.output.append(_vi("yh", shape=None))
+        return m
+    return build
+
+
+def _stft():
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    step = numpy_helper.from_array(np.array(8, np.int64), "step")
+    length = numpy_helper.from_array(np.array(16, np.int64), "length")
+    node = h.make_node("STFT", ["a", "step", "", "length"], ["b"], name="P")
+    return _in_chain(node, [_vi("x", shape=(1, 64, 1))], _vi("y", shape=None), [step, length])
+
+
+def _alone(op, **attrs):
+    """``op`` as the only node, reading a graph input and writing the graph output."""
+    def build():
+        from onnx import helper as h
+
+        node = h.make_node(op, ["x"], ["y"], name="P", **attrs)
+        return _graph([node], [_vi("x")], [_vi("y")])
+    return build
+
+
+def _zero_size_axes():
+    """Relu -> ReduceSum whose axes is an empty graph input (shape [0]) -> Relus."""
+    from onnx import helper as h
+
+    node = h.make_node("ReduceSum", ["a", "axes"], ["b"], name="P", keepdims=1)
+    return _in_chain(node, [_vi("x"), _vi("axes", "int64", [0])], _vi("y", shape=(1, 1)))
+
+
+def _unary(op, shape=(2, 3, 4, 5)):
+    """``op`` on one input of ``shape``, its output of the same dtype and no shape given."""
+    def build(dtype, opset):
+        from onnx import TensorProto
+        from onnx import helper as h
+
+        tp = {BF16: TensorProto.BFLOAT16, U64: TensorProto.UINT64}.get(dtype) or _tp(dtype)
+        node = h.make_node(op, ["x"], ["y"], name=f"n0_{op}")
+        g = h.make_graph([node], f"probe_{op}", [h.make_tensor_value_info("x", tp, list(shape))],
+                         [h.make_tensor_value_info("y", tp, None)])
+        return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    return build
+
+
 #: ops with a builder of their own: op -> (dtypes, builder(dtype, opset))
-OWN_BUILDERS = {"Attention": (("float", "float16", BF16), _attention)}
+OWN_BUILDERS = {
+    "Attention": (("float", "float16", BF16), _attention),
+    "DFT": (("float", "float16", "double", BF16), _unary("DFT", (1, 16, 1))),
+    "BitwiseNot": (("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", U64), _unary("BitwiseNot")),
+    "RandomUniformLike": (("float", "float16", "double", BF16), _unary("RandomUniformLike")),
+}
 
 #: name -> (opset, builder)
 GRAPH_PROBES = {
@@ -302,6 +403,21 @@ GRAPH_PROBES = {
     "unsqueeze_runtime_axes": (21, _unsqueeze_runtime_axes),
     "scalar_chain": (21, _scalar_chain),
     "conv_escape": (21, _conv_escape),
+    "resize_tf_crop_and_resize": (21, _resize("tf_crop_and_resize")),
+    "resize_half_pixel_symmetric": (21, _resize("half_pixel_symmetric")),
+    "resize_half_pixel": (21, _resize("half_pixel")),
+    "rnn_batchwise": (21, _recurrent("RNN")),
+    "gru_batchwise": (21, _recurrent("GRU")),
+    "lstm_batchwise": (21, _recurrent("LSTM")),
+    "stft": (21, _stft),
+    "dropout_alone": (21, _alone("Dropout")),
+    "identity_alone": (21, _alone("Identity")),
+    "max_one_input_alone": (21, _alone("Max")),
+    "sum_one_input_alone": (21, _alone("Sum")),
+    "min_one_input_alone": (21, _alone("Min")),
+    "mean_one_input_alone": (21, _alone("Mean")),
+    "relu_alone": (21, _alone("Relu")),
+    "zero_size_axes": (21, _zero_size_axes),
 }
 
 
@@ -359,10 +475,18 @@ def run_probes(specs, python=None, cache=None, work=None):
     return {s: known[s] for s in specs}
 
 
+def _compact(rec):
+    """The record without the Relu chain's placement (always the EP's where the session ran: no evidence)."""
+    if rec.get("assignment") is None:
+        return rec
+    groups = [[ep, [n for n in nodes if n[0] not in CHAIN]] for ep, nodes in rec["assignment"]]
+    return dict(rec, assignment=[g for g in groups if g[1]])
+
+
 def write_evidence(path, evidence):
     from ..report.output import atomic_write
 
-    atomic_write(path, "".join(json.dumps({"spec": list(s), "record": r}, sort_keys=True) + "\n"
+    atomic_write(path, "".join(json.dumps({"spec": list(s), "record": _compact(r)}, sort_keys=True) + "\n"
                                for s, r in sorted(evidence.items())))
 
 
@@ -475,12 +599,33 @@ def _graph_rules(graphs):
         rules.append({"op": "Pad", "attrs": [{"name": "mode", "in": failing_pads, "default": "constant"}],
                       "compile_failure": f"measured: a Pad of mode {', '.join(failing_pads)} is claimed and "
                                          f"OpenVINO's frontend fails ({err})"})
+    failing_resize = sorted(name[len("resize_"):] for name, got in graphs.items()
+                            if name.startswith("resize_") and got[0].get("P") == "failed")
+    if failing_resize:
+        err = graphs[f"resize_{failing_resize[0]}"][1]
+        rules.append({"op": "Resize", "attrs": [{"name": "coordinate_transformation_mode", "in": failing_resize,
+                                                 "default": "half_pixel"}],
+                      "compile_failure": f"measured: a Resize of coordinate_transformation_mode "
+                                         f"{', '.join(failing_resize)} is claimed and OpenVINO's frontend fails ({err})"})
+    for op in ("RNN", "GRU", "LSTM"):
+        fates, err = graphs.get(f"{op.lower()}_batchwise", ({}, ""))
+        if fates.get("P") == "failed":  # measured with Y_h used; with Y alone the batchwise node ran (same probe)
+            rules.append({"op": op, "attrs": [{"name": "layout", "in": [1], "default": 0}], "max_outputs": 1})
+            rules.append({"op": op, "attrs": [{"name": "layout", "in": [1], "default": 0}],
+                          "compile_failure": f"measured: a batchwise (layout 1) {op} whose Y_h is used is claimed "
+                                             f"and the session fails ({err})"})
     if "if_node" in graphs:
         fates, err = graphs["if_node"]
         if fates.get("IF") == "failed":
             rules.append({"op": "If", "compile_failure": f"measured: an If is claimed and the session fails ({err})"})
         notes.append(f"If (graph probe if_node): {fates.get('IF')}.")
     return rules, notes
+
+
+def _op_of_alone(name):
+    """The op of an ``<op>_alone`` / ``<op>_one_input_alone`` graph probe."""
+    return {"dropout": "Dropout", "identity": "Identity", "max": "Max", "sum": "Sum", "min": "Min", "mean": "Mean",
+            "relu": "Relu"}[name.split("_")[0]]
 
 
 def _partitioning(base, graphs, small):
@@ -497,6 +642,14 @@ def _partitioning(base, graphs, small):
         # run time (an Unsqueeze of run-time axes) fails OpenVINO's CPU plugin
         part["dynamic_rank_fails"] = f"measured: a claimed node whose output has no known rank fails ({err[:120]})"
     part["small_graph_reject_ops"] = small
+    passthrough = sorted(graphs[name][0]["P"] and _op_of_alone(name) for name in graphs
+                         if name.endswith("_alone") and graphs[name][0].get("P") == "failed")
+    if passthrough:  # the node's output is its graph input: the compiled model loses the input's name
+        part["passthrough_fail_ops"] = passthrough
+    fates, err = graphs.get("zero_size_axes", ({}, ""))
+    if fates.get("P") == "failed":
+        part["zero_size_input_fails"] = f"measured: a claimed node reading a graph input with a zero-sized " \
+                                        f"dimension fails ({err[:100]})"
     alone = graphs.get("__alone__", {})
     if alone.get("Expand") == "claimed":  # 1.24.1's SpecialConditionForClusterSizeOne left a float Expand alone
         part["single_node_graph_checks"] = False
@@ -516,13 +669,14 @@ def derive_table(base, evidence):
     graphs = _graph_fates(evidence)
     probed_ops = {op for op, _ in probed}
     special, graph_notes = _graph_rules(graphs)
-    special_ops = {r["op"] for r in special}
+    special_ops = {r["op"] for r in special if not r.get("attrs")}  # replace the op's rules; the others come first
     # every probed op the plugin claims, it claims for every dtype ORT can load: ops never probed keep 1.24.1's
     # op list without its dtype lists
     kept = [{k: v for k, v in r.items() if k != "types"} for r in base["ops"]
             if (r.get("domain") or r["op"] not in probed_ops) and not (not r.get("domain") and r["op"] in special_ops)]
-    ops = special + _measured_rules(claims, fails, probed) + kept
-    ops.sort(key=lambda r: (r.get("domain", ""), r["op"], r.get("versions", [0])[0], "compile_failure" not in r))
+    rest = _measured_rules(claims, fails, probed) + kept
+    rest.sort(key=lambda r: (r.get("domain", ""), r["op"], r.get("versions", [0])[0], "compile_failure" not in r))
+    ops = special + rest  # ORT-like first match: the measured special cases before the op's general rules
     table = {k: v for k, v in base.items() if k not in ("variant", "ops", "notes", "partitioning", "source")}
     table["variant"] = "1.8"
     table["default_variant"] = True

@@ -16,7 +16,7 @@ from .cpu_preferred import cpu_preferred_nodes
 from .facts import NO_FACTS
 from .graph_io import reclaim_graph_io
 from .layout import layout_opset_refusal, layout_pass
-from .refusals import kernel_creation_failures, load_refusal
+from .refusals import compiled_graph_failures, kernel_creation_failures, load_refusal
 from ..rules.table import OpRule
 from .match import Matcher, Rejection, accepts_other_dtypes
 from .node_groups import node_group_members
@@ -291,7 +291,8 @@ def _session_status(w, resolution, policy, layout_refused, no_kernel):
     refusal = load_refusal(model, resolution.tables)
     if refusal:
         return "session_would_fail", refusal, ()
-    created = kernel_creation_failures(model, w.assigned, w.rules, w.order)
+    created = kernel_creation_failures(model, w.assigned, w.rules, w.order) or compiled_graph_failures(
+        model, w.assigned, resolution.tables, w.order)
     if created:
         return "session_would_fail", created[0][1], tuple(i for i, _ in created)
     return "ok", "", ()

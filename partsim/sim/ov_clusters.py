@@ -37,6 +37,16 @@ Unlike ORT's wave algorithm (:mod:`partsim.sim.wave`) the OpenVINO EP
 
 The onnxruntime-openvino 1.24.1 reading is from intel/onnxruntime commit b912b18f73
 ("OpenVINO EP Features and bug-fixes for ORT-1.24 - Follow up", 2026-01-16).
+
+The plugin EP ``onnxruntime-ep-openvino`` 1.8.1 (the default ``openvino`` table) forms clusters the same
+way (runs in ORT's default order, split into connected pieces: its partitions on the node tests and the
+corpus agree), but its table switches the 1.24.1 extras off, each by a graph probe run on real plugin
+sessions (``partsim/gen/openvino_plugin.py``; the plugin's source was not found in the stored public
+repositories): a one-node cluster that is not the last is a partition of its own
+(``single_node_cluster_only_last: false``), rank-0 tensors are taken (no ``no_dimension_ops``), a
+Conv output leaving its cluster is fine (no ``escaping_output_ops``), and no small-graph or one-node-graph
+rule applies.  What makes its sessions fail after the claim is in ``partsim/sim/refusals.py``
+(``compiled_graph_failures``) and in the table's ``compile_failure`` rules.
 """
 
 from ..ir.graph import weakly_connected_groups
@@ -164,6 +174,43 @@ def _has_inputs(model, comp):
     return any(t and t not in made for i in comp for t in model.node_inputs(model.nodes[i]))
 
 
+def _with_node_checks(model, order, supported, table, dropped):
+    """``supported`` narrowed by data_ops.cc node_is_supported's checks beyond the op list: tensors (rank 0,
+    zero-size; table option ``no_dimension_ops``) and op modes (``unsupported_op_modes``); each node they refuse
+    is appended to ``dropped`` with the reason."""
+    no_dim = table.option("no_dimension_ops")
+    no_dim = set(no_dim) if no_dim is not None else None
+    modes = set(table.option("unsupported_op_modes", ()) or ())
+    if no_dim is None and not modes:
+        return supported
+    refusals = {}
+    for i in order:
+        if supported(i):
+            why = (tensor_refusal(model, i, no_dim) if no_dim is not None else None) or (
+                op_mode_refusal(model, i, modes) if modes else None)
+            if why:
+                refusals[i] = why
+                dropped.append((i, why))
+    return lambda i: i not in refusals and supported(i)
+
+
+def _whole_graph(model, order, table, graph_inputs):
+    """capability.cc's path for a graph whose every node is supported: one partition, except a one-node graph
+    ``SpecialConditionForClusterSizeOne`` refuses, a graph without inputs, and a graph of at most three nodes
+    starting with one of the "supported only in models" ops (``small_graph_reject_ops``)."""
+    small = set(table.option("small_graph_reject_ops", ()) or ())
+    if len(order) == 1 and table.option("single_node_graph_checks", False):
+        why = single_node_refusal(model, order[0])
+        if why:
+            return [], [(order[0], why)], []
+    if not graph_inputs:
+        return [], [(i, "the graph has no inputs (ORT folds it)") for i in order], []
+    if len(order) <= 3 and model.nodes[order[0]].op_type in small:
+        why = f"a graph of {len(order)} node(s) starting with {model.nodes[order[0]].op_type} is left to the CPU"
+        return [], [(i, why) for i in order], []
+    return [list(order)], [], []
+
+
 def openvino_clusters(model, members, supported, table, graph_inputs, graph_outputs):
     """Clusters of one graph scope claimed by an OpenVINO-style EP.
 
@@ -189,36 +236,9 @@ def openvino_clusters(model, members, supported, table, graph_inputs, graph_outp
     """
     order = ort_default_topological_order(model, members)
     dropped = []
-    # data_ops.cc node_is_supported's checks beyond the op list: tensors (rank 0, zero-size) and op modes
-    no_dim = table.option("no_dimension_ops")
-    no_dim = set(no_dim) if no_dim is not None else None
-    modes = set(table.option("unsupported_op_modes", ()) or ())
-    if no_dim is not None or modes:
-        matched = supported
-        refusals = {}
-        for i in order:
-            if matched(i):
-                why = (tensor_refusal(model, i, no_dim) if no_dim is not None else None) or (
-                    op_mode_refusal(model, i, modes) if modes else None)
-                if why:
-                    refusals[i] = why
-                    dropped.append((i, why))
-
-        def supported(i):
-            return i not in refusals and matched(i)
-
+    supported = _with_node_checks(model, order, supported, table, dropped)
     if order and all(supported(i) for i in order):
-        small = set(table.option("small_graph_reject_ops", ()) or ())
-        if len(order) == 1 and table.option("single_node_graph_checks", False):
-            why = single_node_refusal(model, order[0])
-            if why:
-                return [], [(order[0], why)], []
-        if not graph_inputs:
-            return [], [(i, "the graph has no inputs (ORT folds it)") for i in order], []
-        if len(order) <= 3 and model.nodes[order[0]].op_type in small:
-            why = f"a graph of {len(order)} node(s) starting with {model.nodes[order[0]].op_type} is left to the CPU"
-            return [], [(i, why) for i in order], []
-        return [list(order)], [], []
+        return _whole_graph(model, order, table, graph_inputs)
     runs, cur = [], []
     for i in order:
         if supported(i):

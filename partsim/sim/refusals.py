@@ -17,7 +17,8 @@ so the node is claimed, the constructor throws, and ``InferenceSession::Initiali
 
 from ..sim.match import _attr_ok
 
-__all__ = ["load_refusal", "kernel_creation_failures", "ORT_MAX_IR_VERSION", "ORT_MAX_ONNX_OPSET"]
+__all__ = ["load_refusal", "kernel_creation_failures", "compiled_graph_failures", "ORT_MAX_IR_VERSION",
+           "ORT_MAX_ONNX_OPSET"]
 
 ORT_MAX_IR_VERSION = 13  # onnxruntime 1.31.1; other releases: partsim.versions.load_limits
 ORT_MAX_ONNX_OPSET = 26
@@ -66,3 +67,51 @@ def kernel_creation_failures(model, assigned, rules, order):
                                f"{bad}" + (f" ({why})" if why else "")))
                 break
     return out
+
+
+def compiled_graph_failures(model, assigned, tables, order):
+    """``[(node index, why)]`` for nodes a compiling EP claims whose compiled graph then fails (the OpenVINO
+    plugin, measured on its probe sessions, partsim/gen/openvino_plugin.py; table options
+    ``passthrough_fail_ops``, ``zero_size_input_fails``, ``dynamic_rank_fails``):
+
+    - a node of ``passthrough_fail_ops`` with one input, a graph input, whose output is a graph output: OpenVINO
+      returns the input as the output and the compiled model loses the input's name ("Input names mismatch");
+    - a node reading a graph input with a zero-sized dimension (the same message: OpenVINO drops the input);
+    - an Unsqueeze of run-time axes (its output's rank is unknown to OpenVINO, whose CPU plugin needs ranks).
+    """
+    options = {}
+    for t in tables:
+        opts = {k: t.option(k) for k in ("passthrough_fail_ops", "zero_size_input_fails", "dynamic_rank_fails")}
+        if any(opts.values()):
+            options[t.provider] = opts
+    if not options:
+        return []
+    inputs, outputs = set(model.graph_inputs), set(model.graph_outputs)
+    out = []
+    for i in order:
+        opts = options.get(assigned[i])
+        if opts is None:
+            continue
+        why = _compiled_failure(model, model.nodes[i], opts, inputs, outputs)
+        if why:
+            out.append((i, f"{assigned[i]} claims {model.nodes[i].name} ({model.nodes[i].qualified_op}) and its "
+                           f"compiled graph fails: {why}"))
+    return out
+
+
+def _compiled_failure(model, node, opts, inputs, outputs):
+    given = [t for t in node.inputs if t]
+    if (node.op_type in (opts["passthrough_fail_ops"] or ()) and len(given) == 1 and given[0] in inputs
+            and node.outputs and node.outputs[0] in outputs):
+        return "its output is its graph input unchanged (measured: 'Input names mismatch')"
+    if opts["zero_size_input_fails"]:
+        for t in given:
+            shape = model.value(t).shape if t in inputs else None
+            if shape and any(d == 0 for d in shape):
+                return f"graph input {t!r} has a zero-sized dimension ({opts['zero_size_input_fails']})"
+    if opts["dynamic_rank_fails"] and node.op_type == "Unsqueeze" and len(node.inputs) > 1 and node.inputs[1]:
+        # the measured case: OpenVINO knows the output's rank only when the axes are constant
+        if not model.value(node.inputs[1]).is_constant:
+            return f"its axes are read at run time, so OpenVINO cannot know the output's rank " \
+                   f"({opts['dynamic_rank_fails']})"
+    return None
