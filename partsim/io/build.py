@@ -145,7 +145,7 @@ class _Builder:
         self.opsets = opsets
         self.shown_as = shown_as  # (path, sha256) the model reports, when it is a rewrite of another file
         self.notes = list(notes)
-        self.int_consts = {}  # main-graph small int constants: name -> tuple
+        self.int_consts = {}  # small int constants (every graph's, by unique name): name -> tuple
         self.scalar_consts = {}  # main-graph one-element constants: name -> (dtype, value)
         self.warnings = warnings
         self.values = {}
@@ -198,9 +198,9 @@ class _Builder:
             self._check_acyclic(model)
         return model
 
-    def _keep_values(self, name, t):
-        """Keep the values of a small int32/int64 tensor (Reshape shapes, axes inputs), and of any
-        one-element numeric tensor (Q/DQ scales and zero points)."""
+    def _keep_values(self, name, t, main=True):
+        """Keep the values of a small int32/int64 tensor (Reshape shapes, axes inputs), and (``main``: of
+        the main graph) of any one-element numeric tensor (Q/DQ scales and zero points)."""
         import onnx
 
         dtype, dims = t.data_type, t.dims
@@ -212,7 +212,7 @@ class _Builder:
             ints = _int_values(t, dtype == onnx.TensorProto.INT64)
             if ints is not None:
                 self.int_consts[name] = ints
-        if not scalar:
+        if not scalar or not main:
             return
         if ints is not None:
             if len(ints) == 1:
@@ -306,8 +306,7 @@ class _Builder:
                 self.external(init, lambda: f"initializer {init.name!r}")
             typ = (_dtype_name(init.data_type).lower() if init.data_type else None,) + _dims_of(init.dims)
             unique = self.define(init.name, scope, visible, "initializer", typ)
-            if parent is None:
-                self._keep_values(unique, init)
+            self._keep_values(unique, init, parent is None)  # subgraphs' ints too: the transpose optimizer reads them
         for sinit in g.sparse_initializer:
             self.text(sinit.values.name, "a sparse initializer name")
             for t, what in ((sinit.values, ""), (sinit.indices, " indices")):
@@ -353,7 +352,7 @@ class _Builder:
             domain = "" if raw_domain == "" or raw_domain == "ai.onnx" else raw_domain  # normalize_domain
             constant = op_type == "Constant" and domain == ""
             kind = "constant" if constant else "intermediate"
-            value_attr = None
+            value_attr, int_of = None, []
             if constant:
                 for a in n.attribute:
                     atype = a.type
@@ -362,8 +361,9 @@ class _Builder:
                             self.external(a.t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
                         if a.name == "value":
                             value_attr = a.t
-                    elif parent is None and a.name in ("value_ints", "value_int") and n.output:
-                        self.int_consts[n.output[0]] = tuple(a.ints) if a.name == "value_ints" else (a.i,)
+                    elif a.name in ("value_ints", "value_int") and n.output:
+                        ints = tuple(a.ints) if a.name == "value_ints" else (a.i,)
+                        int_of.append(ints)
                     elif atype == SPARSE_TENSOR:
                         for t in (a.sparse_tensor.values, a.sparse_tensor.indices):
                             if t.data_location == EXTERNAL:
@@ -387,8 +387,10 @@ class _Builder:
                     values[o] = (Value(o, None, None, kind, False) if typ is None
                                  else Value(o, typ[0], typ[1], kind, typ[3]))
                     visible[o] = o
-            if value_attr is not None and parent is None and outputs and outputs[0]:
-                self._keep_values(outputs[0], value_attr)
+            if value_attr is not None and outputs and outputs[0]:
+                self._keep_values(visible[outputs[0]], value_attr, parent is None)
+            if int_of and outputs and outputs[0]:
+                self.int_consts[visible[outputs[0]]] = int_of[0]
             if not constant:
                 # ORT turns Constant nodes into initializers when it loads a graph, so they are
                 # never assigned to a provider; their outputs were defined above as constants.

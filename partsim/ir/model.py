@@ -193,7 +193,7 @@ class Model:
         Per scope, the tensors that leave it (graph outputs / subgraph outputs).
     warnings : list of str
     int_consts : dict
-        Name -> tuple of ints, for small integer constants of the main graph.
+        Name -> tuple of ints, for small integer constants of every graph (unique names).
     scalar_consts : dict
         Name -> ``(dtype, value)`` for the one-element constants of the main graph (the scales
         and zero points ORT's QDQ selectors compare).
@@ -215,7 +215,7 @@ class Model:
     warnings: list = field(default_factory=list)
     op_schemas: dict = field(default_factory=dict, repr=False, compare=False)
     ir_version: int = 0  # the file's IR version (ORT refuses newer ones than it knows)
-    #: main-graph int32/int64 constants of at most 64 elements (initializers and Constant nodes):
+    #: int32/int64 constants of at most 64 elements of every graph (initializers and Constant nodes):
     #: name -> tuple of ints (the shapes and axes ORT's transpose optimizer reads)
     int_consts: dict = field(default_factory=dict, repr=False, compare=False)
     #: main-graph constants of one element (initializers and Constant nodes): name -> (dtype, value)
