@@ -12,6 +12,7 @@ from ..ir.schemas import normalize_domain
 from .build import DYNAMIC_DIM, MAX_DIM, _Builder
 from .read import read_model_proto
 from .shape_inference import _infer_shapes_as_listed, _infer_shapes_sorted
+from .subgraphs import node_graphs
 
 # The ai.onnx opset ORT gives a model that imports none (onnxruntime 1.31.1 writes ai.onnx 26 into
 # such a model; "Current official support for domain ai.onnx is till opset 26").
@@ -138,9 +139,6 @@ def _try_build(proto, path, sha256, warnings, file_order, resort, shown_as=None,
 
 def _check_declared_dims(proto, path):
     """Impossible declared dimensions are refused before ONNX shape inference sees them."""
-    import onnx
-
-    A = onnx.AttributeProto
     graphs = [proto.graph]
     while graphs:
         g = graphs.pop()
@@ -158,13 +156,8 @@ def _check_declared_dims(proto, path):
                 if not 0 <= d <= MAX_DIM:
                     raise ModelError(f"tensor {t.name!r} has an impossible dimension {d}", path)
         for n in g.node:
-            if n.op_type not in _INFERRED_BODY_OPS:
-                continue  # ONNX shape inference enters no other node's graphs (the IR builder checks those)
-            for a in n.attribute:
-                if a.type == A.GRAPH:
-                    graphs.append(a.g)
-                elif a.type == A.GRAPHS:
-                    graphs.extend(a.graphs)
+            if n.op_type in _INFERRED_BODY_OPS:  # ONNX shape inference enters no other node's graphs
+                graphs.extend(node_graphs(n))  # (the IR builder checks those)
 
 
 # ops whose graph attributes ONNX shape inference enters (onnx/defs: If, Loop, Scan, SequenceMap)

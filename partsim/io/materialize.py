@@ -34,7 +34,7 @@ from pathlib import Path
 from ..errors import ModelError, UsageError
 from .external import check_external_location
 
-__all__ = ["materialize_weights", "external_tensors"]
+__all__ = ["materialize_weights", "external_tensors", "external_data_ends"]
 
 MAX_EXTERNAL_END = 2**40  # the largest external-data file partsim reads or makes a sparse copy of
 
@@ -67,13 +67,21 @@ _ELEM = {
 }
 
 
-def _walk_tensors(graph, where="graph"):
-    """Yield (TensorProto, description, consumer hint) for every tensor of ``graph``.
+def _walk_tensors(graph):
+    """Yield (TensorProto, description, consumer hint) for every tensor of ``graph`` and the graphs
+    inside it (:func:`partsim.io.subgraphs.all_graphs`, graph by graph).
 
     Covers initializers, sparse initializers, and TENSOR/TENSORS attributes
-    (Constant values), recursing into subgraphs.  The hint is
-    ``"batchnorm_var"`` for a BatchNormalization variance initializer.
+    (Constant values).  The hint is ``"batchnorm_var"`` for a BatchNormalization variance initializer.
     """
+    from .subgraphs import all_graphs
+
+    for g in all_graphs(graph):
+        yield from _graph_tensors(g)
+
+
+def _graph_tensors(graph):
+    """:func:`_walk_tensors` of one graph, its bodies left out."""
     import onnx
 
     A = onnx.AttributeProto
@@ -96,11 +104,6 @@ def _walk_tensors(graph, where="graph"):
             elif a.type == A.SPARSE_TENSOR:
                 yield a.sparse_tensor.values, f"node {n.name!r} attribute {a.name!r} (values)", None
                 yield a.sparse_tensor.indices, f"node {n.name!r} attribute {a.name!r} (indices)", None
-            elif a.type == A.GRAPH:
-                yield from _walk_tensors(a.g, where)
-            elif a.type == A.GRAPHS:
-                for g in a.graphs:
-                    yield from _walk_tensors(g, where)
 
 
 def external_tensors(proto, model_path):
@@ -157,6 +160,16 @@ def external_tensors(proto, model_path):
                     "dims": tuple(int(d) for d in t.dims), "numel": numel, "hint": hint})
     out.sort(key=lambda e: (str(e["rel"]), e["offset"], e["name"]))
     return out
+
+
+def external_data_ends(entries):
+    """``{file relative to the model's folder: bytes the model reads from it}`` (where its last tensor
+    there ends) over :func:`external_tensors`' ``entries``: the one count of the external-data sizes a
+    model needs (:mod:`partsim.io.wire` reads the same off the file's bytes, before ``onnx`` is imported)."""
+    need = {}
+    for e in entries:
+        need[e["rel"]] = max(need.get(e["rel"], 0), e["offset"] + e["nbytes"])
+    return need
 
 
 def _random_bytes(rng, entry):
@@ -246,6 +259,7 @@ def materialize_weights(model_path, out_dir, seed=0):
     by_file = {}
     for e in entries:
         by_file.setdefault(e["rel"], []).append(e)
+    ends = external_data_ends(entries)
     rng = np.random.default_rng(seed)
     for rel in sorted(by_file, key=str):
         src = base / rel
@@ -253,7 +267,7 @@ def materialize_weights(model_path, out_dir, seed=0):
         if dst.resolve() == src.resolve():
             raise UsageError(f"writing {rel} would overwrite the model's own external data", out_dir)
         dst.parent.mkdir(parents=True, exist_ok=True)
-        need = max(e["offset"] + e["nbytes"] for e in by_file[rel])
+        need = ends[rel]
         if src.is_file():
             have = src.stat().st_size
             if have < need:

@@ -1,8 +1,6 @@
 """ONNX shape inference (without its data propagation, then ORT's shape values) on a model, bounded in memory.
 """
 
-import os
-
 from ..ir.order import stable_topological_order
 from .shape_values import propagate_shape_values
 
@@ -168,7 +166,8 @@ def _node_outputs(node, known, consts, opsets, onnx_version):
 
 
 class _memory_cap:
-    """Lower the address-space limit to current use + ``extra`` bytes for a block (Linux only).
+    """Lower the address-space limit to current use + ``extra`` bytes for a block (Linux only:
+    :mod:`partsim.address_space`).
 
     A C++ allocation beyond it raises ``std::bad_alloc``, which the ONNX bindings turn
     into MemoryError, instead of the whole machine paging or the process being killed.
@@ -180,28 +179,16 @@ class _memory_cap:
         self.saved = None
 
     def __enter__(self):
-        try:
-            import resource
+        from ..address_space import address_space_in_use, lower_address_space
 
-            with open("/proc/self/statm") as f:
-                used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        except (ImportError, OSError, ValueError, AttributeError):
-            return self
-        cap = used + self.extra
-        if hard != resource.RLIM_INFINITY:
-            cap = min(cap, hard)
-        if soft != resource.RLIM_INFINITY and soft <= cap:
-            return self  # already as tight
-        try:
-            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-        except (ValueError, OSError):
-            return self
-        self.saved = (resource, soft, hard)
+        used = address_space_in_use()
+        if used is not None:
+            self.saved = lower_address_space(used + self.extra)
         return self
 
     def __exit__(self, *exc):
-        if self.saved is not None:
-            resource, soft, hard = self.saved
-            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+        from ..address_space import restore_address_space
+
+        restore_address_space(self.saved)
+        self.saved = None
         return False

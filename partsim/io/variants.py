@@ -47,17 +47,11 @@ def fix_dims_in_proto(proto, fixed):
         elif which == "optional_type":
             fix_type(tp.optional_type.elem_type)
 
-    def walk(g):
+    from .subgraphs import all_graphs
+
+    for g in all_graphs(proto.graph):
         for vi in list(g.input) + list(g.output) + list(g.value_info):
             fix_type(vi.type)
-        for n in g.node:
-            for a in n.attribute:
-                if a.HasField("g"):
-                    walk(a.g)
-                for sub in a.graphs:
-                    walk(sub)
-
-    walk(proto.graph)
     return proto
 
 

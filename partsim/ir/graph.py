@@ -1,4 +1,4 @@
-"""Graph questions asked of a model's nodes: connected groups, a graph's formal inputs.
+"""Graph questions asked of a model's nodes: connected groups (the one union-find), a graph's formal inputs.
 
 >>> from partsim.ir.model import Model, Node
 >>> nodes = [Node(0, "a", "Relu", "", ["x"], ["y"]), Node(1, "b", "Relu", "", ["y"], ["z"]),
@@ -10,7 +10,29 @@
 {'x'}
 """
 
-__all__ = ["weakly_connected_groups", "formal_inputs"]
+__all__ = ["weakly_connected_groups", "component_roots", "formal_inputs"]
+
+
+def component_roots(items, edges):
+    """``{item: root}``: each item's weakly connected piece over ``edges`` (pairs of items), named by
+    its smallest item (union-find with path halving; items must be orderable).
+
+    >>> component_roots(range(5), [(3, 1), (4, 3)])
+    {0: 0, 1: 1, 2: 2, 3: 1, 4: 1}
+    """
+    parent = {i: i for i in items}
+
+    def find(a):
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for a, b in edges:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    return {i: find(i) for i in parent}
 
 
 def weakly_connected_groups(model, members, order=None, same=None):
@@ -24,24 +46,12 @@ def weakly_connected_groups(model, members, order=None, same=None):
     from .order import topological_order
 
     member_set = members if isinstance(members, (set, frozenset, dict)) else set(members)
-    parent = {i: i for i in member_set}
-
-    def find(a):
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    for i in member_set:
-        for p, _ in model.in_edges(i):
-            if p in member_set and (same is None or same(p, i)):
-                ra, rb = find(p), find(i)
-                if ra != rb:
-                    parent[max(ra, rb)] = min(ra, rb)
+    root = component_roots(member_set, ((p, i) for i in member_set for p, _ in model.in_edges(i)
+                                        if p in member_set and (same is None or same(p, i))))
     groups = {}
     for i in (topological_order(model) if order is None else order):
         if i in member_set:
-            groups.setdefault(find(i), []).append(i)
+            groups.setdefault(root[i], []).append(i)
     return list(groups.values())
 
 

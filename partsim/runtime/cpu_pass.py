@@ -175,23 +175,12 @@ def _session_order(nodes):
     ``graph.cc`` ``ReverseDFSFrom``) visits its connected pieces in the order the whole graph
     did: pieces in reverse order of their first node, each piece in its own order.  The
     transformers walk that order, and the names they generate follow it."""
-    parent = list(range(len(nodes)))
-
-    def find(a):
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
+    from ..ir.graph import component_roots
 
     producer = {o: k for k, n in enumerate(nodes) for o in n.output if o}
-    for k, n in enumerate(nodes):
-        for t in n.input:
-            p = producer.get(t)
-            if p is not None:
-                a, b = find(p), find(k)
-                if a != b:
-                    parent[max(a, b)] = min(a, b)
+    root = component_roots(range(len(nodes)), ((producer[t], k) for k, n in enumerate(nodes) for t in n.input
+                                               if t in producer))
     pieces = {}
     for k in range(len(nodes)):
-        pieces.setdefault(find(k), []).append(nodes[k])
+        pieces.setdefault(root[k], []).append(nodes[k])
     return [n for root in sorted(pieces, reverse=True) for n in pieces[root]]

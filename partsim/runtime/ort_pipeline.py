@@ -34,6 +34,7 @@ about the model.
 import tempfile
 from pathlib import Path
 
+from ..io.subgraphs import all_nodes as _all_nodes  # (runtime/pipeline.py imports it by this name)
 from ..sim.pipeline import ORT_LEVEL, transformers_to_disable
 from .cpu_pass import cpu_pass
 from .fp16_casts import has_float16, undo_insert_cast
@@ -386,45 +387,25 @@ def _sparse_weights(target, name):
         weights.unlink()
     elif weights.exists():
         return  # a real file: the child could not link (no symlinks on this system)
-    end = 0
+    sizes = {}
     if target.is_file():
         from ..io.wire import external_data_sizes
 
         sizes = external_data_sizes(target.read_bytes())  # no second parse of the graph
-        if sizes is not None:
-            with open(weights, "wb") as f:
-                os.truncate(f.fileno(), max(sizes.values(), default=0))
-            return
-        import onnx
+        if sizes is None:  # bytes the wire reader does not follow: the long way
+            import onnx
 
-        graph = onnx.load(str(target), load_external_data=False)
-        for t in _all_initializers(graph.graph):
-            if t.data_location == onnx.TensorProto.EXTERNAL:
-                info = {e.key: e.value for e in t.external_data}
-                end = max(end, int(info.get("offset", 0) or 0) + int(info.get("length", 0) or 0))
+            sizes = _external_sizes(onnx.load(str(target), load_external_data=False), target)
     with open(weights, "wb") as f:
-        os.truncate(f.fileno(), end)
-
-
-def _all_initializers(graph):
-    yield from graph.initializer
-    for n in graph.node:
-        for a in n.attribute:
-            if a.HasField("g"):
-                yield from _all_initializers(a.g)
-            for g in a.graphs:
-                yield from _all_initializers(g)
+        os.truncate(f.fileno(), max(sizes.values(), default=0))
 
 
 def _external_sizes(proto, model_path):
     """``{file relative to the model's folder: bytes read from it}`` over the external-data tensors
     of ``proto`` (checked: :func:`partsim.io.materialize.external_tensors`)."""
-    from ..io.materialize import external_tensors
+    from ..io.materialize import external_data_ends, external_tensors
 
-    need = {}
-    for e in external_tensors(proto, model_path):
-        need[e["rel"]] = max(need.get(e["rel"], 0), e["offset"] + e["nbytes"])
-    return need
+    return external_data_ends(external_tensors(proto, model_path))
 
 
 def _structural_copy(model_path, sizes, out_dir):
@@ -460,13 +441,3 @@ def _ensure_opset(proto, _version):
     """Softsign exists since opset 1 of ai.onnx: any model with an ai.onnx opset can hold it."""
     if not any((o.domain or "") == "" for o in proto.opset_import):
         proto.opset_import.add(domain="", version=_version)
-
-
-def _all_nodes(graph):
-    for n in graph.node:
-        yield n
-        for a in n.attribute:
-            if a.HasField("g"):
-                yield from _all_nodes(a.g)
-            for g in a.graphs:
-                yield from _all_nodes(g)

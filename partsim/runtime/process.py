@@ -54,17 +54,11 @@ class ChildFailure(Exception):
 
 
 def memory_ceiling(limit):
-    """A ``preexec_fn`` that caps the child's address space at ``limit`` bytes (where the OS can)."""
-    def apply():
-        try:
-            import resource
+    """A ``preexec_fn`` that caps the child's address space at ``limit`` bytes (where the OS can: elsewhere
+    the timeout still bounds the run)."""
+    from ..address_space import lower_address_space
 
-            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-            cap = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
-            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-        except (ImportError, ValueError, OSError):
-            pass  # not on this platform: the timeout still bounds the run
-    return apply
+    return lambda: lower_address_space(limit)
 
 
 def _child_env(tmp, quick):
