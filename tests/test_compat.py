@@ -248,7 +248,7 @@ def test_own_optimization_equals_checkers(checker_model, tmp_path):
 # ---------------------------------------------------------------- the checker's quirks
 
 def quirk_model():
-    """One model exercising the checker's quirks (see partsim/compat.py)."""
+    """One model exercising the checker's quirks (see partsim/analysis/compat.py)."""
     vi = h.make_tensor_value_info
     inits = [h.make_tensor("maxc", T.FLOAT, [], [6.0]),
              h.make_tensor("shape6", T.INT64, [6], [1, 3, 2, 2, 5, 1]),

@@ -202,7 +202,7 @@ def _tr(i, o, perm, name):
 
 def _model_transpose_cases(tmp_path):
     """Graphs whose own Transposes the layout transformation's transpose optimizer rewrites for QNN
-    (no layout-sensitive op in them): each exercises one handler of partsim/sim/transpose_opt.py."""
+    (no layout-sensitive op in them): each exercises one handler of partsim/sim/transpose_opt/."""
     x3, x4, x5 = vi("x", [4, 8, 16]), vi("x", [1, 4, 8, 16]), vi("x", [3, 4, 2, 8, 16])
     w = lambda n, k: h.make_tensor(n, T.FLOAT, [k, k], [0.1] * (k * k))  # noqa: E731
     node = h.make_node

@@ -4,16 +4,16 @@
 
 * **lifting** -- a modified copy of the first provider's :class:`~partsim.rules.table.RuleTable`
   (``dataclasses.replace``; tables and rules are frozen) that no longer applies one cause:
-  an op type accepted for any dtype and shape (:func:`lift_op_type`), or one rejection
-  category switched off for every rule (:func:`lift_reason`);
+  an op type accepted for any dtype and shape (:func:`partsim.analysis.lift.lift_op_type`), or one rejection
+  category switched off for every rule (:func:`partsim.analysis.lift.lift_reason`);
 * **re-simulation** -- :func:`partsim.sim.simulate` and :func:`partsim.sim.summarize` are
-  pure, so the model is loaded and shape-inferred once (:func:`prepare`) and every lifted
+  pure, so the model is loaded and shape-inferred once (:func:`partsim.analysis.context.prepare`) and every lifted
   table is simulated on the same :class:`~partsim.ir.model.Model`; only a change of the graph
   itself (a fixed symbolic dimension, another opset, another optimization level) loads a
-  variant (:func:`load_variant`);
+  variant (:func:`partsim.io.variants.load_variant`);
 * **cost** -- bytes that cross a provider boundary per inference and, for a link
-  (bandwidth, per-copy latency), the time those copies take (:func:`metrics`,
-  :func:`parse_link`).
+  (bandwidth, per-copy latency), the time those copies take (:func:`partsim.analysis.cost.metrics`,
+  :func:`partsim.analysis.cost.parse_link`).
 
 Every number is a count of the re-simulated summary, never an estimate from the
 baseline: "partitions saved" by lifting a cause is ``before - after``.

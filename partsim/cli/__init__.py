@@ -137,7 +137,7 @@ _OUTPUT_OPTIONS = ("output", "report", "svg")
 
 def _check_output_targets(args):
     """Every file the command will write is checked before any work: a device, a FIFO, a folder or a
-    missing folder is refused (exit 2) while nothing is written yet (:func:`output_target`)."""
+    missing folder is refused (exit 2) while nothing is written yet (:func:`partsim.report.output.output_target`)."""
     from ..report.output import output_target
 
     for opt in _OUTPUT_OPTIONS:

@@ -6,7 +6,7 @@
 1. *Probes.*  For each op of :data:`PROBE_OPS` (element-wise, broadcasting, reductions, Cast,
    Transpose, Where, ...), every input dtype its ONNX schema allows out of :data:`DTYPES` and every
    rank of :data:`RANKS`, a one-node model with static shapes (``probe_specs``; QOperator ops of
-   :data:`QLINEAR` with their scales and zero points).  QDQ node units of :data:`QDQ_OPS` with every
+   :data:`partsim.gen.qnn_probes.QLINEAR` with their scales and zero points).  QDQ node units of :data:`~partsim.gen.qnn_probes.QDQ_OPS` with every
    combination of quantized port dtypes (``qdq_specs``) give the table's ``qdq_unit_types``.  Extra
    evidence: ``--models DIR`` (one-node ONNX models, e.g. ONNX's backend node tests) are run as well.
 2. *Sessions.*  All models go through one ORT child (``partsim/runtime/ort_child.py probe``) that

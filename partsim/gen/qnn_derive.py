@@ -207,7 +207,7 @@ def usable_evidence(evidence):
     variant is the attribute's doing).  Claims (also ones refused after the NHWC conversion) always count;
     a model without a session that does not load (fate ``None``) says nothing (the local-window
     Attention node tests, invalid graphs, had vetoed ``is_causal=1`` so); one QNN left to a CPU
-    without a kernel for it (:data:`NO_KERNEL`) is a refusal (``qnn_table``).
+    without a kernel for it (:data:`partsim.gen.qnn_probes.NO_KERNEL`) is a refusal (``qnn_table``).
     """
     claimed_dyn = {}
     for op, domain, dtype, rank, fate, attrs in evidence:

@@ -93,7 +93,7 @@ DYNAMIC_SIDE = "__dynamic_side_inputs__"
 DYNAMIC_POSITIONS = "__dynamic_side_positions__"
 #: prefix of a ``--models`` case's pseudo attribute naming the dtype of side input k (``__dtype_i3``)
 SIDE_DTYPE = "__dtype_i"
-#: the fate of a refusal that only speaks about attributes (see :func:`usable_evidence`)
+#: the fate of a refusal that only speaks about attributes (see :func:`partsim.gen.qnn_derive.usable_evidence`)
 ATTR_ONLY = "refused:attributes"
 
 

@@ -14,7 +14,7 @@ def read_model_proto(path, check_node_text=True):
     """Read and parse ``path`` (no external data), with one-line errors.
 
     ``check_node_text=False`` leaves the UTF-8 check of node fields to the caller
-    (:func:`load_model` does it while it builds the IR, at no extra cost).
+    (:func:`partsim.io.load.load_model` does it while it builds the IR, at no extra cost).
 
     Returns
     -------

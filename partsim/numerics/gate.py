@@ -51,7 +51,8 @@ MAX_REQUIREMENTS_BYTES = 1024 * 1024
 
 
 def load_receipts(paths):
-    """``[(path, receipt)]``; each must be a schema-valid receipt (else :class:`ObservationError`)."""
+    """``[(path, receipt)]``; each must be a schema-valid receipt (else
+    :class:`partsim.errors.ObservationError`, :class:`partsim.numerics.compare.ReceiptError` for an unreadable one)."""
     from .compare import load_receipt
 
     out = []

@@ -4,7 +4,7 @@ A receipt (schema ``partsim/data/receipt.schema.json``, version :data:`RECEIPT_S
 is what the release gate (:mod:`partsim.numerics.gate`) reads.  ``partsim receipt``
 makes one on this machine; a device makes one in the same format and it is imported
 as it is.  It holds no user content: input digests, shapes, dtypes and quantization
-parameters only (outputs: digests plus the first :data:`HEAD` values).
+parameters only (outputs: digests plus the first :data:`partsim.numerics.describe.HEAD` values).
 
 Everything runs in **one** child process (:mod:`partsim.runtime.sessions`, the
 runner of ``run-compare``) under the candidate's interpreter (``python``), so the
@@ -33,7 +33,7 @@ authoritative outputs under the project tolerance; if they disagree, or no expec
 outputs were given, every accelerator cell of the receipt is ``blocked`` (the
 observed state is kept in ``observedState``).
 
-Cell states (:data:`CELL_STATES`): ``passed`` (delegate invoked, outputs within
+Cell states (:data:`partsim.numerics.receipt_schema.CELL_STATES`): ``passed`` (delegate invoked, outputs within
 tolerance, no drift), ``failed`` (delegate invoked, outputs out of tolerance or
 drifting; for ``fallback``: fresh CPU outputs differ or did not come), ``fallback_cpu``
 (the delegate did not run; the CPU did), ``error`` (no output, or the failure could

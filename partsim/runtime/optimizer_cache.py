@@ -38,7 +38,7 @@ def _ort_build():
 
 
 def request_key(model_file, request):
-    """The digest naming the cache entry for ``request`` (an :class:`OptimizeRequest`) on
+    """The digest naming the cache entry for ``request`` (an :class:`partsim.runtime.ort_protocol.OptimizeRequest`) on
     ``model_file`` (the copy ORT opens, its external-data files beside it), or ``None`` when the
     ORT build cannot be identified."""
     from ..versions import target_build

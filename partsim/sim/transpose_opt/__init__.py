@@ -28,7 +28,7 @@ seen); (b) a Transpose feeding a QNN Reshape that splits dimensions of the Trans
 runs of consecutive ones (a channel shuffle) or inserts size-1 dimensions is pushed below it:
 each inserted dimension goes with the next dimension of the Transpose's output, the groups are put
 in the Transpose's input order for the new Reshape shape, and a Transpose restores the output
-(:func:`_reshape_groups`).  A Reshape that merges or drops dimensions (mobilenet_v2.dynamo's
+(``ort_handlers._reshape_groups``).  A Reshape that merges or drops dimensions (mobilenet_v2.dynamo's
 classifier, a flatten) or appends a size-1 dimension after the last one is not pushed.
 """
 
