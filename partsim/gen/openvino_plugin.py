@@ -87,9 +87,11 @@ def probe_specs():
             specs.add(("cast", op, since, opset, dtypes[0], BF16))
     specs = {s for s in specs if not (s[0] == "cast" and s[4] == s[5])}
     for op, (dtypes, _build) in OWN_BUILDERS.items():
+        seen = set()
         for opset in PROBE_OPSETS:
             schema = _schema(op, opset)
-            if schema is not None:
+            if schema is not None and schema.since_version not in seen:
+                seen.add(schema.since_version)
                 specs.update(("dtype", op, schema.since_version, opset, d) for d in dtypes)
     for op, (since, opset) in newest.items():
         specs.add(("alone", op, since, opset, "float"))
@@ -382,12 +384,84 @@ def _unary(op, shape=(2, 3, 4, 5)):
     return build
 
 
+def _qlinear(op):
+    def build(dtype, opset):
+        from .qnn_probes import build_probe
+
+        return build_probe(op, dtype, 4)
+    return build
+
+
+def _one_node(op, inputs, out_dtype=None, consts=(), **attrs):
+    """``op`` reading graph inputs ``inputs`` ``[(name, dtype or None for the probed one, shape)]`` and constant
+    initializers ``consts`` ``[(name, numpy array)]``, one output of ``out_dtype`` (default: the probed dtype)."""
+    def build(dtype, opset):
+        from onnx import TensorProto
+        from onnx import helper as h
+        from onnx import numpy_helper
+
+        def tp(d):
+            return {BF16: TensorProto.BFLOAT16, U64: TensorProto.UINT64}.get(d) or _tp(d)
+        ins = [h.make_tensor_value_info(n, tp(d or dtype), list(shape)) for n, d, shape in inputs]
+        inits = [numpy_helper.from_array(a, n) for n, a in consts]
+        names = [n for n, _, _ in inputs] + [n for n, _ in consts]
+        node = h.make_node(op, names, ["y"], name=f"n0_{op}", **attrs)
+        g = h.make_graph([node], f"probe_{op}", ins, [h.make_tensor_value_info("y", tp(out_dtype or dtype), None)],
+                         inits)
+        return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    return build
+
+
+def _np_consts(**arrays):
+    import numpy as np
+
+    return [(k, np.asarray(v[0], dtype=v[1])) for k, v in arrays.items()]
+
+
+def _cut_out(op):
+    """LpPool (CPU), then Relu -> ``op`` -> Cast -> Relu: is ``op`` claimed in a graph that is split (1.24.1's
+    InsertNode cut NonZero and TopK out of every cluster)?"""
+    def build():
+        import numpy as np
+        from onnx import helper as h
+        from onnx import numpy_helper
+
+        inits, ins = [], ["a"]
+        if op == "TopK":
+            inits.append(numpy_helper.from_array(np.array([2], np.int64), "k"))
+            ins.append("k")
+        nodes = [h.make_node("LpPool", ["x"], ["p"], name="LP", kernel_shape=[2, 2]),
+                 h.make_node("Relu", ["p"], ["a"], name="A"),
+                 h.make_node(op, ins, ["b"] + (["idx"] if op == "TopK" else []), name="P"),
+                 h.make_node("Cast", ["b"], ["f"], name="CAST", to=1), h.make_node("Relu", ["f"], ["y"], name="D")]
+        outs = [_vi("y", shape=None)] + ([_vi("idx", "int64", None)] if op == "TopK" else [])
+        return _graph(nodes, [_vi("x", shape=(1, 2, 4, 4))], outs, inits)
+    return build
+
+
 #: ops with a builder of their own: op -> (dtypes, builder(dtype, opset))
 OWN_BUILDERS = {
     "Attention": (("float", "float16", BF16), _attention),
     "DFT": (("float", "float16", "double", BF16), _unary("DFT", (1, 16, 1))),
     "BitwiseNot": (("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", U64), _unary("BitwiseNot")),
     "RandomUniformLike": (("float", "float16", "double", BF16), _unary("RandomUniformLike")),
+    "QLinearConv": (("uint8", "int8"), _qlinear("QLinearConv")),
+    "QLinearMatMul": (("uint8", "int8"), _qlinear("QLinearMatMul")),
+    "NonZero": (("float", "int32", "int64", "bool"), _one_node("NonZero", [("x", None, (2, 3))], "int64")),
+    "Unique": (("float", "int64"), _one_node("Unique", [("x", None, (6,))])),
+    "Det": (("float", "float16", "double"), _one_node("Det", [("x", None, (2, 3, 3))])),
+    "CumProd": (("float", "int32", "int64"), _one_node("CumProd", [("x", None, (2, 3))],
+                                                       consts=_np_consts(axis=(0, "int64")))),
+    "HannWindow": (("int64",), _one_node("HannWindow", [("x", None, ())], "float")),
+    "HammingWindow": (("int64",), _one_node("HammingWindow", [("x", None, ())], "float")),
+    "BlackmanWindow": (("int64",), _one_node("BlackmanWindow", [("x", None, ())], "float")),
+    "Multinomial": (("float",), _one_node("Multinomial", [("x", None, (2, 5))], "int32")),
+    "Col2Im": (("float",), _one_node("Col2Im", [("x", None, (1, 4, 25))], consts=_np_consts(
+        image_shape=([6, 6], "int64"), block_shape=([2, 2], "int64")))),
+    "AffineGrid": (("float",), _one_node("AffineGrid", [("x", None, (2, 2, 3))],
+                                         consts=_np_consts(size=([2, 3, 4, 5], "int64")))),
+    "STFT": (("float",), _one_node("STFT", [("x", None, (1, 64, 1))], consts=_np_consts(
+        step=(8, "int64"), ))),
 }
 
 #: name -> (opset, builder)
@@ -418,6 +492,8 @@ GRAPH_PROBES = {
     "mean_one_input_alone": (21, _alone("Mean")),
     "relu_alone": (21, _alone("Relu")),
     "zero_size_axes": (21, _zero_size_axes),
+    "nonzero_split_graph": (21, _cut_out("NonZero")),
+    "topk_split_graph": (21, _cut_out("TopK")),
 }
 
 
@@ -619,6 +695,10 @@ def _graph_rules(graphs):
         if fates.get("IF") == "failed":
             rules.append({"op": "If", "compile_failure": f"measured: an If is claimed and the session fails ({err})"})
         notes.append(f"If (graph probe if_node): {fates.get('IF')}.")
+    cut = [op for op, name in (("NonZero", "nonzero_split_graph"), ("TopK", "topk_split_graph"))
+           if graphs.get(name, ({}, ""))[0].get("P") == "claimed"]
+    if cut:
+        notes.append(f"{' and '.join(cut)} are claimed in a graph the EP splits (1.24.1's InsertNode cut them out).")
     return rules, notes
 
 
