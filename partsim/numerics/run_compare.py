@@ -29,10 +29,11 @@ DELEGATE_STATES = ("invoked", "fallback_cpu", "failed")
 
 
 def resolve_providers(names):
-    """Aliases -> ORT names, duplicates dropped, CPU appended last if absent."""
+    """Aliases -> ORT names (a table variant, ``openvino:1.24``, names its provider), duplicates dropped, CPU
+    appended last if absent."""
     out = []
     for n in names:
-        real = canonical_name(n)
+        real = canonical_name(n.partition(":")[0])
         if real not in out:
             out.append(real)
     if "CPUExecutionProvider" not in out:
