@@ -167,10 +167,10 @@ def _dynamic_middle(tmp_path):
 
 def test_fixing_a_symbolic_dim_is_resimulated(tmp_path, run_cli):
     path, proto, rules = _dynamic_middle(tmp_path)
-    code, out, err = run_cli("blame", path, "-r", rules, "-p", "xnnpack", "--dim", "N=2", "--format", "json")
+    code, out, err = run_cli("blame", path, "-r", rules, "-p", "xnnpack", "--dim-value", "2", "--format", "json")
     assert code == 0, err
     r = json.loads(out)
-    assert r["symbolicDims"] == {"N": ["y[0]"]}
+    assert r["symbolicDims"] == {"N": ["y[0]"]} and r["fixedDims"] == {}
     before = _independent_partitions(proto, {"relu0", "reshape", "relu1"})
     after = _independent_partitions(proto, {"relu0", "add", "reshape", "relu1"})
     assert (before, after) == (3, 1)
@@ -181,6 +181,12 @@ def test_fixing_a_symbolic_dim_is_resimulated(tmp_path, run_cli):
     code, out, err = run_cli("whatif", path, "-r", rules, "-p", "xnnpack", "--fix-dim", "N=2", "--format", "json")
     assert code == 0, err
     assert json.loads(out)["change"]["partitions"] == after - before
+    # --dim fixes N in the model blamed (as simulate --dim): the baseline is the fixed model, nothing left to fix
+    code, out, err = run_cli("blame", path, "-r", rules, "-p", "xnnpack", "--dim", "N=2", "--format", "json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["fixedDims"] == {"N": 2} and r["symbolicDims"] == {} and r["baseline"]["partitions"] == after
+    assert not [c for c in r["causes"] if c["kind"] in ("dim", "dims")]
     # an unknown dim name, a bad value, no change at all: one-line usage errors
     for argv in (["--fix-dim", "M=2"], ["--fix-dim", "N=0"], []):
         code, _, err = run_cli("whatif", path, "-r", rules, "-p", "xnnpack", *argv)
@@ -331,7 +337,9 @@ def test_mobilenet_nnapi_top_cause_is_ort_folding(tmp_path, run_cli):
     assert code == 0
     first_row = next(line for line in text.splitlines() if line.strip().startswith("1 "))
     assert "level basic" in first_row and " you " in first_row
-    assert text.rstrip().splitlines()[-1].startswith("next step: level basic")
+    last = text.rstrip().splitlines()
+    assert last[-2].startswith("next step: level basic")
+    assert last[-1].strip() == f"partsim whatif {path} -p nnapi --level disable --optimize basic"  # how to measure it
 
 
 def test_ops_nnapi_never_runs_are_not_actionable(run_cli):
@@ -368,8 +376,7 @@ def _two_dims(tmp_path):
 
 def test_all_dims_together_and_the_opset_remedy(tmp_path, run_cli):
     path, rules = _two_dims(tmp_path)
-    code, out, err = run_cli("blame", path, "-r", rules, "-p", "xnnpack", "--dim", "N=2", "--dim", "M=2",
-                             "--format", "json")
+    code, out, err = run_cli("blame", path, "-r", rules, "-p", "xnnpack", "--dim-value", "2", "--format", "json")
     assert code == 0, err
     r = json.loads(out)
     rows = {(c["kind"], c["cause"]): c for c in r["causes"]}

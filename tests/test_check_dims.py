@@ -161,3 +161,21 @@ def test_expectations_in_junit_and_markdown(zoo, run_cli):
     assert "- **npu** `models/unet.onnx` — expected accelerated: the exported batch is 2" in out
     code, doc, _ = check(run_cli, zoo, text)
     assert {r["model"]: r["dims"] for r in doc["results"]}["models/unet.onnx"] == {"batch": 2}
+
+
+def test_a_zoo_of_linked_models_keeps_their_names(tmp_path, run_cli):
+    """Models that are symbolic links to files elsewhere (a zoo linking them in) are named as the config
+    names them, and their per-model settings apply (before: the link was resolved, the model named by its
+    target's absolute path, and `[check.model."models/x.onnx"]` matched no model)."""
+    store = tmp_path / "store"
+    store.mkdir()
+    symbolic_batch(shared_path("corpus", "full", "tiny_unet.ts.onnx"), store / "unet.onnx")
+    zoo = tmp_path / "zoo"
+    (zoo / "models").mkdir(parents=True)
+    (zoo / "models" / "unet.onnx").symlink_to(store / "unet.onnx")
+    text = ('[[check]]\nmodels = ["models/*.onnx"]\nproviders = ["qnn"]\naccelerated = true\n\n'
+            '[check.model."models/unet.onnx"]\ndims = {batch = 1}\n')
+    code, doc, err = check(run_cli, zoo, text)
+    assert code == 0, err
+    (r,) = doc["results"]
+    assert r["model"] == "models/unet.onnx" and r["dims"] == {"batch": 1} and r["accelerated"] is True

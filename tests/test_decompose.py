@@ -131,8 +131,8 @@ def test_blame_and_simulate_suggest_the_decomposition_with_its_effect(tmp_path, 
 
 
 def test_the_effect_is_measured_from_the_prediction_shown(tmp_path, run_cli):
-    """With --dim, whatif's "before" is the model as written; the effect printed under a
-    prediction compares with that prediction (its dims fixed), not with whatif's before."""
+    """With --dim, the whatif line keeps the dims in both runs (--base-dim): the effect printed under the
+    prediction is what that whatif command reports."""
     model = hsig_chain(tmp_path / "hsig.onnx", batch="N")
     shown, _ = predict(model, ["nnapi"], dims={"N": 1})
     hand, _ = predict(hsig_chain(tmp_path / "by_hand.onnx", by_hand=True), ["nnapi"])
@@ -141,7 +141,13 @@ def test_the_effect_is_measured_from_the_prediction_shown(tmp_path, run_cli):
             f"transfers {shown['transfers']} -> {hand['transfers']}, "
             f"nodes off the CPU {shown['delegatedNodeCount']} -> {hand['delegatedNodeCount']}; compare:")
     assert want in out, out[out.index("next steps"):]
-    assert f"partsim whatif {model} -p nnapi --dim N=1 --decompose HardSigmoid" in out
+    assert f"partsim whatif {model} -p nnapi --base-dim N=1 --decompose HardSigmoid" in out
+    code, out, err = run_cli("whatif", model, "-p", "nnapi", "--base-dim", "N=1", "--decompose", "HardSigmoid",
+                             "-f", "json")
+    assert code == 0, err
+    w = json.loads(out)
+    assert (w["before"]["acceleratorPartitions"], w["after"]["acceleratorPartitions"]) == (
+        shown["partitionCount"], hand["partitionCount"])
 
 
 def test_a_change_that_changes_nothing_is_not_suggested(tmp_path):

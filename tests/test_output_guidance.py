@@ -199,11 +199,15 @@ def test_verify_and_render_take_the_same_dim(run_cli, tmp_path):
 
 def test_next_steps_keep_the_users_dims_in_the_whatif_line(run_cli):
     bert = shared_path("corpus", "graph_only", "bert_tiny.ts.onnx")
-    table, _ = _table_and_json(run_cli, bert, "-p", "nnapi", "--dim", "batch=1")
+    table, shown = _table_and_json(run_cli, bert, "-p", "nnapi", "--dim", "batch=1")
     footer = table.split("\nnext steps:\n", 1)[1].split("\nwords:\n", 1)[0]
     whatif_line = next(line for line in footer.splitlines() if "partsim whatif" in line)
-    assert whatif_line.strip().endswith("--dim batch=1,seq=1")  # the user's dim and the open one
-    assert "without your --dim" in footer
+    # the user's dim kept in both runs (--base-dim), the open one as the change
+    assert whatif_line.strip().endswith("--base-dim batch=1 --dim seq=1")
+    blame_line = next(line for line in footer.splitlines() if "partsim blame" in line)
+    assert blame_line.strip().endswith("--dim batch=1")  # blame keeps it too
     code, out, err = run_cli(*shlex.split(whatif_line.strip())[1:], "-f", "json")
     assert code == 0, err
-    assert json.loads(out)["changes"] == [{"change": "fix-dim", "value": "batch=1,seq=1"}]
+    result = json.loads(out)
+    assert result["changes"] == [{"change": "fix-dim", "value": "seq=1"}]
+    assert result["before"]["acceleratorPartitions"] == shown["partitionCount"]  # whatif's before is the prediction

@@ -8,6 +8,8 @@ each cause saves is what ``partsim blame`` measures by re-simulating; this only 
 to try first, so a plain ``simulate`` stays one simulation.
 """
 
+from ..io.variants import decompose_sources
+
 __all__ = ["largest_cause", "suggested_change", "NOT_ACTIONABLE"]
 
 CPU = "CPUExecutionProvider"
@@ -48,7 +50,8 @@ def causes(summary):
     ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     return [{"reason": reason, "opType": op, "domain": domain, "nodes": len(nodes), "provider": providers[0],
              "detail": nodes[0].get("reasonDetail") or "",
-             "scopes": sorted({n["scope"] for n in nodes if n.get("scope")})}
+             "scopes": sorted({n["scope"] for n in nodes if n.get("scope")}),
+             "origins": sorted({n.get("origin") or "model" for n in nodes})}
             for (reason, domain, op), nodes in ranked]
 
 
@@ -64,8 +67,12 @@ def suggested_change(cause, symbolic_dims=(), optimized=False):
     ['--add-support', 'com.microsoft:Gemm']
     """
     op = f"{cause['domain']}:{cause['opType']}" if cause["domain"] else cause["opType"]
-    if cause.get("decomposable") and not cause.get("scopes"):
-        return (["--decompose", op], f"replace every {op} by the ops that define it")
+    ops = cause.get("decompose") or ((op,) if cause.get("decomposable") else ())
+    if ops and not cause.get("scopes"):
+        inlined = [o for o in ops if o != op]
+        return (["--decompose", ",".join(ops)], f"replace every {' and every '.join(ops)} by the ops that define "
+                f"{'them' if len(ops) > 1 else 'it'}" + (f" (ORT expands {', '.join(inlined)} into these {op} nodes)"
+                                                         if inlined else ""))
     if cause["reason"] == "dynamic_shape" and symbolic_dims:
         return (["--dim", ",".join(f"{d}=1" for d in symbolic_dims)],
                 "fix the symbolic input dimensions (1 here: put your real sizes)")
@@ -82,8 +89,7 @@ def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=N
 
     ``request`` is the model and the provider options exactly as the user gave them
     (``["m.onnx", "-p", "nnapi"]``), so each command can be pasted as it is.  ``fixed_dims``: the
-    dimensions the prediction fixed (``--dim``): the whatif change keeps them, while whatif's
-    "before" and blame start from the model as written, which a last step says.  ``level``: the
+    dimensions the prediction fixed (``--dim``): whatif (``--base-dim``, both runs) and blame keep them.  ``level``: the
     ORT optimization level predicted (the commands repeat it unless it is the default, ``all``);
     ``None`` keeps the older ``optimized`` flag (``--optimize basic``).  ``decomposable``: op types
     the model could replace by their definition (suggested as ``--decompose`` first).
@@ -102,12 +108,13 @@ def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=N
     if not providers or providers[0] == CPU:
         return [{"text": "only the CPU was asked for: name an accelerator, e.g. -p nnapi, -p cuda, -p openvino "
                          "(`partsim rules list` shows every shipped table)", "command": None}]
+    kept = [w for k, v in sorted((fixed_dims or {}).items()) for w in ("--dim", f"{k}={v}")]
     if level is not None:
         same = ["--level", level] if level != "all" else []
-        base, blame = list(request) + same, ["blame"] + list(request) + same
+        base, blame = list(request) + same, ["blame"] + list(request) + same + kept
     else:
         base = list(request) + (["--base-optimize", "basic"] if optimized else [])
-        blame = ["blame"] + list(request) + (["--optimize", "basic"] if optimized else [])
+        blame = ["blame"] + list(request) + (["--optimize", "basic"] if optimized else []) + kept
     found = causes(summary)
     if not found:
         off = {n["reason"] for n in summary["nodes"] if n["reason"]}
@@ -119,7 +126,8 @@ def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=N
                 {"text": "measure what each cause would save anyway:", "command": blame}]
     steps = []
     for cause in found[:3]:
-        cause["decomposable"] = not cause["domain"] and cause["opType"] in decomposable
+        cause["decompose"] = () if cause["domain"] else decompose_sources(cause["opType"], cause["origins"], 0,
+                                                                           known=set(decomposable))
         command, what = _whatif_command(cause, base, symbolic_dims, optimized, fixed_dims)
         effect = measure(command[1:]) if measure is not None else ""
         steps.append(_cause_step(cause))
@@ -130,9 +138,6 @@ def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=N
         break
     steps.append({"text": "rank every cause by what lifting it alone saves (partitions, transfers, copies):",
                   "command": blame})
-    if fixed_dims:
-        steps.append({"text": "whatif's before and blame are the model as written, without your --dim",
-                      "command": None})
     return steps
 
 
@@ -149,12 +154,8 @@ def _cause_step(cause):
 
 def _whatif_command(cause, base, symbolic_dims, optimized, fixed_dims):
     change, what = suggested_change(cause, symbolic_dims, optimized)
-    if fixed_dims:  # whatif's "after" keeps the user's --dim; its "before" is the model as written
-        given = [f"{k}={v}" for k, v in sorted(fixed_dims.items())]
-        if change[0] == "--dim":
-            change = ["--dim", ",".join(given + change[1].split(","))]
-        else:
-            change = ["--dim", ",".join(given)] + change
+    if fixed_dims:  # both of whatif's runs keep the user's --dim
+        change = ["--base-dim", ",".join(f"{k}={v}" for k, v in sorted(fixed_dims.items()))] + change
     return ["whatif"] + base + change, what
 
 

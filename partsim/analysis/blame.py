@@ -1,7 +1,7 @@
 """``partsim blame``: which single cause costs the most accelerator coverage, partitions and copies.
 """
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from ..errors import ModelError, UsageError
@@ -11,7 +11,7 @@ from .context import SCHEMA_VERSION
 from .cost import _saved, metrics
 from .lift import LIFTABLE_REASONS, lift_op_type, lift_reason
 from .remedies import EFFORT, WHO, actionability, opset_candidates
-from ..io.variants import decomposable, dim_params
+from ..io.variants import decompose_sources, dim_params
 
 __all__ = ["blame"]
 
@@ -118,12 +118,13 @@ def _variant(ctx, optimize, fix_dims=None, opset=None, decompose=()):
     from ..io.variants import load_variant_prepared
     from ..sim.pipeline import normalize_level, partitioning_level
 
+    fix_dims = {**(ctx.dims or {}), **(fix_dims or {})}  # the dims the user fixed stay fixed
     try:  # the graph ORT partitions depends on the providers (inlining, Level 2/3 sets)
         if not fix_dims and opset is None and not decompose:
             return prepare_graph(ctx.path, optimize, seed=ctx.seed, resolution=ctx.resolution()), None
         at = partitioning_level(normalize_level(optimize) or "all")
-        return load_variant_prepared(ctx.path, at, fix_dims, opset, seed=ctx.seed, resolution=ctx.resolution(),
-                                     decompose=decompose), None
+        return load_variant_prepared(ctx.path, at, fix_dims or None, opset, seed=ctx.seed,
+                                     resolution=ctx.resolution(), decompose=decompose), None
     except ModelError as exc:
         return None, str(exc)
 
@@ -138,7 +139,7 @@ def _run_lifted(ctx, lifted):
         return ctx.run(lifted)[0], ctx.model
     from ..api import prepare_graph
 
-    prepared = prepare_graph(ctx.path, ctx.optimize, seed=ctx.seed, resolution=lifted)
+    prepared = prepare_graph(ctx.path, ctx.optimize, seed=ctx.seed, dims=ctx.dims or None, resolution=lifted)
     return ctx.run(lifted, model=prepared)[0], prepared.model
 
 
@@ -164,7 +165,8 @@ def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True, analyse_lev
     link : Link, optional
         Adds ``copyTimeUs`` to every count.
     dim_value : int
-        Size a symbolic input dimension is fixed to when its effect is measured.
+        Size a symbolic input dimension is fixed to when its effect is measured (the dimensions
+        :func:`prepare` fixed, ``ctx.dims``, are part of the baseline and not measured).
     dims : dict, optional
         Per-name sizes overriding ``dim_value``.
     analyse_dims : bool
@@ -183,74 +185,142 @@ def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True, analyse_lev
         on (``actionable``, ``actionBy``, ``remedy``), transfers, Memcpy, bytes;
         ``notLiftable`` categories, ``notMeasured`` variants that could not be built.
     """
-    model = ctx.model
     res = ctx.resolution()
     if not res.tables or res.tables[0].provider == CPU:
         raise UsageError("blame needs an accelerator first in --providers (or --support): with the CPU "
                          "first nothing is kept off it")
-    first = res.tables[0]
+    base = _baseline(ctx, res, link)
+    rows, not_liftable = _lift_rows(base)
+    opts = {"dim_value": dim_value, "dims": dims, "dims_on": analyse_dims, "levels_on": analyse_levels,
+            "opsets_on": analyse_opsets}
+    variant_rows, not_measured = _variant_rows(base, opts)
+    rows.extend(variant_rows)
+    rows.sort(key=_rank_key)
+    for k, r in enumerate(rows, 1):
+        r["rank"] = k
+        del r["_gain"]
+    model = base.model
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "command": "blame",
+        "model": _head(ctx),
+        "optimize": ctx.optimize,
+        "requestedProviders": list(res.requested),
+        "effectiveProviders": list(res.effective),
+        "firstProvider": base.first.provider,
+        "policy": ctx.policy,
+        "baseline": base.metrics,
+        "coverage": _cov_json(_coverage(base.summary)),
+        "undelegatedNodes": len(base.off),
+        "reasons": {c: len(v) for c, v in sorted(base.by_reason.items())},
+        "memcpyCauses": {r["cause"]: len(r["memcpyAtNodes"]) for r in sorted(rows, key=lambda r: r["cause"])
+                         if r["kind"] == "reason"},
+        "causes": rows,
+        "notLiftable": not_liftable,
+        "notMeasured": not_measured,
+        "actionBy": dict(WHO),
+        "symbolicDims": {k: [f"{i}[{a}]" for i, a in v] for k, v in dim_params(model).items()},
+        "fixedDims": dict(sorted((ctx.dims or {}).items())),
+        "link": link.to_json() if link else None,
+    }
+
+
+@dataclass
+class _Base:
+    """The baseline every cause is measured against."""
+
+    ctx: object
+    res: object
+    link: object
+    model: object
+    summary: dict
+    metrics: dict
+    device: set
+    off: list
+    by_op: dict
+    by_reason: dict
+    names: list
+
+    @property
+    def first(self):
+        return self.res.tables[0]
+
+    def row(self, kind, name, concerned, after_s, after_model, lifted=""):
+        return _row(kind, name, concerned, self.metrics, self.summary, after_s, after_model, self.link, self.device,
+                    lifted)
+
+
+def _baseline(ctx, res, link):
+    model = ctx.model
     before_s, _ = ctx.run(res)
     device = {t.provider for t in res.tables if not t.cpu_based}
-    before_m = metrics(before_s, model, link, device)
-    rest = res.tables[1:]
     off = [(k, n) for k, n in enumerate(before_s["nodes"]) if n["reason"] is not None]
-
-    by_op = {}
-    by_reason = {}
+    by_op, by_reason = {}, {}
     for k, n in off:
         node = model.nodes[k]
         by_op.setdefault((node.domain, node.op_type), []).append(k)
         by_reason.setdefault(n["reason"], []).append(k)
+    return _Base(ctx, res, link, model, before_s, metrics(before_s, model, link, device), device, off, by_op,
+                 by_reason, [n.name for n in model.nodes])
+
+
+def _lift_rows(base):
+    """One row per op type and per reason lifted from the first provider's table; the reasons no table
+    can lift (``{reason: nodes}``)."""
+    first, rest, model, names = base.first, base.res.tables[1:], base.model, base.names
     rows = []
-    names = [n.name for n in model.nodes]
-    for (domain, op), idx in sorted(by_op.items()):
-        lifted = replace(res, tables=(lift_op_type(first, domain, op),) + rest)
-        after_s, after_model = _run_lifted(ctx, lifted)
+    for (domain, op), idx in sorted(base.by_op.items()):
+        lifted = replace(base.res, tables=(lift_op_type(first, domain, op),) + rest)
+        after_s, after_model = _run_lifted(base.ctx, lifted)
         label = f"{domain}:{op}" if domain else op
-        row = _row("opType", label, [names[i] for i in idx], before_m, before_s, after_s, after_model, link, device,
-                   f"{first.provider} accepts {label} for any dtype and shape")
+        row = base.row("opType", label, [names[i] for i in idx], after_s, after_model,
+                       f"{first.provider} accepts {label} for any dtype and shape")
         cats = {}
         for i in idx:
-            c = before_s["nodes"][i]["reason"]
+            c = base.summary["nodes"][i]["reason"]
             cats[c] = cats.get(c, 0) + 1
         row["reasons"] = dict(sorted(cats.items()))
-        row["memcpyAtNodes"] = _memcpy_at(model, before_s, idx)
+        row["memcpyAtNodes"] = _memcpy_at(model, base.summary, idx)
         rows.append(_mark(row, first, (domain, op)))
     not_liftable = {}
-    for cat, idx in sorted(by_reason.items()):
+    for cat, idx in sorted(base.by_reason.items()):
         table = lift_reason(first, cat, model)
         if table is None:
             not_liftable[cat] = len(idx)
             continue
-        after_s, after_model = _run_lifted(ctx, replace(res, tables=(table,) + rest))
-        row = _row("reason", cat, [names[i] for i in idx], before_m, before_s, after_s, after_model, link, device,
-                   LIFTABLE_REASONS[cat])
+        after_s, after_model = _run_lifted(base.ctx, replace(base.res, tables=(table,) + rest))
+        row = base.row("reason", cat, [names[i] for i in idx], after_s, after_model, LIFTABLE_REASONS[cat])
         if cat == "cpu_preferred":
             region = _shape_subgraphs(model, idx)
             row["groups"] = [[names[i] for i in g] for g in region]
-            row["memcpyAtNodes"] = _memcpy_at(model, before_s, [i for g in region for i in g])
+            row["memcpyAtNodes"] = _memcpy_at(model, base.summary, [i for g in region for i in g])
         else:
             row["groups"] = [[names[i] for i in g] for g in weakly_connected_groups(model, idx)]
-            row["memcpyAtNodes"] = _memcpy_at(model, before_s, idx)
+            row["memcpyAtNodes"] = _memcpy_at(model, base.summary, idx)
         rows.append(_mark(row, first))
-    dim_rows = []
-    not_measured = []
+    return rows, not_liftable
+
+
+def _variant_rows(base, opts):
+    """Rows of the changes that need a variant of the model (dims, levels, opsets, decompositions), and
+    the variants that could not be built."""
+    ctx, model, rows, not_measured = base.ctx, base.model, [], []
 
     def measure(kind, label, variant_args, lifted, **extra):
         variant, why = _variant(ctx, *variant_args)
         if variant is None:
             not_measured.append({"kind": kind, "cause": label, "why": why})
             return None
-        after_s, _ = ctx.run(res, model=variant)
-        row = _row(kind, label, [], before_m, before_s, after_s, variant.model, link, device, lifted)
+        after_s, _ = ctx.run(base.res, model=variant)
+        row = base.row(kind, label, [], after_s, variant.model, lifted)
         after_names = {n["name"] for n in after_s["nodes"]}
-        row["goneNodes"] = sum(1 for n in before_s["nodes"] if n["name"] not in after_names)
+        row["goneNodes"] = sum(1 for n in base.summary["nodes"] if n["name"] not in after_names)
         row.update(extra)
-        dim_rows.append(_mark(_dim_nodes(row), first))
+        rows.append(_mark(_dim_nodes(row), base.first))
         return row
 
-    params = dim_params(model) if analyse_dims else {}
-    fixed = {k: int((dims or {}).get(k, dim_value)) for k in params}
+    params = dim_params(model) if opts["dims_on"] else {}
+    fixed = {k: int((opts["dims"] or {}).get(k, opts["dim_value"])) for k in params}
     all_dims = ",".join(f"{k}={v}" for k, v in fixed.items())
     all_inputs = sorted(f"{i}[{a}]" for w in params.values() for i, a in w)
     for name, where in params.items():
@@ -260,50 +330,39 @@ def blame(ctx, link=None, dim_value=1, dims=None, analyse_dims=True, analyse_lev
     if len(params) > 1:
         measure("dims", all_dims, (ctx.optimize, fixed), "every symbolic dimension of the graph inputs fixed at once",
                 inputs=all_inputs)
-    if analyse_levels:
+    if opts["levels_on"]:
         for level in _higher_levels(ctx.optimize):
             measure("level", f"level {level}", (level,),
                     f"ORT's own {level} rewrites (constant folding, redundant-node removal) before partitioning")
             if params:
                 measure("level+dims", f"level {level} + {all_dims}", (level, fixed),
                         f"ORT's {level} rewrites with every symbolic dimension fixed", inputs=all_inputs)
-    rejected = [k for k, n in off if n["reason"] == "opset_version"]
-    if analyse_opsets and rejected:
-        for n in opset_candidates(model, first, rejected):
+    rejected = [k for k, n in base.off if n["reason"] == "opset_version"]
+    if opts["opsets_on"] and rejected:
+        for n in opset_candidates(model, base.first, rejected):
             measure("opset", f"opset {n}", (ctx.optimize, None, n),
                     f"the model converted to opset {n} (onnx.version_converter)")
-    opset = ctx.model.opsets.get("", 0)
-    for (domain, op), idx in sorted(by_op.items()):  # model-side remedies: the op replaced by its definition
-        if domain == "" and decomposable(op, opset) and all(model.nodes[i].parent is None for i in idx):
-            row = measure("decompose", f"decompose {op}", (ctx.optimize, None, None, (op,)),
-                          f"every {op} node replaced by the ops that define it")
-            if row is not None:
-                row["nodes"], row["nodeCount"] = [names[i] for i in idx], len(idx)
-    rows.extend(dim_rows)
-    rows.sort(key=_rank_key)
-    for k, r in enumerate(rows, 1):
-        r["rank"] = k
-        del r["_gain"]
-    out = {
-        "schemaVersion": SCHEMA_VERSION,
-        "command": "blame",
-        "model": _head(ctx),
-        "optimize": ctx.optimize,
-        "requestedProviders": list(res.requested),
-        "effectiveProviders": list(res.effective),
-        "firstProvider": first.provider,
-        "policy": ctx.policy,
-        "baseline": before_m,
-        "coverage": _cov_json(_coverage(before_s)),
-        "undelegatedNodes": len(off),
-        "reasons": {c: len(v) for c, v in sorted(by_reason.items())},
-        "memcpyCauses": {r["cause"]: len(r["memcpyAtNodes"]) for r in sorted(rows, key=lambda r: r["cause"])
-                         if r["kind"] == "reason"},
-        "causes": rows,
-        "notLiftable": not_liftable,
-        "notMeasured": not_measured,
-        "actionBy": dict(WHO),
-        "symbolicDims": {k: [f"{i}[{a}]" for i, a in v] for k, v in dim_params(model).items()},
-        "link": link.to_json() if link else None,
-    }
+    for op, ops, idx in _decompositions(base):  # model-side remedies: ops replaced by their definitions
+        row = measure("decompose", f"decompose {','.join(ops)}", (ctx.optimize, None, None, ops),
+                      f"every {' and every '.join(ops)} node replaced by the ops that define it"
+                      + (f" (ORT expands {', '.join(o for o in ops if o != op)} into these {op} nodes)"
+                         if ops != (op,) else ""))
+        if row is not None:
+            row["nodes"], row["nodeCount"] = [base.names[i] for i in idx], len(idx)
+    return rows, not_measured
+
+
+def _decompositions(base):
+    """``(graph op, ops to decompose in the model file, node indices)`` per decomposable op off the first
+    provider: the op itself where the file has it, and the function op ORT inlined into it (HardSwish
+    becomes HardSigmoid and Mul: decomposing HardSigmoid in the file cannot reach those)."""
+    opset = base.model.opsets.get("", 0)
+    origins = getattr(base.ctx, "origins", None) or {}
+    out = []
+    for (domain, op), idx in sorted(base.by_op.items()):
+        if domain or not all(base.model.nodes[i].parent is None for i in idx):
+            continue
+        ops = decompose_sources(op, [origins.get(base.names[i], "model") for i in idx], opset)
+        if ops:
+            out.append((op, ops, idx))
     return out

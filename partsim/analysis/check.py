@@ -107,11 +107,9 @@ def _entry_key(check_name, rel):
 
 
 def _relative(path, root):
-    p = Path(path).resolve()
-    try:
-        return p.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
+    from ..io.config import model_relpath
+
+    return model_relpath(path, root)
 
 
 def read_lock(path):

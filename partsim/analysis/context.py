@@ -27,6 +27,8 @@ class Context:
     policy: str
     seed: int = 0
     facts: object = NO_FACTS  # what ORT's pipeline knew about ``model`` (partsim.sim.facts.SessionFacts)
+    origins: object = None  # node name -> where ORT's pipeline made it ("model", "inlined:HardSwish", …)
+    dims: object = None  # symbolic dimensions fixed in ``model`` (``--dim``): every variant keeps them
 
     def resolution(self, requested=None):
         return resolve_providers(list(self.requested if requested is None else requested), self.tables,
@@ -48,9 +50,9 @@ class Context:
 
 
 def prepare(path, providers=None, rule_paths=(), support=None, support_name="EP", support_kind="kernel",
-            policy="per-node", optimize="none", seed=0, model=None):
+            policy="per-node", optimize="none", seed=0, model=None, dims=None):
     """Load ``path`` once (or take ``model``) and the tables, resolve the request as
-    :func:`partsim.api.predict` does."""
+    :func:`partsim.api.predict` does; ``dims`` fixes symbolic input dimensions (``--dim``)."""
     from ..api import build_request, load_tables, prepare_graph
 
     requested, extra = build_request(providers, support, support_name, support_kind)  # bad names: before loading
@@ -60,7 +62,8 @@ def prepare(path, providers=None, rule_paths=(), support=None, support_name="EP"
     refuse_tableless(resolution, tables)
     if model is not None:
         return Context(model, str(path), optimize, tables, tuple(extra), tuple(requested), policy, seed)
-    p = prepare_graph(path, optimize, seed=seed, resolution=resolution)
+    p = prepare_graph(path, optimize, seed=seed, dims=dims or None, resolution=resolution)
     if p.failure:
         p.model.warnings.append(p.failure)
-    return Context(p.model, str(path), optimize, tables, tuple(extra), tuple(requested), policy, seed, p.facts)
+    return Context(p.model, str(path), optimize, tables, tuple(extra), tuple(requested), policy, seed, p.facts,
+                   getattr(p, "origins", None), dict(dims) if dims else None)

@@ -112,16 +112,17 @@ def whatif(ctx, add=(), fix_dims=None, opset=None, drop=(), reorder=(), optimize
             changes.append({"change": "add-support", "value": spec, "provider": table.provider})
         res = replace(res, tables=(table,) + res.tables[1:])
     model = None  # the context's own graph
+    dims = {**(ctx.dims or {}), **(fix_dims or {})}  # the base dims (--base-dim) stay fixed after the change
     if fix_dims or opset is not None or decompose:
         from ..io.variants import load_variant_prepared
         from ..sim.pipeline import normalize_level, partitioning_level
 
-        model = load_variant_prepared(ctx.path, partitioning_level(normalize_level(after_opt) or "all"), fix_dims,
+        model = load_variant_prepared(ctx.path, partitioning_level(normalize_level(after_opt) or "all"), dims or None,
                                       opset, seed=ctx.seed, resolution=res, decompose=decompose)
     elif after_opt != "disable" and (after_opt != ctx.optimize or res != before_res):
         from ..api import prepare_graph
 
-        model = prepare_graph(ctx.path, after_opt, seed=ctx.seed, resolution=res)
+        model = prepare_graph(ctx.path, after_opt, seed=ctx.seed, dims=dims or None, resolution=res)
     after_s, _ = ctx.run(res, model=model)
     after_m = ctx.metrics(after_s, res, model=model, link=link)
     change = _saved(after_m, before_m)  # after - before

@@ -31,9 +31,10 @@ partitions, transfers, Memcpy nodes and boundary bytes disappear.
 Lifting means a copy of the first provider's rule table that:
   op type              accepts that op for any dtype, shape and attribute
 {chr(10).join(f"  {k:<20} {v}" for k, v in LIFTABLE_REASONS.items())}
-Symbolic input dimensions (dim_param names) are fixed one at a time and all
-together (to --dim-value, default 1, or --dim NAME=VALUE) and the model
-reloaded; ORT's higher optimization levels (its own constant folding, e.g.
+--dim NAME=VALUE fixes a symbolic input dimension in the model blamed (as
+simulate --dim: the baseline, and every change measured, keep it).  The other
+symbolic input dimensions (dim_param names) are fixed one at a time and all
+together (to --dim-value, default 1) and the model reloaded; ORT's higher optimization levels (its own constant folding, e.g.
 "level basic" on a model predicted at none) are measured on ORT's rewrite; and
 when nodes are rejected for their schema version, the nearest opsets at which
 the table has a kernel ("opset N", converted with onnx.version_converter).
@@ -84,7 +85,8 @@ def add_parser(sub):
     g = p.add_argument_group("symbolic dimensions")
     g.add_argument("--dim-value", type=int, default=1, metavar="N",
                    help="size a symbolic input dimension is fixed to when its effect is measured (default 1)")
-    add_dim_arg(p, "size for one symbolic dimension when its effect is measured (overrides --dim-value)", g)
+    add_dim_arg(p, "a symbolic input dimension fixed to VALUE in the model blamed (as simulate --dim; the others "
+                   "are measured at --dim-value)", g)
     g.add_argument("--no-dims", action="store_true", help="do not measure symbolic input dimensions")
     p.add_argument("--no-variants", action="store_true",
                    help="measure only table lifts: no dims, optimization levels or opsets (no model reloads)")
@@ -98,8 +100,8 @@ def run(args):
     link = parse_link(args.link) if args.link else None
     dims = parse_dims(args.dim)
     ctx = prepare(args.model, provider_request(args.providers), args.rules, split_list(args.support),
-                  args.support_name, args.support_kind, args.policy, optimize=level_of(args))
-    result = blame(ctx, link=link, dim_value=args.dim_value, dims=dims, analyse_dims=not (args.no_dims or args.no_variants),
+                  args.support_name, args.support_kind, args.policy, optimize=level_of(args), dims=dims)
+    result = blame(ctx, link=link, dim_value=args.dim_value, analyse_dims=not (args.no_dims or args.no_variants),
                    analyse_levels=not args.no_variants, analyse_opsets=not args.no_variants)
     text = to_json(result) if args.format == "json" else render_blame_table(result, top=args.top)
     write_output(text, args.output)

@@ -146,7 +146,9 @@ def run(args):
         from .args import request_words
 
         level = summary.get("level")
-        blame = ["partsim", "blame"] + request_words(args) + (["--level", level] if level and level != "all" else [])
+        kept = [w for d in getattr(args, "dim", None) or () for w in ("--dim", d)]  # blame keeps the fixed dims
+        blame = (["partsim", "blame"] + request_words(args) + (["--level", level] if level and level != "all" else [])
+                 + kept)
         text = render_html(summary, plan, svg, details, blame_command=blame)
     write_output(text, args.output)
     return EXIT_OK

@@ -91,7 +91,10 @@ def run(args):
             from .whatif import measured_effect
 
             opset = assignment.model.opsets.get("", 0)
-            ops = {n.op_type for n in assignment.model.nodes if n.domain == "" and decomposable(n.op_type, opset)}
+            graph_ops = {n.op_type for n in assignment.model.nodes if n.domain == ""}
+            graph_ops |= {o.partition(":")[2] for o in (n.get("origin") or "" for n in summary["nodes"])
+                          if o.startswith("inlined:")}  # function ops ORT inlined (HardSwish)
+            ops = {op for op in graph_ops if decomposable(op, opset)}
             steps = next_steps(summary, request_words(args), list(dim_params(assignment.model)),
                                optimized=summary["level"] != "disable", fixed_dims=parse_dims(args.dim),
                                level=summary["level"], decomposable=ops,

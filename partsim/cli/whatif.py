@@ -47,6 +47,9 @@ def add_parser(sub):
     add_dim_arg(p, "a symbolic input dimension fixed to VALUE (the model reloaded); repeatable, or "
                    "comma-separated", group=g)
     g.add_argument("--fix-dim", action="append", dest="dim", help=argparse.SUPPRESS)  # the old name of --dim
+    p.add_argument("--base-dim", action="append", default=[], metavar="NAME=VALUE",
+                   help="a symbolic input dimension fixed in both runs (the prediction you compare from, as "
+                        "simulate --dim); not a change")
     g.add_argument("--decompose", action="append", metavar="OP[,…]",
                    help="OP nodes of the main graph replaced by the ops that define them (HardSigmoid as Mul, Add, "
                         "Clip; Gelu, HardSwish, Mish, LayerNormalization; else ONNX's function body)")
@@ -102,6 +105,7 @@ def compute(args):
         raise UsageError("nothing to compare: give at least one change (--add-support, --dim, --decompose, --opset, "
                          "--drop-provider, --reorder, --optimize)")
     ctx = prepare(args.model, provider_request(args.providers), args.rules, split_list(args.support),
-                  args.support_name, args.support_kind, args.policy, optimize=base)
+                  args.support_name, args.support_kind, args.policy, optimize=base,
+                  dims=parse_dims(args.base_dim, "--base-dim"))
     return whatif(ctx, add=add, fix_dims=fix, opset=args.opset, drop=drop, reorder=reorder,
                     optimize=after, link=link, decompose=decompose)

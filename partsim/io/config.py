@@ -292,6 +292,13 @@ def _lock_path(lock, root, config, checks, fail):
     return full
 
 
+def model_relpath(path, root):
+    """``path`` relative to the config's folder ``root`` as the config names it: lexically, so that a model
+    that is a symbolic link (a zoo linking its models from elsewhere) keeps its name; else ``path``."""
+    p = Path(os.path.abspath(path))
+    return p.relative_to(root).as_posix() if p.is_relative_to(root) else str(path)
+
+
 def _inside(pattern, root):
     """Does the glob ``pattern`` (relative to ``root``, or absolute) stay inside ``root``?"""
     full = os.path.normpath(pattern if os.path.isabs(pattern) else os.path.join(root, pattern))
@@ -446,8 +453,7 @@ def _per_model(tables, k, lines, fail, root, models):
         return ()
     if not isinstance(tables, dict) or not all(isinstance(v, dict) for v in tables.values()):
         fail('model must be tables, one per model: [check.model."models/x.onnx"]', lines.key(k, "model"))
-    rels = [Path(m).resolve().relative_to(root).as_posix() if Path(m).resolve().is_relative_to(root) else m
-            for m in models]
+    rels = [model_relpath(m, root) for m in models]
     out = []
     for pattern, table in tables.items():
         line = lines.mention(k, pattern)

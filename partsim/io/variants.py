@@ -5,7 +5,7 @@ ops replaced by the ops that define them (decompositions).
 from ..errors import ModelError, UsageError
 
 __all__ = ["load_variant", "load_variant_prepared", "fix_dims_in_proto", "dim_params", "check_dims",
-           "decompose_in_proto", "decomposable", "DOCUMENTED"]
+           "decompose_in_proto", "decomposable", "decompose_sources", "DOCUMENTED"]
 
 
 def dim_params(model):
@@ -133,6 +133,26 @@ DOCUMENTED = ("Gelu", "HardSigmoid", "HardSwish", "LayerNormalization", "Mish")
 def decomposable(op_type, opset):
     """True when :func:`decompose_in_proto` can replace ``op_type`` nodes of a model at ``opset``."""
     return op_type in DOCUMENTED or _schema_body(op_type, opset) is not None
+
+
+def decompose_sources(op_type, origins, opset, known=None):
+    """The ops of a model file to decompose so that its ``op_type`` nodes go (a tuple, file ops sorted;
+    empty when none can): ``op_type`` itself for nodes of the file (origin ``model``), and ``Y`` for nodes ORT
+    made by inlining the function op ``Y`` (origin ``inlined:Y``: HardSwish becomes HardSigmoid and Mul).
+    ``known``: the decomposable ops, when already worked out (else :func:`decomposable` at ``opset``).
+
+    >>> decompose_sources("HardSigmoid", ["inlined:HardSwish", "model"], 14)
+    ('HardSigmoid', 'HardSwish')
+    >>> decompose_sources("HardSigmoid", ["fused:X"], 14)
+    ()
+    """
+    ops = set()
+    for origin in set(origins):
+        source = op_type if origin == "model" else origin.partition(":")[2] if origin.startswith("inlined:") else None
+        if not source or not (source in known if known is not None else decomposable(source, opset)):
+            return ()
+        ops.add(source)
+    return tuple(sorted(ops))
 
 
 def _schema_body(op_type, opset):

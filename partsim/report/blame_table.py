@@ -71,36 +71,62 @@ def render_blame_table(r, top=20):
         out.append("not liftable on a table: " + ", ".join(f"{k} ({plural(v, 'node')})" for k, v in r["notLiftable"].items()))
     out.append("")
     out.append("nodes concerned:")
-    for row in rows_in[:top]:
-        if row["kind"] == "reason" and row.get("groups"):
-            k = len(row["groups"])
-            what = ("shape subgraph" if row["cause"] == "cpu_preferred" else "group") + ("" if k == 1 else "s")
-            line = (f"  {row['cause']}: {plural(row['nodeCount'], 'node')} in {k} {what}, e.g. "
-                    f"[{short_list(row['groups'][0], 6)}]")
-        elif row["kind"] == "decompose":
-            line = f"  {row['cause']}: {short_list(row['nodes'], 4)} replaced by the ops that define them"
-        elif row["kind"] in ("dim", "dims", "level", "level+dims", "opset"):
-            where = f" ({', '.join(row['inputs'])})" if row.get("inputs") else ""
-            gone = (f", {row['goneNodes']} of its nodes gone (folded, fused or renamed by the change)"
-                    if row.get("goneNodes") else "")
-            moves = "moves" if row["nodeCount"] == 1 else "move"
-            line = (f"  {row['cause']}{where}: {plural(row['nodeCount'], 'node')} {moves} to the first provider{gone}"
-                    + (f": {short_list(row['nodes'], 4)}" if row["nodes"] else ""))
-        else:
-            line = f"  {row['cause']}: {short_list(row['nodes'], 4)}"
-            if row.get("reasons"):
-                line += "  (" + ", ".join(f"{k} {v}" for k, v in row["reasons"].items()) + ")"
-        out.append(line)
-    best = next((row for row in rows_in if row["actionable"] and row["coverage"]["gainPoints"] > 0), None)
+    out.extend(_concerned(row) for row in rows_in[:top])
     out.append("")
-    if best is not None:
-        out.append(f"next step: {best['cause']} (rank {best['rank']}, coverage "
-                   f"{best['coverage']['after']['percent']:.1f}%): {best['remedy']}")
-        if best["kind"] == "decompose":
-            level = f" --level {r['optimize']}" if r["optimize"] != "all" else ""
-            out.append(f"  partsim whatif {r['model']['path']} -p {','.join(r['requestedProviders'])}{level} "
-                       f"--decompose {best['cause'].split()[-1]}")
-    else:
-        out.append("next step: nothing you can change in the model or session raises coverage; the remaining "
-                   "causes need the provider itself (try another provider, or check with whatif)")
+    out.extend(_next_step(r))
     return "\n".join(out) + "\n"
+
+
+def _concerned(row):
+    """The "nodes concerned" line of one cause."""
+    if row["kind"] == "reason" and row.get("groups"):
+        k = len(row["groups"])
+        what = ("shape subgraph" if row["cause"] == "cpu_preferred" else "group") + ("" if k == 1 else "s")
+        return (f"  {row['cause']}: {plural(row['nodeCount'], 'node')} in {k} {what}, e.g. "
+                f"[{short_list(row['groups'][0], 6)}]")
+    if row["kind"] == "decompose":
+        return f"  {row['cause']}: {short_list(row['nodes'], 4)} replaced by the ops that define them"
+    if row["kind"] in ("dim", "dims", "level", "level+dims", "opset"):
+        where = f" ({', '.join(row['inputs'])})" if row.get("inputs") else ""
+        gone = (f", {row['goneNodes']} of its nodes gone (folded, fused or renamed by the change)"
+                if row.get("goneNodes") else "")
+        moves = "moves" if row["nodeCount"] == 1 else "move"
+        return (f"  {row['cause']}{where}: {plural(row['nodeCount'], 'node')} {moves} to the first provider{gone}"
+                + (f": {short_list(row['nodes'], 4)}" if row["nodes"] else ""))
+    line = f"  {row['cause']}: {short_list(row['nodes'], 4)}"
+    if row.get("reasons"):
+        line += "  (" + ", ".join(f"{k} {v}" for k, v in row["reasons"].items()) + ")"
+    return line
+
+
+def _next_step(r):
+    """The best change the user can make, with the whatif command that measures it (the blamed model's
+    --dim kept in both runs: --base-dim)."""
+    best = next((row for row in r["causes"] if row["actionable"] and row["coverage"]["gainPoints"] > 0), None)
+    if best is None:
+        return ["next step: nothing you can change in the model or session raises coverage; the remaining "
+                "causes need the provider itself (try another provider, or check with whatif)"]
+    out = [f"next step: {best['cause']} (rank {best['rank']}, coverage "
+           f"{best['coverage']['after']['percent']:.1f}%): {best['remedy']}"]
+    change = _whatif_change(best)
+    if change:
+        level = f" --level {r['optimize']}" if r["optimize"] != "all" else ""
+        fixed = r.get("fixedDims") or {}
+        base = f" --base-dim {','.join(f'{k}={v}' for k, v in fixed.items())}" if fixed else ""
+        out.append(f"  partsim whatif {r['model']['path']} -p {','.join(r['requestedProviders'])}{level}{base} "
+                   f"{change}")
+    return out
+
+
+def _whatif_change(row):
+    """The whatif options that make the change of a model-side cause (``None`` for a table lift)."""
+    kind, cause = row["kind"], row["cause"]
+    if kind == "decompose":
+        return f"--decompose {cause.split()[-1]}"
+    if kind in ("dim", "dims"):
+        return f"--dim {cause}"
+    if kind == "opset":
+        return f"--opset {cause.split()[-1]}"
+    if kind == "level":
+        return f"--optimize {cause.split()[-1]}"
+    return None
