@@ -98,7 +98,7 @@ def _begin_early(path, level, requested, tables, extra, child):
     return begin_early(path, level, [(t.provider, t.is_compiling) for t in guess.tables], child)
 
 
-def _load(path, optimize, seed=0, dims=None, resolution=None, child=None, early=None, checked=False):
+def _load(path, optimize, seed=0, dims=None, resolution=None, child=None, early=None, source=None):
     from .runtime.pipeline import prepare
     from .sim.pipeline import normalize_level
 
@@ -108,7 +108,7 @@ def _load(path, optimize, seed=0, dims=None, resolution=None, child=None, early=
     if resolution is None:
         resolution = resolve_providers(list(DEFAULT_PROVIDERS), load_tables())
     if not dims:
-        return prepare(path, level, resolution, seed=seed, child=child, early=early, checked=checked)
+        return prepare(path, level, resolution, seed=seed, child=child, early=early, source=source)
     from .io.variants import check_dims, load_variant_prepared
 
     for c in (child, early):
@@ -311,21 +311,22 @@ def _report_stage(summary, assignment, prepared, path, level, dims, resolution, 
     summary["view"] = "partitioning"
     if level in FINAL_LEVELS and path and not prepared.failure:
         with stage(f"ORT's graph after partitioning (Level 2/3 at level {level})", "related the final graph"):
-            _add_final_view(summary, assignment, path, level, dims, resolution, policy, final_early)
+            _add_final_view(summary, assignment, path, level, dims, resolution, policy, final_early,
+                            prepared.source)
     annotate(summary, resolution.tables)  # the ORT predicted (issue #30)
     if path and prepared.stand_in:  # absent external data: ORT's optimizer ran on seeded stand-ins
         summary["standInWeights"] = prepared.stand_in
     return summary
 
 
-def _add_final_view(summary, assignment, path, level, dims, resolution, policy, early=None):
+def _add_final_view(summary, assignment, path, level, dims, resolution, policy, early=None, source=None):
     """The second view: ORT's graph after Level 2/3, InsertCast and Memcpy, each node pointing back at the
     partitioned nodes it replaced (:mod:`partsim.sim.final_view`).  Memcpy is counted on it (ORT inserts
     copies last); a session ORT cannot finish building at this level is a failure of the prediction."""
     from .sim.final_view import relate_views
     from .sim.summary import memcpy_record
 
-    final = _load(path, level, dims=dims, resolution=resolution, early=early, checked=True)  # checked by the first
+    final = _load(path, level, dims=dims, resolution=resolution, early=early, source=source)
     if final.failure:
         summary["status"] = "session_would_fail"
         summary["failure"] = final.failure

@@ -63,7 +63,7 @@ class PipelineResult:
 
 
 def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data=None, cpu_nodes_of=None,
-                   child=None, meanwhile=None, early=None):
+                   child=None, meanwhile=None, early=None, sizes=None):
     """Run ORT's optimizer for ``level`` as a session over ``providers`` would.
 
     Parameters
@@ -91,6 +91,8 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
         The session :func:`begin_early` started from the file's bytes before ``onnx`` was
         imported; used when it is the one this call would start (same bytes, external-data
         sizes, level and transformers), else ended and started again.
+    sizes : dict, optional
+        The external-data sizes of ``proto`` (:func:`_external_sizes`) when the caller has them.
     """
     from ..io.read import read_model_proto
 
@@ -99,7 +101,8 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
     ort_level, disabled = session_settings(level, providers)
     decide = kept_nodes if callable(kept_nodes) else None
     placeholders = _placeholders(proto, () if decide else kept_nodes)
-    sizes = _external_sizes(proto, model_path)
+    if sizes is None:
+        sizes = _external_sizes(proto, model_path)
     if early is not None and not (early.fits(model_path, ort_level, disabled, data, sizes) and not placeholders[0]):
         early.close()
         early = None

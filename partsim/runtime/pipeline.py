@@ -13,7 +13,7 @@ from typing import Mapping
 from ..errors import ModelError
 from ..sim.facts import NO_FACTS, SessionFacts
 
-__all__ = ["prepare", "PreparedGraph", "Prepared", "function_claims"]
+__all__ = ["prepare", "PreparedGraph", "Prepared", "WrittenSource", "function_claims"]
 
 CPU = "CPUExecutionProvider"
 
@@ -75,6 +75,7 @@ class PreparedGraph:
     facts: SessionFacts = NO_FACTS
     whole_functions: frozenset = frozenset()
     stand_in: object = None
+    source: object = None  # WrittenSource: what the model as written gave (ORT's levels; reused by a second pass)
 
     @property
     def pinned(self):
@@ -202,7 +203,7 @@ def _name_unnamed(optimized, keys):
 
 
 def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None, modify=None, early=None,
-            checked=False):
+            source=None):
     """The graph ORT partitions for ``resolution``'s providers at ``level``, as partsim IR.
 
     Parameters
@@ -212,7 +213,7 @@ def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None
     resolution : partsim.rules.resolve.Resolution
     shown_as, notes
         As :func:`partsim.io.load.load_model`: a rewritten copy names the user's file.
-    child : EarlyChild, optional
+    child : partsim.runtime.process.OrtProcess, optional
         The optimizer's child process if the caller started it (:func:`start_child`); closed here.
     modify : callable, optional
         ``modify(proto) -> proto``: a change made to the model as read (fixed dimensions, another
@@ -220,9 +221,9 @@ def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None
     early : OptimizerRun, optional
         ORT's session the caller began already (:func:`partsim.runtime.ort_pipeline.begin_early`);
         closed here.
-    checked : bool
-        The model was read and checked by an earlier call already (the final view's second pass): its
-        check is not made again.
+    source : WrittenSource, optional
+        What an earlier call on the same file found in the model as written (its ``PreparedGraph.source``;
+        the final view's second pass): the model is not checked or read for it again.
     """
     if early is not None and (level == "disable" or modify is not None):
         early.close()
@@ -238,7 +239,7 @@ def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None
             if early is not None:
                 child = None  # the early run holds it now
     try:
-        prepared = _prepare(path, level, resolution, seed, shown_as, notes, child, modify, early=early, checked=checked)
+        prepared = _prepare(path, level, resolution, seed, shown_as, notes, child, modify, early=early, source=source)
     finally:
         if child is not None:
             child.close()
@@ -255,7 +256,7 @@ def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None
             break
         unclaimed |= left
         prepared = _prepare(path, level, resolution, seed, shown_as, notes, None, modify, frozenset(unclaimed),
-                            checked=checked)
+                            source=source)
     return prepared
 
 
@@ -274,6 +275,21 @@ def _untaken_functions(prepared, resolution):
     # CPU sessions at every level
     return {n.name for n in m.nodes if n.name in prepared.whole_functions and a.provider[n.index] == CPU
             and n.index not in a.rules and not (cpu is not None and cpu.rules_for(n.domain, n.op_type))}
+
+
+@dataclass(frozen=True)
+class WrittenSource:
+    """What the model file as written gave one preparation at an ORT level, for a second one on the same bytes (the
+    final view's pass): its node names and ops, ORT's node indices, every name, the external-data sizes and
+    stand-ins.  Nothing here depends on the level or the providers."""
+
+    sha256: str
+    original: Mapping  # node name -> (domain, op)
+    unnamed: Mapping  # first output of an unnamed node -> (domain, op)
+    keys: Mapping  # node key -> ORT node index (:func:`_written_keys`)
+    names: frozenset  # every node and tensor name (:func:`_written_names`)
+    sizes: Mapping  # external-data file -> bytes read from it
+    stand_in: object = None
 
 
 @dataclass
@@ -300,9 +316,9 @@ class _Written:
 
 
 def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None, unclaimed=frozenset(), early=None,
-             checked=False):
+             source=None):
     """One partitioning round of :func:`prepare` (``unclaimed``: function nodes inlined this time);
-    ``checked``: the model was checked already by an earlier call (the final view's second pass)."""
+    ``source``: what an earlier call found in the same file (:class:`WrittenSource`)."""
     from ..io.read import read_model_proto
 
     proto, data = read_model_proto(path, check_node_text=False)  # the IR build below checks node text
@@ -310,24 +326,25 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
     if modify is not None:
         proto = modify(proto)
         data = proto.SerializeToString()
+    if source is not None and (source.sha256 != sha256 or modify is not None):
+        source = None  # another file's (or a changed one's): read this one
     written = _Written(proto)
     if level == "disable":
         model = _as_written(proto, path, sha256, resolution, unclaimed, written, shown_as, notes)
         return PreparedGraph(model, _origins(model, written), level, "", (), _facts(model, written, None),
                              frozenset(written.whole), None)
-    stand_in, summary_notes = None, ()
     from ..io.materialize import absent_external_data, stand_in_note
 
-    stand_in = absent_external_data(proto, path)  # ORT's session needs the weights: absent ones are stand-ins
-    if stand_in:
-        summary_notes = (stand_in_note(stand_in),)
-    got = _optimized(path, level, resolution, seed, shown_as, notes, child, modify, unclaimed, early, checked,
+    # ORT's session needs the weights: absent ones are stand-ins
+    stand_in = source.stand_in if source is not None else absent_external_data(proto, path)
+    summary_notes = (stand_in_note(stand_in),) if stand_in else ()
+    got = _optimized(path, level, resolution, seed, shown_as, notes, child, modify, unclaimed, early, source,
                      proto, data, sha256, written)
     if isinstance(got, PreparedGraph):  # ORT failed: predicted on the graph as written
         return got
-    model, result = got
+    model, result, found = got
     return PreparedGraph(model, _origins(model, written), level, "", summary_notes, _facts(model, written, result),
-                         frozenset(written.whole), stand_in)
+                         frozenset(written.whole), stand_in, replace(found, stand_in=stand_in))
 
 
 def _as_written(proto, path, sha256, resolution, unclaimed, written, shown_as, notes):
@@ -393,25 +410,34 @@ def _facts(model, written, result):
     return SessionFacts(counter, rounds, frozenset(later), pinned)
 
 
-def _optimized(path, level, resolution, seed, shown_as, notes, child, modify, unclaimed, early, checked, proto,
+def _optimized(path, level, resolution, seed, shown_as, notes, child, modify, unclaimed, early, source, proto,
                data, sha256, written):
-    """ORT's optimized graph for ``level`` as IR and ORT's pipeline result: ``(model, PipelineResult)``, or the
-    :class:`PreparedGraph` of the graph as written when ORT could not build the session."""
-    from .ort_pipeline import pipeline_graph
+    """ORT's optimized graph for ``level`` as IR, ORT's pipeline result and the :class:`WrittenSource` found:
+    ``(model, PipelineResult, WrittenSource)``, or the :class:`PreparedGraph` of the graph as written when ORT
+    could not build the session."""
+    from .ort_pipeline import _external_sizes, pipeline_graph
 
     built = {}  # the optimized graph's IR and what the model as written gives it
+    sizes = source.sizes if source is not None else _external_sizes(proto, path)
 
     def check():
         # partsim's own checks, while ORT's session runs: a bad model is a usage error (exit 2,
         # ORT's answer is dropped), not ORT's failure; and what the model as written gives the
         # optimized graph's IR, ready before ORT's answer comes
-        if not checked:
-            from ..io.load import model_from_proto
+        if source is not None:  # found by an earlier pass on the same bytes
+            written.original, written.unnamed, written.names = dict(source.original), dict(source.unnamed), \
+                source.names
+            built["keys"] = dict(source.keys)
+            return
+        from ..io.load import model_from_proto
 
-            model_from_proto(proto, str(path), sha256, infer_shapes=False)
+        model_from_proto(proto, str(path), sha256, infer_shapes=False)
         written.read_nodes()
         built["keys"] = _written_keys(proto)
-        written.names = _written_names(written.original, proto)
+        written.names = frozenset(_written_names(written.original, proto))
+        if modify is None:  # a changed copy's facts are no other pass's
+            built["source"] = WrittenSource(sha256, dict(written.original), dict(written.unnamed),
+                                            dict(built["keys"]), written.names, sizes)
 
     def kept_now():
         """The function nodes a requested provider claims (kept whole): found while ORT's
@@ -428,11 +454,11 @@ def _optimized(path, level, resolution, seed, shown_as, notes, child, modify, un
     effective = [(t.provider, t.is_compiling) for t in resolution.tables]
     result = pipeline_graph(path, level, effective, kept_now, proto=proto, data=data,
                             cpu_nodes_of=lambda optimized: _cpu_nodes_of(build(optimized), resolution),
-                            child=child, meanwhile=check, early=early)
+                            child=child, meanwhile=check, early=early, sizes=sizes)
     if result.proto is None:
         return _unoptimized(path, level, resolution, seed, shown_as, notes, modify, result)
     try:
-        return build(result.proto), result
+        return build(result.proto), result, built.get("source", source)
     except ModelError as exc:
         raise ModelError(f"partsim cannot read ORT's optimized graph: {exc}", path) from None
 
