@@ -219,6 +219,52 @@ def _if_node():
     return _graph(nodes, [_vi("x"), _vi("cond", "bool", [])], [_vi("y")])
 
 
+def _if_outer_initializer():
+    """An If whose then branch reads an initializer of the outer graph (fasterrcnn's If nodes do)."""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    w = numpy_helper.from_array(np.ones((2, 4), np.float32), "w")
+    then_g = h.make_graph([h.make_node("Add", ["a", "w"], ["t"], name="then_add")], "then", [], [_vi("t")])
+    else_g = h.make_graph([h.make_node("Neg", ["a"], ["e"], name="else_neg")], "else", [], [_vi("e")])
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="A"),
+             h.make_node("If", ["cond"], ["b"], name="IF", then_branch=then_g, else_branch=else_g),
+             h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x"), _vi("cond", "bool", [])], [_vi("y")], [w])
+
+
+def _if_constant_branch():
+    """fasterrcnn's If: the then branch is one Constant, the else branch reads an outer Constant node's output."""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    value = numpy_helper.from_array(np.ones((2, 4), np.float32), "v")
+    then_g = h.make_graph([h.make_node("Constant", [], ["t"], name="then_const", value=value)], "then", [],
+                          [_vi("t")])
+    else_g = h.make_graph([h.make_node("Add", ["a", "k"], ["e"], name="else_add")], "else", [], [_vi("e")])
+    nodes = [h.make_node("Constant", [], ["k"], name="K", value=value), h.make_node("Relu", ["x"], ["a"], name="A"),
+             h.make_node("If", ["cond"], ["b"], name="IF", then_branch=then_g, else_branch=else_g),
+             h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x"), _vi("cond", "bool", [])], [_vi("y")])
+
+
+def _if_implicit_from_cpu():
+    """An If whose else branch reads (only implicitly) the output of a node the EP leaves to the CPU (LpPool)."""
+    from onnx import helper as h
+
+    then_g = h.make_graph([h.make_node("Relu", ["a"], ["t"], name="then_relu")], "then", [], [_vi("t", shape=None)])
+    else_g = h.make_graph([h.make_node("Add", ["a", "p"], ["e"], name="else_add")], "else", [],
+                          [_vi("e", shape=None)])
+    nodes = [h.make_node("LpPool", ["x"], ["p"], name="LP", kernel_shape=[2, 2]),
+             h.make_node("Relu", ["x2"], ["a"], name="A"),
+             h.make_node("If", ["cond"], ["b"], name="IF", then_branch=then_g, else_branch=else_g),
+             h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x", shape=(1, 2, 4, 4)), _vi("x2", shape=(1, 2, 3, 3)), _vi("cond", "bool", [])],
+                  [_vi("y", shape=None)])
+
+
 def _pad(mode):
     def build():
         import numpy as np
@@ -468,6 +514,9 @@ OWN_BUILDERS = {
 GRAPH_PROBES = {
     "single_not_last": (21, _single_not_last),
     "if_node": (21, _if_node),
+    "if_outer_initializer": (21, _if_outer_initializer),
+    "if_constant_branch": (21, _if_constant_branch),
+    "if_implicit_from_cpu": (21, _if_implicit_from_cpu),
     "pad_constant": (21, _pad("constant")),
     "pad_reflect": (21, _pad("reflect")),
     "pad_edge": (21, _pad("edge")),
