@@ -344,7 +344,8 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
         return got
     model, result, found = got
     return PreparedGraph(model, _origins(model, written), level, "", summary_notes, _facts(model, written, result),
-                         frozenset(written.whole), stand_in, replace(found, stand_in=stand_in))
+                         frozenset(written.whole), stand_in,
+                         None if found is None else replace(found, stand_in=stand_in))
 
 
 def _as_written(proto, path, sha256, resolution, unclaimed, written, shown_as, notes):
