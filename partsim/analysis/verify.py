@@ -29,7 +29,7 @@ def compare(summary, assignment, observation, min_agreement=1.0, check_counts=Tr
         return _compare_refusal(summary, observation, min_agreement)
     predicted = {n["name"]: n for n in summary["nodes"]}
     observed, layout = _match_layout_names(predicted, summary, observation)
-    predicted.update(_inserted_layout_nodes(summary, observed, predicted))
+    predicted.update(_inserted_layout_nodes(summary, observed, predicted, observation.get("opTypes") or {}))
     observed = pair_unnamed(observed, observation.get("opTypes") or {}, predicted)
     agreeing, disagreements, unobserved = _node_agreement(predicted, observed)
     unpredicted = sorted(k for k in observed if k not in predicted)
@@ -271,18 +271,32 @@ def _match_layout_names(predicted, summary, observation):
     return out, counts
 
 
-def _inserted_layout_nodes(summary, observed, predicted):
+def _inserted_layout_nodes(summary, observed, predicted, observed_ops):
     """The nodes other than Transposes that the layout transformation's optimizer inserted (the ``Gather``
-    after a ``Shape``, ``Unsqueeze``, Q/DQ …) as predicted nodes, where the session names one of them: ORT
-    reports them like any node, so their placement is compared by name."""
-    out = {}
+    after a ``Shape``, ``Unsqueeze``, Q/DQ …) as predicted nodes keyed by the observed names: ORT reports
+    them like any node.  Matched by name (a name repeated in another graph as ``<name>#k``, in order), then
+    the rest by op type, in order, among the observed ``<Op>[_token_<k>][#k]`` nodes no prediction names:
+    like the layout Transposes, which generated name is which is not stable (the optimizer's name counter)."""
+    seen, want = {}, []
     for n in summary.get("insertedNodes", ()):
-        name = n.get("name")
-        if (n.get("origin") == "inserted:layout" and n.get("opType") != "Transpose" and name in observed
-                and name not in predicted):
-            out[name] = {"name": name, "opType": n.get("opType"), "provider": n["provider"],
-                         "reason": "inserted:layout"}
-    return out
+        if n.get("origin") != "inserted:layout" or n.get("opType") == "Transpose":
+            continue
+        k = seen[n["name"]] = seen.get(n["name"], 0) + 1
+        want.append((n["name"] if k == 1 else f"{n['name']}#{k}", n))
+    out, left = {}, []
+    for key, n in want:
+        if key in observed and key not in predicted:
+            out[key] = n
+        else:
+            left.append(n)
+    for n in left:
+        op = n.get("opType") or ""
+        free = [o for o in observed if o not in predicted and o not in out and observed_ops.get(o) == op
+                and re.match(rf"^{re.escape(op)}(_token_\d+)?(#\d+)?$", o)]
+        if free:
+            out[free[0]] = n
+    return {key: {"name": key, "opType": n.get("opType"), "provider": n["provider"], "reason": "inserted:layout"}
+            for key, n in out.items()}
 
 
 def _compare_refusal(summary, observation, min_agreement):
