@@ -33,7 +33,7 @@ from .names import NameGenerator
 from .transpose_opt import OptGraph, channel_first_to_last, channel_last_to_first, optimize
 from .transpose_opt.edits import _transpose_input, _transpose_output
 
-__all__ = ["LAYOUT_SENSITIVE_OPS", "NHWC_PROVIDERS", "LayoutResult", "nhwc_layout", "layout_pass",
+__all__ = ["LAYOUT_SENSITIVE_OPS", "NHWC_PROVIDERS", "LayoutResult", "nhwc_layout", "layout_pass", "graph_for_memcpy",
            "ort_default_order", "handles_layout", "layout_opset_refusal"]
 
 CPU = "CPUExecutionProvider"
@@ -156,6 +156,34 @@ class LayoutResult:
     # with the table's offload_graph_io_quantization: model node indices that quantize a graph input or
     # dequantize to a graph output in the graph as the optimizer left it (ORT's second GetCapability sees that)
     graph_io: tuple = ()
+    scope: str = ""  # the graph transformed ("": the main graph)
+    # the graph as the optimizer left it, in ORT's order: (model index or None for a node it added, op type,
+    # inputs, outputs, provider of an added node); an NHWC copy carries its original's index
+    graph: tuple = ()
+
+
+def graph_for_memcpy(model, a, members, result, on_device, table):
+    """The nodes of one graph as ORT's MemcpyTransformer sees them, after the layout transformation of the
+    device provider (``result``, or ``None``: the graph as written): ``(inputs, outputs, on the device,
+    host_inputs, host_outputs)`` each.  A node the optimizer added (the Q/DQ pair it puts after a pushed
+    Transpose: a QuantizeLinear on the CPU between two WebGPU nodes) has the ports of the table's rule."""
+    if result is None:
+        for i in members:
+            rule = a.rules.get(i) if on_device[i] else None
+            n = model.nodes[i]
+            yield n.inputs, n.outputs, on_device[i], *_ports(rule)
+        return
+    for orig, op, ins, outs, ep in result.graph:
+        dev = on_device[orig] if orig is not None else ep == table.provider
+        if orig is not None:
+            rule = a.rules.get(orig) if dev else None
+        else:
+            rule = next(iter(table.rules_for("", op)), None) if dev else None
+        yield ins, outs, dev, *_ports(rule)
+
+
+def _ports(rule):
+    return (rule.host_inputs, rule.host_outputs) if rule is not None else ((), ())
 
 
 def _static(shape):
@@ -242,22 +270,25 @@ def nhwc_layout(model, provider, table, assigned, rank_of, order_of, name_counte
                                       if t and g.shape(t) is not None)
         return provider if table.rules_for("", op) and shapes_ok and rank_ok and _dtype_taken(table, op, g, nd) else CPU
 
-    kept, others = [], []
+    kept, others, final = [], [], []
     for i in order_of([i for i, nd in g.nodes.items() if nd.alive], producers_of):
         nd = g.nodes[i]
+        ep = takes(nd.op, i) if nd.orig is None else None
+        final.append((nd.orig, nd.op, tuple(nd.inputs), tuple(nd.outputs), ep))
         if nd.orig is not None:
             continue
         if nd.op == "Transpose":
-            kept.append((nd.name, takes("Transpose", i), nd.inputs[0]))
+            kept.append((nd.name, ep, nd.inputs[0]))
         else:
-            others.append((nd.name, nd.op, takes(nd.op, i), nd.inputs[0] if nd.inputs else ""))
+            others.append((nd.name, nd.op, ep, nd.inputs[0] if nd.inputs else ""))
     alive_orig = {nd.orig for nd in g.nodes.values() if nd.alive and nd.orig is not None}
     removed = tuple(i for i in main if i not in alive_orig and i not in converted)
     touched = tuple(i for i in main if i not in converted and g.nodes[i].alive
                     and (tuple(g.nodes[i].inputs) != tuple(model.nodes[i].inputs)
                          or tuple(g.nodes[i].outputs) != tuple(model.nodes[i].outputs)))
     graph_io = tuple(sorted(g.nodes[i].orig for i in io_quant if g.nodes[i].orig is not None))
-    return LayoutResult(provider, converted, tuple(kept), (), tuple(others), removed, touched, graph_io)
+    return LayoutResult(provider, converted, tuple(kept), (), tuple(others), removed, touched, graph_io, scope,
+                        tuple(final))
 
 
 def _wrap_sensitive(g, model, provider, sensitive, order, rank_of):

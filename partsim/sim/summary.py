@@ -7,7 +7,7 @@ conversion findings.  Pure: returns a JSON-ready dict with a stable order.
 from ..ir.graph import formal_inputs, weakly_connected_groups
 from ..ir.order import topological_order
 from .assign import CPU
-from .layout import handles_layout
+from .layout import graph_for_memcpy, handles_layout
 
 __all__ = ["summarize", "memcpy_record", "SCHEMA_VERSION", "fragments_of", "LAYOUT_SENSITIVE_OPS"]
 
@@ -125,14 +125,15 @@ def _memcpy(model, a, tables):
     scopes = {}
     for n in model.nodes:
         scopes.setdefault(n.scope, []).append(n.index)
+    # each graph as the device provider's layout transformation left it (sim/layout.py)
+    layout = {r.scope: r for r in a.layout if r.provider == device and r.graph}
     for scope in sorted(scopes):
         members = scopes[scope]
         dev_in, host_in, dev_out, host_out = set(), set(), set(), set()
-        for i in members:
-            node = model.nodes[i]
-            rule = a.rules.get(i) if on_device[i] else None
-            _by_memory(node.inputs, on_device[i], rule.host_inputs if rule is not None else (), dev_in, host_in)
-            _by_memory(node.outputs, on_device[i], rule.host_outputs if rule is not None else (), dev_out, host_out)
+        for ins, outs, dev, host_ins, host_outs in graph_for_memcpy(model, a, members, layout.get(scope), on_device,
+                                                                    by_name[device]):
+            _by_memory(ins, dev, host_ins, dev_in, host_in)
+            _by_memory(outs, dev, host_outs, dev_out, host_out)
         if scope:
             parent = model.nodes[members[0]].parent
             outer = set(model.nodes[parent].implicit_inputs) if parent is not None else set()
