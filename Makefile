@@ -74,34 +74,16 @@ openvino-plugin:
 
 # The WebGPU plugin EP (onnxruntime-ep-webgpu, in .venv) on Mesa's software Vulkan (lavapipe). Dawn needs Mesa 25
 # (bookworm-backports; bookworm's own 22.3 lacks shader*ArrayDynamicIndexing): its packages are downloaded with a
-# private apt configuration and unpacked into $(WEBGPU_HOME)/root (dpkg -x: nothing is installed system-wide).
+# private apt configuration and unpacked into $(WEBGPU_HOME)/root (dpkg -x: nothing is installed system-wide), by
+# partsim/runtime/webgpu_setup.py (the recipe `partsim doctor --setup webgpu` runs for a pip-installed partsim).
 # partsim/runtime/webgpu_host.py reads icd.json and preload.txt; sessions need root where there is no GPU (the
 # session child gives itself a virtual DRM card in a private mount namespace). A failure is not fatal: the
 # WebGPU tests then skip, saying why.
 WEBGPU_HOME := .webgpu
 WEBGPU_STAMP := $(WEBGPU_HOME)/.installed
-WEBGPU_DEBS := mesa-vulkan-drivers/bookworm-backports libdrm2/bookworm-backports libdrm-amdgpu1/bookworm-backports \
-  libdrm-common/bookworm-backports libvulkan1 libllvm15 libz3-4 libelf1 libwayland-client0 libx11-xcb1 libx11-6 \
-  libxcb-dri3-0 libxcb-present0 libxcb-randr0 libxcb-shm0 libxcb-sync1 libxcb-xfixes0 libxcb1 libxshmfence1 libxau6 \
-  libxdmcp6 libedit2 libxml2 libicu72 libbsd0 libmd0
-
 $(WEBGPU_STAMP): $(STAMP)
 	$(BIN)/pip install -q onnxruntime-ep-webgpu==0.4.0 -c constraints/ort-lowest.txt
-	rm -rf $(WEBGPU_HOME)/apt $(WEBGPU_HOME)/root && mkdir -p $(WEBGPU_HOME)/apt/lists/partial \
-	  $(WEBGPU_HOME)/apt/cache/archives/partial $(WEBGPU_HOME)/apt/debs $(WEBGPU_HOME)/root
-	printf 'deb http://deb.debian.org/debian bookworm main\ndeb http://deb.debian.org/debian bookworm-backports main\n' \
-	  > $(WEBGPU_HOME)/apt/sources.list
-	cd $(WEBGPU_HOME)/apt && APT="-o Dir::Etc::SourceList=$$PWD/sources.list -o Dir::Etc::SourceParts=/dev/null \
-	  -o Dir::State::Lists=$$PWD/lists -o Dir::Cache=$$PWD/cache -o APT::Sandbox::User=root" && \
-	  apt-get $$APT update -qq && cd debs && apt-get $$APT download -qq $(WEBGPU_DEBS)
-	for d in $(WEBGPU_HOME)/apt/debs/*.deb; do dpkg -x $$d $(WEBGPU_HOME)/root; done
-	L=$(WEBGPU_HOME)/root/usr/lib/x86_64-linux-gnu; \
-	  printf '{"file_format_version": "1.0.0", "ICD": {"api_version": "1.4.305", "library_path": "%s"}}\n' \
-	    "$$(realpath $$L/libvulkan_lvp.so)" > $(WEBGPU_HOME)/icd.json; \
-	  { echo usr/lib/x86_64-linux-gnu/libvulkan.so.1; LD_LIBRARY_PATH=$$L ldd $$L/libvulkan_lvp.so | \
-	    awk '{print $$3}' | grep "^$$L/" | sed "s|^$(WEBGPU_HOME)/root/||"; } > $(WEBGPU_HOME)/preload.txt
-	sed -i 's|^|root/|' $(WEBGPU_HOME)/preload.txt
-	rm -rf $(WEBGPU_HOME)/apt
+	$(BIN)/python -c "from partsim.runtime.webgpu_setup import setup_webgpu; setup_webgpu('$(WEBGPU_HOME)')"
 	touch $(WEBGPU_STAMP)
 
 webgpu:

@@ -30,7 +30,8 @@ def test_extras_name_the_plugin_packages_this_machine_runs():
 
     from packaging.requirements import Requirement
 
-    for extra, package in (("qnn", "onnxruntime-qnn"), ("webgpu", "onnxruntime-ep-webgpu")):
+    for extra, package in (("qnn", "onnxruntime-qnn"), ("webgpu", "onnxruntime-ep-webgpu"),
+                           ("openvino", "onnxruntime-ep-openvino")):
         (req,) = [Requirement(r) for r in extras()[extra]]
         assert req.name == package
         try:
@@ -44,15 +45,17 @@ def test_extras_name_the_plugin_packages_this_machine_runs():
 def test_doctor_observes_cpu_and_qnn_for_real(run_cli):
     code, out, err = run_cli("doctor", "-f", "json", "--openvino-python", sys.executable)
     doc = json.loads(out)
-    rows = {r["provider"]: r for r in doc["providers"]}
-    assert list(rows) == ["CPUExecutionProvider", "QNNExecutionProvider", "OpenVINOExecutionProvider",
-                          "WebGpuExecutionProvider"]
-    assert rows["CPUExecutionProvider"]["state"] == "observable"
-    assert rows["QNNExecutionProvider"]["state"] == ("observable" if HAS_QNN else "missing")
-    # this interpreter's onnxruntime has no OpenVINO EP: ORT drops the request, which is "missing"
-    assert rows["OpenVINOExecutionProvider"]["state"] == "missing"
-    assert rows["OpenVINOExecutionProvider"]["fix"].startswith("make openvino")
-    assert code == (0 if len(doc["observable"]) == 4 else 1)
+    rows = {r["table"]: r for r in doc["providers"]}
+    assert list(rows) == ["cpu", "qnn", "openvino", "openvino:1.24", "webgpu"]
+    assert [r["provider"] for r in doc["providers"]] == [
+        "CPUExecutionProvider", "QNNExecutionProvider", "OpenVINOExecutionProvider", "OpenVINOExecutionProvider",
+        "WebGpuExecutionProvider"]
+    assert rows["cpu"]["state"] == "observable"
+    assert rows["qnn"]["state"] == ("observable" if HAS_QNN else "missing")
+    # this interpreter's onnxruntime has no OpenVINO EP built in: ORT drops the request, which is "missing"
+    assert rows["openvino:1.24"]["state"] == "missing"
+    assert rows["openvino:1.24"]["fix"].startswith("make openvino")
+    assert code == (0 if len(doc["observable"]) == 5 else 1)
     for r in doc["providers"]:
         assert (r["state"] == "observable") == (r["fix"] == "") or r["state"] == "not_tried"
 
@@ -68,8 +71,8 @@ def test_doctor_table_and_a_missing_plugin(run_cli):
     assert r["state"] == "missing" and r["fix"] == 'pip install "partsim[qnn]"'
     code, out, _ = run_cli("doctor", "--openvino-python", OPENVINO_PY)
     lines = out.splitlines()
-    assert re.match(r"OpenVINOExecutionProvider\s+observable\s+onnxruntime 1\.24", lines[4])
-    assert re.match(r"CPUExecutionProvider\s+observable", lines[2])
+    assert re.match(r"OpenVINOExecutionProvider\s+openvino:1\.24\s+observable\s+onnxruntime 1\.24", lines[5])
+    assert re.match(r"CPUExecutionProvider\s+cpu\s+observable", lines[2])
     code, _, err = run_cli("doctor", "--openvino-python", "/nonexistent/python")
     assert code == 2 and "no such file" in err
 
@@ -118,3 +121,25 @@ def test_stand_in_weights_are_said(run_cli):
     full = shared_path("corpus", "full", "tiny_resnet.ts.onnx")
     code, out, _ = run_cli("simulate", full, "-p", "nnapi", "-f", "json")
     assert "standInWeights" not in json.loads(out)
+
+
+def test_a_pip_installed_partsim_is_told_pip_and_partsim_commands(monkeypatch, tmp_path):
+    """Without a checkout (no Makefile beside the package) every fix is a command a pip user can run, and the
+    WebGPU environment lives in the user's data folder; in the checkout, `make` targets."""
+    from partsim.runtime import observe, webgpu_host
+
+    plugin_missing = "onnxruntime-ep-openvino is not installed in this interpreter (No module named x)"
+    assert observe.in_checkout()
+    assert observe.fix_for("OpenVINOExecutionProvider", plugin_missing).startswith("make openvino-plugin")
+    monkeypatch.setattr(observe, "_CHECKOUT", tmp_path)
+    monkeypatch.setattr(webgpu_host, "_checkout", lambda: None)
+    monkeypatch.delenv("PARTSIM_WEBGPU_HOME", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert not observe.in_checkout()
+    assert webgpu_host.home() == str(tmp_path / "data" / "partsim" / "webgpu")
+    why = webgpu_host.missing()
+    assert "run `partsim doctor --setup webgpu`" in why
+    assert observe.fix_for("WebGpuExecutionProvider", why).startswith("partsim doctor --setup webgpu")
+    assert observe.fix_for("OpenVINOExecutionProvider", plugin_missing) == 'pip install "partsim[openvino]"'
+    for provider in ("OpenVINOExecutionProvider:1.24", "WebGpuExecutionProvider", "QNNExecutionProvider"):
+        assert "make " not in observe.fix_for(provider), provider

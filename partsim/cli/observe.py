@@ -183,14 +183,20 @@ def run_providers(args):
 DOCTOR_HELP = """\
 Which real execution providers this machine can observe (partsim verify --observe,
 partsim observe): CPU, QNN (the onnxruntime-qnn plugin; its HTP emulator on x86-64
-Linux), OpenVINO (its own onnxruntime build in a second interpreter: --openvino-python,
-else the checkout's .venv-openvino made by `make openvino`) and WebGPU (the
-onnxruntime-ep-webgpu plugin and a Vulkan driver).  Each is tried with a real
-one-node session in a child process; a missing one comes with the one command that
-installs it (docs/environments.md).
+Linux), OpenVINO as the plugin EP onnxruntime-ep-openvino (table `openvino`; an Intel
+CPU, or the checkout's test harness made by `make openvino-plugin`:
+--openvino-plugin-python) and as its own onnxruntime build (table `openvino:1.24`, a
+second interpreter: --openvino-python, else the checkout's .venv-openvino made by
+`make openvino`), and WebGPU (the onnxruntime-ep-webgpu plugin and a Vulkan driver).
+Each is tried with a real one-node session in a child process; a missing one comes with
+the one command that installs it (docs/environments.md).
+
+--setup webgpu makes the Vulkan environment WebGPU needs first (Mesa's lavapipe, unpacked
+into $PARTSIM_WEBGPU_HOME, the checkout's .webgpu, or ~/.local/share/partsim/webgpu;
+apt-get and the network needed, nothing installed system-wide).
 
 Exit codes: 0 every provider observable, 1 at least one is not (each with its fix),
-2 bad usage (an --openvino-python that is not a file).
+2 bad usage (an --openvino-python that is not a file) or a failed --setup.
 """
 
 
@@ -199,42 +205,70 @@ def add_doctor_parser(sub):
                                       "the missing ones", description=DOCTOR_HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--openvino-python", metavar="PATH",
-                   help="interpreter whose onnxruntime has the OpenVINO EP (default: .venv-openvino/bin/python of "
-                        "this checkout, when there)")
+                   help="interpreter whose onnxruntime has the OpenVINO EP built in, onnxruntime-openvino 1.24 "
+                        "(default: .venv-openvino/bin/python of this checkout, when there)")
+    p.add_argument("--openvino-plugin-python", metavar="PATH",
+                   help="interpreter with the onnxruntime-ep-openvino plugin (default: the checkout's "
+                        ".venv-ovplugin harness or venv when there, else this one)")
+    p.add_argument("--setup", choices=("webgpu",), help="make the WebGPU Vulkan environment first")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per probe session")
     add_output_args(p, formats=("table", "json"))
     p.set_defaults(run=run_doctor)
 
 
-def doctor_report(openvino_python=None, timeout=120.0):
-    """``{"schemaVersion", "providers": [probe records], "observable": [names]}`` for this machine."""
+def _interpreter(given, option, defaults):
+    """``given`` (which must be a file), else the first of ``defaults`` there, else ``None``."""
+    if given:
+        if not Path(given).is_file():
+            raise UsageError(f"{option} {given}: no such file")
+        return Path(given)
+    return next((p for p in defaults if p.is_file()), None)
+
+
+def doctor_report(openvino_python=None, timeout=120.0, openvino_plugin_python=None):
+    """``{"schemaVersion", "providers": [probe records], "observable": [names]}`` for this machine; each
+    record names the ``table`` it observes for (``openvino``: the plugin EP, ``openvino:1.24``: onnxruntime-openvino)."""
     import importlib.util
+    import sys
 
     from ..runtime import observe
 
-    ov = Path(openvino_python) if openvino_python else observe.OPENVINO_VENV
-    if openvino_python and not ov.is_file():
-        raise UsageError(f"--openvino-python {openvino_python}: no such file")
-    rows = [observe.probe_provider("CPUExecutionProvider", timeout=timeout),
-            observe.probe_provider("QNNExecutionProvider", timeout=timeout)]
-    if ov.is_file():
-        rows.append(observe.probe_provider("OpenVINOExecutionProvider", str(ov), timeout))
+    ov = _interpreter(openvino_python, "--openvino-python", (observe.OPENVINO_VENV,))
+    plugin = _interpreter(openvino_plugin_python, "--openvino-plugin-python",
+                          observe.OPENVINO_PLUGIN_PYTHONS) or Path(sys.executable)
+    rows = [dict(observe.probe_provider("CPUExecutionProvider", timeout=timeout), table="cpu"),
+            dict(observe.probe_provider("QNNExecutionProvider", timeout=timeout), table="qnn"),
+            dict(observe.probe_provider("OpenVINOExecutionProvider", str(plugin), timeout), table="openvino")]
+    if ov is not None:
+        row = observe.probe_provider("OpenVINOExecutionProvider", str(ov), timeout)
+        if row["state"] != "observable":
+            row["fix"] = observe.fix_for("OpenVINOExecutionProvider:1.24", row["detail"])
     else:
-        rows.append({"provider": "OpenVINOExecutionProvider", "python": str(ov), "runtime": "", "state": "missing",
-                     "detail": f"no interpreter with onnxruntime-openvino ({ov} is absent)",
-                     "fix": observe._FIX["OpenVINOExecutionProvider"]})
+        where = observe.OPENVINO_VENV if observe.in_checkout() else None
+        row = {"provider": "OpenVINOExecutionProvider", "python": str(where or ""), "runtime": "", "state": "missing",
+               "detail": "no interpreter with onnxruntime-openvino " + (f"({where} is absent)" if where else
+                                                                         "(--openvino-python names one)"),
+               "fix": observe.fix_for("OpenVINOExecutionProvider:1.24")}
+    rows.append(dict(row, table="openvino:1.24"))
     if importlib.util.find_spec("partsim.runtime.plugin_eps") is not None:  # partsim runs WebGPU sessions
-        rows.append(observe.probe_provider("WebGpuExecutionProvider", timeout=timeout))
+        rows.append(dict(observe.probe_provider("WebGpuExecutionProvider", timeout=timeout), table="webgpu"))
     else:
-        rows.append(observe.probe_webgpu_prerequisites())
+        rows.append(dict(observe.probe_webgpu_prerequisites(), table="webgpu"))
     return {"schemaVersion": "1", "providers": rows,
-            "observable": [r["provider"] for r in rows if r["state"] == "observable"]}
+            "observable": [r["table"] for r in rows if r["state"] == "observable"]}
 
 
 def run_doctor(args):
     from ..report.doctor_table import render_doctor_table
 
-    doc = doctor_report(args.openvino_python, args.timeout)
+    if args.setup == "webgpu":
+        from ..progress import stage
+        from ..runtime.webgpu_host import home
+        from ..runtime.webgpu_setup import setup_webgpu
+
+        with stage("making the WebGPU Vulkan environment", f"made the WebGPU Vulkan environment in {home()}"):
+            setup_webgpu(home())
+    doc = doctor_report(args.openvino_python, args.timeout, args.openvino_plugin_python)
     text = to_json(doc) if args.format == "json" else render_doctor_table(doc)
     write_output(text, args.output)
     return EXIT_OK if len(doc["observable"]) == len(doc["providers"]) else EXIT_FAIL

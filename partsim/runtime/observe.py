@@ -63,7 +63,8 @@ def run_session(model, providers, level="disable", python=None, timeout=120, see
 # what the session children say when the interpreter lacks a plugin EP's package or a plugin-capable ORT
 _MISSING = re.compile(r"(\S+) is not installed in this interpreter|cannot load plugin EPs")
 # the one command that installs each plugin EP's package (docs/environments.md)
-INSTALL = {"onnxruntime-qnn": 'pip install "partsim[qnn]"', "onnxruntime-ep-webgpu": 'pip install "partsim[webgpu]"'}
+INSTALL = {"onnxruntime-qnn": 'pip install "partsim[qnn]"', "onnxruntime-ep-webgpu": 'pip install "partsim[webgpu]"',
+           "onnxruntime-ep-openvino": 'pip install "partsim[openvino]"'}
 
 
 def _refuse_missing_runtime(rec, providers, python):
@@ -150,23 +151,50 @@ def observation_from_run(rec, level):
 # --- partsim doctor: which real providers this machine can observe ----------------------------------
 
 PROBE_MODEL = Path(__file__).resolve().parents[1] / "data" / "one_relu.onnx"
-# where `make openvino` puts its interpreter (Makefile OV_VENV), relative to a partsim checkout
-OPENVINO_VENV = Path(__file__).resolve().parents[2] / ".venv-openvino" / "bin" / "python"
+# where `make openvino` / `make openvino-plugin` put their interpreters (Makefile OV_VENV, OVP_VENV), relative
+# to a partsim checkout
+_CHECKOUT = Path(__file__).resolve().parents[2]
+OPENVINO_VENV = _CHECKOUT / ".venv-openvino" / "bin" / "python"
+OPENVINO_PLUGIN_PYTHONS = (_CHECKOUT / ".venv-ovplugin" / "harness" / "python",
+                           _CHECKOUT / ".venv-ovplugin" / "bin" / "python")
 _FIX = {
     "CPUExecutionProvider": 'pip install "partsim"  (onnxruntime)',
     "QNNExecutionProvider": 'pip install "partsim[qnn]"',
-    "OpenVINOExecutionProvider": "make openvino  (a second venv with onnxruntime-openvino; then --python "
-                                 ".venv-openvino/bin/python)",
+    "OpenVINOExecutionProvider": "make openvino-plugin  (onnxruntime-ep-openvino 1.8.1 in .venv-ovplugin; on a "
+                                 "non-Intel CPU a test harness observes it)",
+    "OpenVINOExecutionProvider:1.24": "make openvino  (a second venv with onnxruntime-openvino; then --python "
+                                      ".venv-openvino/bin/python)",
     "WebGpuExecutionProvider": "make webgpu  (the plugin with Mesa's lavapipe Vulkan driver, no GPU needed)",
 }
+# the same for a partsim installed with pip (no checkout, no Makefile)
+_FIX_INSTALLED = {
+    "OpenVINOExecutionProvider": 'pip install "partsim[openvino]"  (the plugin offers a device on Intel CPUs only)',
+    "OpenVINOExecutionProvider:1.24": "python3 -m venv ~/.venv-openvino && ~/.venv-openvino/bin/pip install "
+                                      "onnxruntime-openvino==1.24.1 numpy  (then --openvino-python "
+                                      "~/.venv-openvino/bin/python)",
+    "WebGpuExecutionProvider": 'pip install "partsim[webgpu]"; partsim doctor --setup webgpu  (the plugin, then '
+                               "Mesa's lavapipe Vulkan driver: no GPU needed)",
+}
+
+
+def in_checkout():
+    """Does partsim run from a checkout (its Makefile beside the package) rather than a pip install?"""
+    return (_CHECKOUT / "Makefile").is_file() and (_CHECKOUT / "rules").is_dir()
 
 
 def fix_for(provider, error=""):
     """The one command that gets ``provider`` observed here, given what its probe said."""
     m = _MISSING.search(error or "")
-    if m and m.group(1) in INSTALL:
-        return INSTALL[m.group(1)]
-    return _FIX.get(provider, "")
+    if m and m.group(1) in INSTALL and not (in_checkout() and provider.startswith("OpenVINO")):
+        return INSTALL[m.group(1)]  # (a checkout keeps the OpenVINO runtimes in venvs of their own: make)
+    if provider == "WebGpuExecutionProvider" and "WebGPU environment" in (error or ""):
+        import importlib.util
+
+        from .webgpu_host import setup_command
+
+        if importlib.util.find_spec("onnxruntime_ep_webgpu") is not None:  # only the Vulkan driver is missing
+            return f"{setup_command()}  (Mesa's lavapipe Vulkan driver, no GPU needed)"
+    return (_FIX if in_checkout() else {**_FIX, **_FIX_INSTALLED}).get(provider, "")
 
 
 def probe_provider(provider, python=None, timeout=120):
@@ -182,7 +210,7 @@ def probe_provider(provider, python=None, timeout=120):
     rec = _run_child(req, python, timeout, DEFAULT_MEMORY_LIMIT)
     out = {"provider": provider, "python": str(python or sys.executable), "runtime": rec.get("runtime", ""),
            "state": "observable", "detail": "", "fix": ""}
-    for key in ("qnn", "webgpu"):
+    for key in ("qnn", "webgpu", "openvino"):
         if rec.get(key):
             out["runtime"] += f", {key} plugin {rec[key]}"
     placed = provider in (rec.get("placement") or {})

@@ -28,15 +28,34 @@ _MS_BIND, _MS_REC, _MS_PRIVATE, _CLONE_NEWNS = 4096, 16384, 1 << 18, 0x00020000
 #: virtio-gpu's PCI vendor and device ids: a virtual GPU, which is what lavapipe is
 _VIRTUAL_GPU = ("0x1af4", "0x1050")
 
-__all__ = ["home", "missing", "prepare"]
+__all__ = ["home", "missing", "prepare", "setup_command"]
+
+
+def _checkout():
+    """The partsim checkout this module runs from (its Makefile beside the package), or ``None`` for an
+    installed partsim."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return root if os.path.isfile(os.path.join(root, "Makefile")) and os.path.isdir(os.path.join(root, "rules")) \
+        else None
 
 
 def home():
-    """The folder ``make webgpu`` fills: ``$PARTSIM_WEBGPU_HOME``, else ``.webgpu`` in the checkout."""
+    """The folder ``make webgpu`` / ``partsim doctor --setup webgpu`` fills: ``$PARTSIM_WEBGPU_HOME``, else
+    ``.webgpu`` in a checkout, else ``$XDG_DATA_HOME/partsim/webgpu`` (``~/.local/share/partsim/webgpu``)."""
     env = os.environ.get("PARTSIM_WEBGPU_HOME")
     if env:
         return os.path.abspath(env)
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), ".webgpu")
+    root = _checkout()
+    if root:
+        return os.path.join(root, ".webgpu")
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(data, "partsim", "webgpu")
+
+
+def setup_command():
+    """The one command that makes the WebGPU environment (:func:`home`)."""
+    return "make webgpu" if _checkout() and not os.environ.get("PARTSIM_WEBGPU_HOME") else \
+        "partsim doctor --setup webgpu"
 
 
 def missing():
@@ -44,7 +63,8 @@ def missing():
     base = home()
     for name in ("icd.json", "preload.txt"):
         if not os.path.isfile(os.path.join(base, name)):
-            return f"the WebGPU environment is not set up ({os.path.join(base, name)} missing: run `make webgpu`)"
+            return (f"the WebGPU environment (Mesa's lavapipe Vulkan driver) is not set up "
+                    f"({os.path.join(base, name)} missing: run `{setup_command()}`)")
     if not _has_drm_card() and os.geteuid() != 0:
         return "ORT lists no GPU here (/sys/class/drm has no card) and only root can give a session a virtual one"
     return None
