@@ -265,6 +265,41 @@ def _if_implicit_from_cpu():
                   [_vi("y", shape=None)])
 
 
+def _grid_sample_5d(mode, align):
+    """A volumetric (5-D) GridSample, ``mode`` and ``align_corners`` as given, between Relus."""
+    def build():
+        import numpy as np
+        from onnx import helper as h
+        from onnx import numpy_helper
+
+        grid = numpy_helper.from_array(np.zeros((1, 2, 3, 4, 3), np.float32), "grid")
+        node = h.make_node("GridSample", ["a", "grid"], ["b"], name="P", mode=mode, align_corners=align)
+        return _in_chain(node, [_vi("x", shape=(1, 1, 3, 4, 5))], _vi("y", shape=(1, 1, 2, 3, 4)), [grid])
+    return build
+
+
+def _maxpool_ceil(size, out, opset=21):
+    """MaxPool kernel 1, stride 2, ceil_mode 1 on a ``size`` x ``size`` input between Relus: when the last window
+    would start past the input ONNX (opset 19+ shape inference) drops it, a plain ceil formula does not."""
+    def build():
+        from onnx import helper as h
+
+        node = h.make_node("MaxPool", ["a"], ["b"], name="P", kernel_shape=[1, 1], strides=[2, 2], ceil_mode=1)
+        return _in_chain(node, [_vi("x", shape=(1, 1, size, size))], _vi("y", shape=(1, 1, out, out)), opset=opset)
+    return build
+
+
+def _maxpool_ceil_output(size, out, opset=21):
+    """Relu, then the MaxPool of :func:`_maxpool_ceil` writing the graph output (MaxPool-12, or -22 at 22)."""
+    def build():
+        from onnx import helper as h
+
+        nodes = [h.make_node("Relu", ["x"], ["a"], name="A"),
+                 h.make_node("MaxPool", ["a"], ["y"], name="P", kernel_shape=[1, 1], strides=[2, 2], ceil_mode=1)]
+        return _graph(nodes, [_vi("x", shape=(1, 1, size, size))], [_vi("y", shape=(1, 1, out, out))], opset=opset)
+    return build
+
+
 def _pad(mode):
     def build():
         import numpy as np
@@ -541,6 +576,17 @@ GRAPH_PROBES = {
     "mean_one_input_alone": (21, _alone("Mean")),
     "relu_alone": (21, _alone("Relu")),
     "zero_size_axes": (21, _zero_size_axes),
+    "maxpool_ceil_reduce_by_one": (21, _maxpool_ceil(2, 1)),
+    "maxpool_ceil": (21, _maxpool_ceil(3, 2)),
+    "maxpool_ceil_reduce_by_one_output": (21, _maxpool_ceil_output(2, 1)),
+    "maxpool_ceil_output": (21, _maxpool_ceil_output(3, 2)),
+    "maxpool22_ceil_reduce_by_one_output": (22, _maxpool_ceil_output(2, 1, 22)),
+    "maxpool22_ceil_output": (22, _maxpool_ceil_output(3, 2, 22)),
+    "maxpool22_ceil_reduce_by_one": (22, _maxpool_ceil(2, 1, 22)),
+    "gridsample5d_nearest_align0": (21, _grid_sample_5d("nearest", 0)),
+    "gridsample5d_nearest_align1": (21, _grid_sample_5d("nearest", 1)),
+    "gridsample5d_linear_align0": (21, _grid_sample_5d("linear", 0)),
+    "gridsample5d_linear_align1": (21, _grid_sample_5d("linear", 1)),
     "nonzero_split_graph": (21, _cut_out("NonZero")),
     "topk_split_graph": (21, _cut_out("TopK")),
 }
@@ -739,6 +785,11 @@ def _graph_rules(graphs):
             rules.append({"op": op, "attrs": [{"name": "layout", "in": [1], "default": 0}],
                           "compile_failure": f"measured: a batchwise (layout 1) {op} whose Y_h is used is claimed "
                                              f"and the session fails ({err})"})
+    grid = [graphs[n] for n in sorted(graphs) if n.startswith("gridsample5d_")]
+    if grid and all(g[0].get("P") == "failed" for g in grid):  # every mode and align_corners probed
+        rules.append({"op": "GridSample", "min_rank": 5, "rank_inputs": [0],
+                      "compile_failure": f"measured: a volumetric (5-D) GridSample is claimed and OpenVINO's "
+                                         f"frontend fails ({grid[0][1]})"})
     if "if_node" in graphs:
         fates, err = graphs["if_node"]
         if fates.get("IF") == "failed":
@@ -775,6 +826,13 @@ def _partitioning(base, graphs, small):
                          if name.endswith("_alone") and graphs[name][0].get("P") == "failed")
     if passthrough:  # the node's output is its graph input: the compiled model loses the input's name
         part["passthrough_fail_ops"] = passthrough
+    fates, err = graphs.get("maxpool22_ceil_reduce_by_one", ({}, ""))
+    if (fates.get("P") == "failed" and graphs.get("maxpool22_ceil_output", ({}, ""))[0].get("P") == "claimed"
+            and graphs.get("maxpool_ceil_reduce_by_one_output", ({}, ""))[0].get("P") == "claimed"):
+        # MaxPool-22 whose ceil_mode output ONNX shortens (the last window would start past the input) fails;
+        # MaxPool-12 in the same case and MaxPool-22 otherwise ran
+        part["pool_ceil_output_fails"] = f"measured: a MaxPool-22 whose ceil_mode output ONNX shortens by one " \
+                                         f"fails ({err[:100]})"
     fates, err = graphs.get("zero_size_axes", ({}, ""))
     if fates.get("P") == "failed":
         part["zero_size_input_fails"] = f"measured: a claimed node reading a graph input with a zero-sized " \

@@ -77,11 +77,14 @@ def compiled_graph_failures(model, assigned, tables, order):
     - a node of ``passthrough_fail_ops`` with one input, a graph input, whose output is a graph output: OpenVINO
       returns the input as the output and the compiled model loses the input's name ("Input names mismatch");
     - a node reading a graph input with a zero-sized dimension (the same message: OpenVINO drops the input);
-    - an Unsqueeze of run-time axes (its output's rank is unknown to OpenVINO, whose CPU plugin needs ranks).
+    - an Unsqueeze of run-time axes (its output's rank is unknown to OpenVINO, whose CPU plugin needs ranks);
+    - a MaxPool-22 with ``ceil_mode`` whose output ONNX shortens by one (the last window would start past the
+      input): OpenVINO computes the plain ceil size ("I/O size mismatch"; MaxPool-12 ran in the same case).
     """
     options = {}
     for t in tables:
-        opts = {k: t.option(k) for k in ("passthrough_fail_ops", "zero_size_input_fails", "dynamic_rank_fails")}
+        opts = {k: t.option(k) for k in ("passthrough_fail_ops", "zero_size_input_fails", "dynamic_rank_fails",
+                                         "pool_ceil_output_fails")}
         if any(opts.values()):
             options[t.provider] = opts
     if not options:
@@ -109,6 +112,13 @@ def _compiled_failure(model, node, opts, inputs, outputs):
             shape = model.value(t).shape if t in inputs else None
             if shape and any(d == 0 for d in shape):
                 return f"graph input {t!r} has a zero-sized dimension ({opts['zero_size_input_fails']})"
+    if opts["pool_ceil_output_fails"] and node.op_type == "MaxPool" and not node.domain and (
+            node.since_version or 0) >= 22:
+        from .layout_checks import LAYOUT_CHECKS
+
+        why = LAYOUT_CHECKS["pool_ceil_output"](model, node)
+        if why:
+            return f"{why.replace('QNN', 'OpenVINO')} ({opts['pool_ceil_output_fails']})"
     if opts["dynamic_rank_fails"] and node.op_type == "Unsqueeze" and len(node.inputs) > 1 and node.inputs[1]:
         # the measured case: OpenVINO knows the output's rank only when the axes are constant
         if not model.value(node.inputs[1]).is_constant:
