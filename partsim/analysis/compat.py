@@ -159,6 +159,8 @@ class _Structure:
             ids.append(nid)
             names = list(proto.input)
             for attr in proto.attribute:
+                # ``g`` only, as the checker enters bodies (onnxruntime 1.31.1 tools/mobile_helpers/
+                # usability_checker.py), not partsim.io.subgraphs' walk, which takes ``graphs`` too
                 if attr.HasField("g"):
                     names.extend(self._walk(attr.g, path + ((k, attr.name),)))
             for name in names:
@@ -268,7 +270,8 @@ def _check_partitioning(structure, main_graph, ops, require_fixed, max_rank):
             vi[v.name] = v
         return vi
 
-    # depth first in node order, as _check_graph recurses; value_info None: shapes ignored
+    # depth first in node order, as _check_graph recurses (``g`` only, as in _Structure._walk); value_info
+    # None: shapes ignored
     def visit(graph, path, outer_vi, outer_inits, is_main):
         value_info = {} if outer_vi is None else scope(graph, outer_vi)
         n = _analyze_graph(structure, graph, path, ops, outer_inits, require_fixed, value_info, max_rank, info)
