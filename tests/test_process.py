@@ -296,6 +296,29 @@ def test_sigterm_ends_a_command_with_its_children_and_files(tmp_path):
     assert sorted(p.name for p in tmpdir.iterdir()) == []
 
 
+def test_sigterm_ends_check_jobs_with_its_workers(tmp_path):
+    """``check --jobs 2``: SIGTERM also ends the worker processes and their ORT children, which inherit
+    the command's handler and folder (a worker leaves both to the command)."""
+    (tmp_path / "models").mkdir()
+    for k in range(4):
+        (tmp_path / "models" / f"m{k}.onnx").write_bytes(CHAIN.read_bytes())
+    (tmp_path / "partsim.toml").write_text('[[check]]\nname = "c"\nmodels = ["models/*.onnx"]\n'
+                                           'providers = ["cuda"]\nlevel = "all"\n')
+    tmpdir, marker, env = _own_run(tmp_path, "hang")
+    proc = subprocess.Popen([*_cli_argv("hang", timeout_s=600), "check", "--config", str(tmp_path / "partsim.toml"),
+                             "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            env=env)
+    try:
+        _wait_for(marker, 5, tmpdir)  # partsim, two workers, an ORT child each
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143 and err.strip() == "partsim: terminated", err
+    assert _left_after_kill(marker) == []
+    assert sorted(p.name for p in tmpdir.iterdir()) == []
+
+
 def test_an_ort_child_dies_with_a_parent_killed_outright(tmp_path):
     """SIGKILL leaves partsim no way to clean up; its ORT child still goes (``PR_SET_PDEATHSIG``) instead
     of running its session on to the end."""

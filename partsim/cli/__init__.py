@@ -190,7 +190,7 @@ class _Lifetime:
             self.tmp = None  # no temporary folder at all: the command says so where it needs one
         else:
             tempfile.tempdir = os.environ["TMPDIR"] = self.tmp
-        self.sigterm_set = False
+        self.sigterm_set, self.pid = False, os.getpid()
         try:
             if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
                 signal.signal(signal.SIGTERM, self._terminated)
@@ -199,9 +199,16 @@ class _Lifetime:
             pass
 
     def _terminated(self, _signum, _frame):
+        if os.getpid() != self.pid:  # a forked worker (check --jobs): its ORT children die with it
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
         process = sys.modules.get("partsim.runtime.process")  # no import inside a signal handler
         if process is not None:
             process.kill_all()
+        workers = sys.modules.get("multiprocessing")
+        for worker in workers.active_children() if workers is not None else ():  # check --jobs
+            worker.kill()  # its ORT children die with it (ort_child.py)
         output = sys.modules.get("partsim.report.output")
         for tmp in list(output.PENDING if output is not None else ()):
             try:

@@ -39,9 +39,11 @@ _LIVE: set["OrtProcess"] = set()
 
 
 def kill_all():
-    """Kill every ORT child still running and remove its folder (a command ended by SIGTERM)."""
+    """Kill every ORT child this process started that still runs, and remove its folder (a command
+    ended by SIGTERM; a forked worker's copies of its parent's children are not its own)."""
     for child in list(_LIVE):
-        child.close()
+        if child.owner == os.getpid():
+            child.close()
 
 
 class ChildFailure(Exception):
@@ -100,6 +102,7 @@ class OrtProcess:
                      str(script or CHILD), command]
         self.proc, self.error, self.submitted = None, "", False
         self._stderr = tempfile.TemporaryFile()  # a file, not a pipe: a chatty child never blocks on it
+        self.owner = os.getpid()
         self._tmp = tempfile.mkdtemp(prefix="partsim-child-")  # the child's TMPDIR, removed by close()
         _LIVE.add(self)
         try:
