@@ -256,6 +256,8 @@ def _result(check, rel, summary, record, entry, lock_path, context):
     # what the three-line failure (report/check_table.py) names: the command to run, the line to edit
     result["hints"] = {"requested": list(check.providers), "unfixedDims": context["unfixed"],
                        "checkLine": check.line, "dimsLine": check.dims_line or check.line,
+                       "budgetLine": next((check.budget_lines.get(b["budget"]) for b in budgets if not b["passed"]
+                                           and check.budget_lines.get(b["budget"])), check.line),
                        "modelLine": context["line"]}
     return result
 

@@ -68,6 +68,7 @@ class Check:
     dims: dict = field(default_factory=dict)  # {dim_param: size} for every model that has the name
     per_model: tuple = ()  # (ModelSettings, …) in config order
     dims_line: int = 0
+    budget_lines: dict = field(default_factory=dict)  # budget key -> its config line
 
     @property
     def optimize(self):
@@ -345,7 +346,7 @@ def _check(c, k, lines, fail, root, top_rules):
     per_model = _per_model(c.get("model"), k, lines, fail, root, models)
     return Check(name.strip(), models, tuple(patterns), tuple(p.strip() for p in providers),
                  normalize_level(level), policy, tuple(rules), budgets, here, dims, per_model,
-                 lines.key(k, "dims"))
+                 lines.key(k, "dims"), {b: lines.key(k, b) for b in budgets})
 
 
 def _unknown(value, known, message, line, fail):

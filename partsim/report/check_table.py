@@ -84,7 +84,7 @@ def _next(result, top, lock_failed):
     if not result["accelerated"]:
         return (f"next: {step}; or accept it: [check.model.\"{rel}\"] expect = "
                 f"{{accelerated = false, reason = \"…\"}}")
-    return f"next: {step}; or raise the budget (config line {hints['checkLine']})"
+    return f"next: {step}; or raise the budget (config line {hints.get('budgetLine', hints['checkLine'])})"
 
 
 def failure_brief(result):
