@@ -74,7 +74,22 @@ import atexit  # noqa: E402
 import shutil  # noqa: E402
 import tempfile  # noqa: E402
 
-_TEST_CACHE = tempfile.mkdtemp(prefix="partsim-test-cache-")
+
+
+def _remove_caches_of_ended_runs():
+    """A test run killed outright (a CI job cancelled, ``timeout -s KILL``) cannot remove its cache folder;
+    the next run removes those whose process is gone (the folder is named by it; live runs' stay)."""
+    import glob
+
+    for folder in glob.glob(os.path.join(tempfile.gettempdir(), "partsim-test-cache-*-*")):
+        pid = os.path.basename(folder).split("-")[3]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+if os.path.isdir("/proc/self"):
+    _remove_caches_of_ended_runs()
+_TEST_CACHE = tempfile.mkdtemp(prefix=f"partsim-test-cache-{os.getpid()}-")
 os.environ["PARTSIM_CACHE_DIR"] = _TEST_CACHE
 os.environ.pop("PARTSIM_NO_CACHE", None)
 atexit.register(shutil.rmtree, _TEST_CACHE, True)
