@@ -300,6 +300,44 @@ def _maxpool_ceil_output(size, out, opset=21):
     return build
 
 
+def _if_before_producer():
+    """An If listed before the node whose output its else branch reads (only implicitly): a valid graph ORT
+    sorts, and fasterrcnn's shape."""
+    from onnx import helper as h
+
+    then_g = h.make_graph([h.make_node("Neg", ["x"], ["t"], name="then_neg")], "then", [], [_vi("t")])
+    else_g = h.make_graph([h.make_node("Add", ["x", "a"], ["e"], name="else_add")], "else", [], [_vi("e")])
+    nodes = [h.make_node("If", ["cond"], ["b"], name="IF", then_branch=then_g, else_branch=else_g),
+             h.make_node("Relu", ["x"], ["a"], name="A"),
+             h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x"), _vi("cond", "bool", [])], [_vi("y")])
+
+
+def _if_scalar_branch():
+    """fasterrcnn's If, rebuilt: the then branch a Constant, the else branch ReduceMax/Cast/Add/Mul/Unsqueeze
+    over a scalar an outer Gather makes, with Constants inside the branch."""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    def const(name, value, dtype):
+        return h.make_node("Constant", [], [name], name=f"c_{name}",
+                           value=numpy_helper.from_array(np.array(value, dtype), name))
+    then_g = h.make_graph([const("t", [0.0], np.float32)], "then", [], [_vi("t", shape=[1])])
+    else_nodes = [h.make_node("ReduceMax", ["a"], ["m"], name="e_max", keepdims=0),
+                  h.make_node("Cast", ["m"], ["mf"], name="e_cast", to=1), const("one", 1.0, np.float32),
+                  h.make_node("Add", ["mf", "one"], ["s"], name="e_add"), h.make_node("Mul", ["s", "g"], ["p"],
+                                                                                      name="e_mul"),
+                  const("ax", [0], np.int64), h.make_node("Unsqueeze", ["p", "ax"], ["e"], name="e_unsq")]
+    else_g = h.make_graph(else_nodes, "else", [], [_vi("e", shape=[1])])
+    idx = numpy_helper.from_array(np.array(0, np.int64), "idx")
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="A"), h.make_node("Gather", ["a", "idx"], ["g0"], name="G"),
+             h.make_node("ReduceMax", ["g0"], ["g"], name="GM", keepdims=0),
+             h.make_node("If", ["cond"], ["b"], name="IF", then_branch=then_g, else_branch=else_g),
+             h.make_node("Relu", ["b"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x"), _vi("cond", "bool", [])], [_vi("y", shape=[1])], [idx])
+
+
 def _pad(mode):
     def build():
         import numpy as np
@@ -552,6 +590,8 @@ GRAPH_PROBES = {
     "if_outer_initializer": (21, _if_outer_initializer),
     "if_constant_branch": (21, _if_constant_branch),
     "if_implicit_from_cpu": (21, _if_implicit_from_cpu),
+    "if_before_producer": (21, _if_before_producer),
+    "if_scalar_branch": (21, _if_scalar_branch),
     "pad_constant": (21, _pad("constant")),
     "pad_reflect": (21, _pad("reflect")),
     "pad_edge": (21, _pad("edge")),
