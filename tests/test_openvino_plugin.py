@@ -165,3 +165,13 @@ def test_table_is_derived_from_its_recorded_probes():
     shipped = yaml.safe_load((ROOT / "rules" / "openvino.yaml").read_text())
     assert yaml.safe_load(dump_table(table)) == shipped
     assert shipped["default_variant"] and shipped["variant"] == "1.8"
+
+
+@needs_plugin
+def test_verify_warns_when_the_table_describes_the_other_build(tmp_path):
+    path = _conv_chain(tmp_path)
+    proc = _cli("verify", path, "-p", "openvino:1.24", "--observe", "--python", PLUGIN_PY, "-o", tmp_path / "v.json")
+    assert "describes onnxruntime-openvino but the session ran onnxruntime-ep-openvino" in proc.stderr
+    assert proc.stderr.count("warning") == 1 and "compare with -p openvino\n" in proc.stderr
+    proc = _cli("verify", path, "-p", "openvino", "--observe", "--python", PLUGIN_PY, "-o", tmp_path / "w.json")
+    assert proc.returncode == 0 and "warning" not in proc.stderr

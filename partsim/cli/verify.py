@@ -103,6 +103,7 @@ def run(args):
     result = {"model": args.model}
     passed = True
     if observation is not None:
+        _warn_openvino_build(observation, assignment.resolution.tables)
         v = compare(summary, assignment, observation, args.min_agreement, not args.ignore_counts,
                     args.min_final_agreement)
         result["verify"] = v
@@ -134,6 +135,29 @@ def run(args):
         text = render_verify_table(result)
     write_output(text, args.output)
     return EXIT_OK if passed else EXIT_FAIL
+
+
+#: the two OpenVINO builds partsim has tables of: PyPI package -> the -p name of its table
+OPENVINO_BUILDS = {"onnxruntime-ep-openvino": "openvino", "onnxruntime-openvino": "openvino:1.24"}
+
+
+def _warn_openvino_build(observation, tables):
+    """One ``partsim: warning:`` line when the OpenVINO table describes the other build than the session ran:
+    the plugin (``onnxruntime-ep-openvino``, recorded under ``plugins``) or the legacy full ORT build."""
+    import sys
+
+    ran = "onnxruntime-ep-openvino" if "onnxruntime-ep-openvino" in (observation.get("plugins") or {}) else None
+    for t in tables:
+        describes = (t.source or {}).get("describes") or {}
+        if t.provider != "OpenVINOExecutionProvider" or not any(k in describes for k in OPENVINO_BUILDS):
+            continue
+        table_build = "onnxruntime-ep-openvino" if "onnxruntime-ep-openvino" in describes else "onnxruntime-openvino"
+        session_build = ran or "onnxruntime-openvino"
+        if table_build != session_build:
+            name = f"openvino{':' + t.variant if t.variant else ''}"
+            print(f"partsim: warning: the {name} table describes {table_build} but the session ran "
+                  f"{session_build} ({observation.get('runtime') or 'onnxruntime'}): compare with -p "
+                  f"{OPENVINO_BUILDS[session_build]}", file=sys.stderr)
 
 
 def read_baseline(path):
