@@ -82,6 +82,8 @@ def probe_specs():
             for made, src in ((BF16, "float16"), (U64, "uint32")):
                 if dtypes[0] == src and _allows(_schema(op, opset), _probed_input(op), made):
                     specs.add(("dtype", op, since, opset, made))
+        elif kind == "pow_exponent" and dtypes[0] == "uint32" and _allows(_schema(op, opset), 1, U64):
+            specs.add(("pow_exponent", op, since, opset, U64))
         elif kind == "cast" and _allows(_schema(op, opset), 0, BF16):
             specs.add(("cast", op, since, opset, BF16, dtypes[1]) if dtypes[1] != BF16 else spec)
             specs.add(("cast", op, since, opset, dtypes[0], BF16))
@@ -338,6 +340,38 @@ def _if_scalar_branch():
     return _graph(nodes, [_vi("x"), _vi("cond", "bool", [])], [_vi("y", shape=[1])], [idx])
 
 
+def _loop():
+    """A Loop of 3 trips adding 1 to a float carried value, between Relus."""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    one = numpy_helper.from_array(np.array(1.0, np.float32), "one")
+    body = h.make_graph([h.make_node("Identity", ["cond_in"], ["cond_out"], name="b_cond"),
+                         h.make_node("Add", ["v_in", "one"], ["v_out"], name="b_add")], "body",
+                        [h.make_tensor_value_info("i", _tp("int64"), []), _vi("cond_in", "bool", []),
+                         _vi("v_in", shape=(2, 4))],
+                        [_vi("cond_out", "bool", []), _vi("v_out", shape=(2, 4))])
+    trips = numpy_helper.from_array(np.array(3, np.int64), "trips")
+    node = h.make_node("Loop", ["trips", "", "a"], ["b"], name="P", body=body)
+    return _in_chain(node, [_vi("x")], _vi("y"), [trips, one])
+
+
+def _scan():
+    """A Scan summing the rows of a [3, 4] float input (ONNX's scan_sum, opset 9 form), between Relus."""
+    from onnx import helper as h
+
+    body = h.make_graph([h.make_node("Add", ["s_in", "row"], ["s_out"], name="b_add"),
+                         h.make_node("Identity", ["s_out"], ["scan_out"], name="b_id")], "body",
+                        [_vi("s_in", shape=(4,)), _vi("row", shape=(4,))],
+                        [_vi("s_out", shape=(4,)), _vi("scan_out", shape=(4,))])
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="A"), h.make_node("Relu", ["x0"], ["s0"], name="A0"),
+             h.make_node("Scan", ["s0", "a"], ["b", "ys"], name="P", body=body, num_scan_inputs=1),
+             h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x", shape=(3, 4)), _vi("x0", shape=(4,))], [_vi("y", shape=(4,)),
+                                                                           _vi("ys", shape=(3, 4))])
+
+
 def _pad(mode):
     def build():
         import numpy as np
@@ -592,6 +626,8 @@ GRAPH_PROBES = {
     "if_implicit_from_cpu": (21, _if_implicit_from_cpu),
     "if_before_producer": (21, _if_before_producer),
     "if_scalar_branch": (21, _if_scalar_branch),
+    "loop": (21, _loop),
+    "scan": (21, _scan),
     "pad_constant": (21, _pad("constant")),
     "pad_reflect": (21, _pad("reflect")),
     "pad_edge": (21, _pad("edge")),
@@ -830,6 +866,9 @@ def _graph_rules(graphs):
         rules.append({"op": "GridSample", "min_rank": 5, "rank_inputs": [0],
                       "compile_failure": f"measured: a volumetric (5-D) GridSample is claimed and OpenVINO's "
                                          f"frontend fails ({grid[0][1]})"})
+    for op in ("Loop", "Scan"):  # control flow with a body: claimed as a whole (graph probes loop, scan)
+        if graphs.get(op.lower(), ({}, ""))[0].get("P") == "claimed":
+            rules.append({"op": op})
     if "if_node" in graphs:
         fates, err = graphs["if_node"]
         if fates.get("IF") == "failed":
