@@ -1,0 +1,495 @@
+"""The OpenVINO plugin's probe models beyond the one-node op probes: graph probes (each decides one partitioning
+option or one failure after a claim) and the builders of ops the WebGPU/QNN builders do not make.  Used by
+:mod:`partsim.gen.openvino_plugin`, which runs them as real plugin sessions and derives the table.
+"""
+
+from .qnn_probes import _tp
+
+__all__ = ["GRAPH_PROBES", "OWN_BUILDERS", "BF16", "U64"]
+
+BF16 = "bfloat16"
+U64 = "uint64"
+
+def _graph(nodes, inputs, outputs, inits=(), opset=21):
+    from onnx import helper as h
+
+    m = h.make_model(h.make_graph(nodes, "probe_graph", inputs, outputs, list(inits)),
+                     opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 10
+    return m
+
+
+def _vi(name, dtype="float", shape=(2, 4)):
+    from onnx import helper as h
+
+    return h.make_tensor_value_info(name, _tp(dtype), None if shape is None else list(shape))
+
+
+def _single_not_last():
+    """Relu A, then an LpPool (which the plugin leaves to the CPU: measured), then Relus C, D: A is a one-node
+    cluster that is not the last and touches no later cluster."""
+    from onnx import helper as h
+
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="A"),
+             h.make_node("LpPool", ["a"], ["p"], name="LP", kernel_shape=[2, 2]),
+             h.make_node("Relu", ["p"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x", shape=(1, 2, 4, 4))], [_vi("y", shape=(1, 2, 3, 3))])
+
+
+def _if_node():
+    """An If on a run-time condition, both branches one float Relu/Neg of an outer tensor, inside a chain."""
+    from onnx import helper as h
+
+    then_g = h.make_graph([h.make_node("Relu", ["a"], ["t"], name="then_relu")], "then", [], [_vi("t")])
+    else_g = h.make_graph([h.make_node("Neg", ["a"], ["e"], name="else_neg")], "else", [], [_vi("e")])
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="A"),
+             h.make_node("If", ["cond"], ["b"], name="IF", then_branch=then_g, else_branch=else_g),
+             h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x"), _vi("cond", "bool", [])], [_vi("y")])
+
+
+def _if_outer_initializer():
+    """An If whose then branch reads an initializer of the outer graph (fasterrcnn's If nodes do)."""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    w = numpy_helper.from_array(np.ones((2, 4), np.float32), "w")
+    then_g = h.make_graph([h.make_node("Add", ["a", "w"], ["t"], name="then_add")], "then", [], [_vi("t")])
+    else_g = h.make_graph([h.make_node("Neg", ["a"], ["e"], name="else_neg")], "else", [], [_vi("e")])
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="A"),
+             h.make_node("If", ["cond"], ["b"], name="IF", then_branch=then_g, else_branch=else_g),
+             h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x"), _vi("cond", "bool", [])], [_vi("y")], [w])
+
+
+def _if_constant_branch():
+    """fasterrcnn's If: the then branch is one Constant, the else branch reads an outer Constant node's output."""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    value = numpy_helper.from_array(np.ones((2, 4), np.float32), "v")
+    then_g = h.make_graph([h.make_node("Constant", [], ["t"], name="then_const", value=value)], "then", [],
+                          [_vi("t")])
+    else_g = h.make_graph([h.make_node("Add", ["a", "k"], ["e"], name="else_add")], "else", [], [_vi("e")])
+    nodes = [h.make_node("Constant", [], ["k"], name="K", value=value), h.make_node("Relu", ["x"], ["a"], name="A"),
+             h.make_node("If", ["cond"], ["b"], name="IF", then_branch=then_g, else_branch=else_g),
+             h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x"), _vi("cond", "bool", [])], [_vi("y")])
+
+
+def _if_implicit_from_cpu():
+    """An If whose else branch reads (only implicitly) the output of a node the EP leaves to the CPU (LpPool)."""
+    from onnx import helper as h
+
+    then_g = h.make_graph([h.make_node("Relu", ["a"], ["t"], name="then_relu")], "then", [], [_vi("t", shape=None)])
+    else_g = h.make_graph([h.make_node("Add", ["a", "p"], ["e"], name="else_add")], "else", [],
+                          [_vi("e", shape=None)])
+    nodes = [h.make_node("LpPool", ["x"], ["p"], name="LP", kernel_shape=[2, 2]),
+             h.make_node("Relu", ["x2"], ["a"], name="A"),
+             h.make_node("If", ["cond"], ["b"], name="IF", then_branch=then_g, else_branch=else_g),
+             h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x", shape=(1, 2, 4, 4)), _vi("x2", shape=(1, 2, 3, 3)), _vi("cond", "bool", [])],
+                  [_vi("y", shape=None)])
+
+
+def _grid_sample_5d(mode, align):
+    """A volumetric (5-D) GridSample, ``mode`` and ``align_corners`` as given, between Relus."""
+    def build():
+        import numpy as np
+        from onnx import helper as h
+        from onnx import numpy_helper
+
+        grid = numpy_helper.from_array(np.zeros((1, 2, 3, 4, 3), np.float32), "grid")
+        node = h.make_node("GridSample", ["a", "grid"], ["b"], name="P", mode=mode, align_corners=align)
+        return _in_chain(node, [_vi("x", shape=(1, 1, 3, 4, 5))], _vi("y", shape=(1, 1, 2, 3, 4)), [grid])
+    return build
+
+
+def _maxpool_ceil(size, out, opset=21):
+    """MaxPool kernel 1, stride 2, ceil_mode 1 on a ``size`` x ``size`` input between Relus: when the last window
+    would start past the input ONNX (opset 19+ shape inference) drops it, a plain ceil formula does not."""
+    def build():
+        from onnx import helper as h
+
+        node = h.make_node("MaxPool", ["a"], ["b"], name="P", kernel_shape=[1, 1], strides=[2, 2], ceil_mode=1)
+        return _in_chain(node, [_vi("x", shape=(1, 1, size, size))], _vi("y", shape=(1, 1, out, out)), opset=opset)
+    return build
+
+
+def _maxpool_ceil_output(size, out, opset=21):
+    """Relu, then the MaxPool of :func:`_maxpool_ceil` writing the graph output (MaxPool-12, or -22 at 22)."""
+    def build():
+        from onnx import helper as h
+
+        nodes = [h.make_node("Relu", ["x"], ["a"], name="A"),
+                 h.make_node("MaxPool", ["a"], ["y"], name="P", kernel_shape=[1, 1], strides=[2, 2], ceil_mode=1)]
+        return _graph(nodes, [_vi("x", shape=(1, 1, size, size))], [_vi("y", shape=(1, 1, out, out))], opset=opset)
+    return build
+
+
+def _if_before_producer():
+    """An If listed before the node whose output its else branch reads (only implicitly): a valid graph ORT
+    sorts, and fasterrcnn's shape."""
+    from onnx import helper as h
+
+    then_g = h.make_graph([h.make_node("Neg", ["x"], ["t"], name="then_neg")], "then", [], [_vi("t")])
+    else_g = h.make_graph([h.make_node("Add", ["x", "a"], ["e"], name="else_add")], "else", [], [_vi("e")])
+    nodes = [h.make_node("If", ["cond"], ["b"], name="IF", then_branch=then_g, else_branch=else_g),
+             h.make_node("Relu", ["x"], ["a"], name="A"),
+             h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x"), _vi("cond", "bool", [])], [_vi("y")])
+
+
+def _if_scalar_branch():
+    """fasterrcnn's If, rebuilt: the then branch a Constant, the else branch ReduceMax/Cast/Add/Mul/Unsqueeze
+    over a scalar an outer Gather makes, with Constants inside the branch."""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    def const(name, value, dtype):
+        return h.make_node("Constant", [], [name], name=f"c_{name}",
+                           value=numpy_helper.from_array(np.array(value, dtype), name))
+    then_g = h.make_graph([const("t", [0.0], np.float32)], "then", [], [_vi("t", shape=[1])])
+    else_nodes = [h.make_node("ReduceMax", ["a"], ["m"], name="e_max", keepdims=0),
+                  h.make_node("Cast", ["m"], ["mf"], name="e_cast", to=1), const("one", 1.0, np.float32),
+                  h.make_node("Add", ["mf", "one"], ["s"], name="e_add"), h.make_node("Mul", ["s", "g"], ["p"],
+                                                                                      name="e_mul"),
+                  const("ax", [0], np.int64), h.make_node("Unsqueeze", ["p", "ax"], ["e"], name="e_unsq")]
+    else_g = h.make_graph(else_nodes, "else", [], [_vi("e", shape=[1])])
+    idx = numpy_helper.from_array(np.array(0, np.int64), "idx")
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="A"), h.make_node("Gather", ["a", "idx"], ["g0"], name="G"),
+             h.make_node("ReduceMax", ["g0"], ["g"], name="GM", keepdims=0),
+             h.make_node("If", ["cond"], ["b"], name="IF", then_branch=then_g, else_branch=else_g),
+             h.make_node("Relu", ["b"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x"), _vi("cond", "bool", [])], [_vi("y", shape=[1])], [idx])
+
+
+def _loop():
+    """A Loop of 3 trips adding 1 to a float carried value, between Relus."""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    one = numpy_helper.from_array(np.array(1.0, np.float32), "one")
+    body = h.make_graph([h.make_node("Identity", ["cond_in"], ["cond_out"], name="b_cond"),
+                         h.make_node("Add", ["v_in", "one"], ["v_out"], name="b_add")], "body",
+                        [h.make_tensor_value_info("i", _tp("int64"), []), _vi("cond_in", "bool", []),
+                         _vi("v_in", shape=(2, 4))],
+                        [_vi("cond_out", "bool", []), _vi("v_out", shape=(2, 4))])
+    trips = numpy_helper.from_array(np.array(3, np.int64), "trips")
+    node = h.make_node("Loop", ["trips", "", "a"], ["b"], name="P", body=body)
+    return _in_chain(node, [_vi("x")], _vi("y"), [trips, one])
+
+
+def _scan():
+    """A Scan summing the rows of a [3, 4] float input (ONNX's scan_sum, opset 9 form), between Relus."""
+    from onnx import helper as h
+
+    body = h.make_graph([h.make_node("Add", ["s_in", "row"], ["s_out"], name="b_add"),
+                         h.make_node("Identity", ["s_out"], ["scan_out"], name="b_id")], "body",
+                        [_vi("s_in", shape=(4,)), _vi("row", shape=(4,))],
+                        [_vi("s_out", shape=(4,)), _vi("scan_out", shape=(4,))])
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="A"), h.make_node("Relu", ["x0"], ["s0"], name="A0"),
+             h.make_node("Scan", ["s0", "a"], ["b", "ys"], name="P", body=body, num_scan_inputs=1),
+             h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x", shape=(3, 4)), _vi("x0", shape=(4,))], [_vi("y", shape=(4,)),
+                                                                           _vi("ys", shape=(3, 4))])
+
+
+def _pad(mode):
+    def build():
+        import numpy as np
+        from onnx import helper as h
+        from onnx import numpy_helper
+
+        pads = numpy_helper.from_array(np.array([0, 1, 0, 1], np.int64), "pads")
+        nodes = [h.make_node("Relu", ["x"], ["a"], name="A"), h.make_node("Pad", ["a", "pads"], ["b"], name="P",
+                                                                          mode=mode),
+                 h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+        return _graph(nodes, [_vi("x")], [_vi("y", shape=(2, 6))], [pads])
+    return build
+
+
+def _unknown_rank():
+    """A chain of four Relus on an input of unknown rank (no shape at all)."""
+    from onnx import helper as h
+
+    nodes = [h.make_node("Relu", [s], [t], name=f"R{k}") for k, (s, t) in enumerate(
+        (("x", "a"), ("a", "b"), ("b", "c"), ("c", "y")))]
+    return _graph(nodes, [_vi("x", shape=None)], [_vi("y", shape=None)])
+
+
+def _conv_integer_scalar_zp():
+    """ConvInteger (uint8 x, uint8 w) with a rank-0 run-time zero point, then Cast and Relus."""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    w = numpy_helper.from_array(np.ones((2, 3, 3, 3), np.uint8), "w")
+    nodes = [h.make_node("ConvInteger", ["x", "w", "xzp"], ["ci"], name="CI"),
+             h.make_node("Cast", ["ci"], ["f"], name="to_float", to=1),
+             h.make_node("Relu", ["f"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x", "uint8", (1, 3, 8, 8)), _vi("xzp", "uint8", [])],
+                  [_vi("y", shape=(1, 2, 6, 6))], [w])
+
+
+def _unsqueeze_runtime_axes():
+    """Relu, then an Unsqueeze whose axes is a graph input (its output's rank is unknown), then Relus."""
+    from onnx import helper as h
+
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="A"), h.make_node("Unsqueeze", ["a", "ax"], ["u"], name="U"),
+             h.make_node("Relu", ["u"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x"), _vi("ax", "int64", [1])], [_vi("y", shape=None)])
+
+
+def _scalar_chain():
+    """Four Relus on a rank-0 float input: does the plugin keep 1.24.1's rank-0 refusal?"""
+    from onnx import helper as h
+
+    nodes = [h.make_node("Relu", [s], [t], name=f"R{k}") for k, (s, t) in enumerate(
+        (("x", "a"), ("a", "b"), ("b", "c"), ("c", "y")))]
+    return _graph(nodes, [_vi("x", shape=[])], [_vi("y", shape=[])])
+
+
+def _conv_escape():
+    """LpPool (CPU), then a Conv whose output is a graph output and also feeds a Relu: 1.24.1 drops such a
+    cluster (capability.cc, Conv/Identity output leaving the cluster)."""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    w = numpy_helper.from_array(np.ones((2, 2, 1, 1), np.float32), "w")
+    nodes = [h.make_node("LpPool", ["x"], ["p"], name="LP", kernel_shape=[2, 2]),
+             h.make_node("Conv", ["p", "w"], ["c"], name="CONV"), h.make_node("Relu", ["c"], ["r"], name="R"),
+             h.make_node("Relu", ["r"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x", shape=(1, 2, 4, 4))], [_vi("c", shape=(1, 2, 3, 3)), _vi("y", shape=(1, 2, 3, 3))],
+                  [w])
+
+
+def _attention(dtype, opset):
+    """ONNX Attention (opset 23+) on 4-D Q, K, V."""
+    from onnx import TensorProto
+    from onnx import helper as h
+
+    tp = TensorProto.BFLOAT16 if dtype == BF16 else _tp(dtype)
+    qkv = [h.make_tensor_value_info(n, tp, [2, 3, 4, 8]) for n in ("q", "k", "v")]
+    node = h.make_node("Attention", ["q", "k", "v"], ["y"], name="n0_Attention")
+    m = h.make_model(h.make_graph([node], "probe_Attention", qkv, [h.make_tensor_value_info("y", tp, [2, 3, 4, 8])]),
+                     opset_imports=[h.make_opsetid("", opset)])
+    return m
+
+
+def _in_chain(node, inputs, out, inits=(), opset=21):
+    """Relu A -> ``node`` (reads ``a``, writes ``b``) -> Relus C, D."""
+    from onnx import helper as h
+
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="A"), node,
+             h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, inputs, [out], inits, opset)
+
+
+def _resize(mode):
+    def build():
+        import numpy as np
+        from onnx import helper as h
+        from onnx import numpy_helper
+
+        inits = [numpy_helper.from_array(np.array([0, 0, 0.1, 0.1, 1, 1, 0.9, 0.9], np.float32), "roi"),
+                 numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]
+        node = h.make_node("Resize", ["a", "roi", "scales"], ["b"], name="P", mode="linear",
+                           coordinate_transformation_mode=mode)
+        return _in_chain(node, [_vi("x", shape=(1, 1, 4, 4))], _vi("y", shape=(1, 1, 8, 8)), inits)
+    return build
+
+
+def _recurrent(op):
+    def build():
+        import numpy as np
+        from onnx import helper as h
+        from onnx import numpy_helper
+
+        gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+        inits = [numpy_helper.from_array(np.ones((1, gates * 4, 3), np.float32), "W"),
+                 numpy_helper.from_array(np.ones((1, gates * 4, 4), np.float32), "R")]
+        node = h.make_node(op, ["a", "W", "R"], ["b", "yh"], name="P", hidden_size=4, layout=1)
+        m = _in_chain(node, [_vi("x", shape=(2, 5, 3))], _vi("y", shape=None), inits)
+        m.graph.output.append(_vi("yh", shape=None))
+        return m
+    return build
+
+
+def _stft():
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    step = numpy_helper.from_array(np.array(8, np.int64), "step")
+    length = numpy_helper.from_array(np.array(16, np.int64), "length")
+    node = h.make_node("STFT", ["a", "step", "", "length"], ["b"], name="P")
+    return _in_chain(node, [_vi("x", shape=(1, 64, 1))], _vi("y", shape=None), [step, length])
+
+
+def _alone(op, **attrs):
+    """``op`` as the only node, reading a graph input and writing the graph output."""
+    def build():
+        from onnx import helper as h
+
+        node = h.make_node(op, ["x"], ["y"], name="P", **attrs)
+        return _graph([node], [_vi("x")], [_vi("y")])
+    return build
+
+
+def _zero_size_axes():
+    """Relu -> ReduceSum whose axes is an empty graph input (shape [0]) -> Relus."""
+    from onnx import helper as h
+
+    node = h.make_node("ReduceSum", ["a", "axes"], ["b"], name="P", keepdims=1)
+    return _in_chain(node, [_vi("x"), _vi("axes", "int64", [0])], _vi("y", shape=(1, 1)))
+
+
+def _unary(op, shape=(2, 3, 4, 5)):
+    """``op`` on one input of ``shape``, its output of the same dtype and no shape given."""
+    def build(dtype, opset):
+        from onnx import TensorProto
+        from onnx import helper as h
+
+        tp = {BF16: TensorProto.BFLOAT16, U64: TensorProto.UINT64}.get(dtype) or _tp(dtype)
+        node = h.make_node(op, ["x"], ["y"], name=f"n0_{op}")
+        g = h.make_graph([node], f"probe_{op}", [h.make_tensor_value_info("x", tp, list(shape))],
+                         [h.make_tensor_value_info("y", tp, None)])
+        return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    return build
+
+
+def _qlinear(op):
+    def build(dtype, opset):
+        from .qnn_probes import build_probe
+
+        return build_probe(op, dtype, 4)
+    return build
+
+
+def _one_node(op, inputs, out_dtype=None, consts=(), **attrs):
+    """``op`` reading graph inputs ``inputs`` ``[(name, dtype or None for the probed one, shape)]`` and constant
+    initializers ``consts`` ``[(name, numpy array)]``, one output of ``out_dtype`` (default: the probed dtype)."""
+    def build(dtype, opset):
+        from onnx import TensorProto
+        from onnx import helper as h
+        from onnx import numpy_helper
+
+        def tp(d):
+            return {BF16: TensorProto.BFLOAT16, U64: TensorProto.UINT64}.get(d) or _tp(d)
+        ins = [h.make_tensor_value_info(n, tp(d or dtype), list(shape)) for n, d, shape in inputs]
+        inits = [numpy_helper.from_array(a, n) for n, a in consts]
+        names = [n for n, _, _ in inputs] + [n for n, _ in consts]
+        node = h.make_node(op, names, ["y"], name=f"n0_{op}", **attrs)
+        g = h.make_graph([node], f"probe_{op}", ins, [h.make_tensor_value_info("y", tp(out_dtype or dtype), None)],
+                         inits)
+        return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    return build
+
+
+def _np_consts(**arrays):
+    import numpy as np
+
+    return [(k, np.asarray(v[0], dtype=v[1])) for k, v in arrays.items()]
+
+
+def _cut_out(op):
+    """LpPool (CPU), then Relu -> ``op`` -> Cast -> Relu: is ``op`` claimed in a graph that is split (1.24.1's
+    InsertNode cut NonZero and TopK out of every cluster)?"""
+    def build():
+        import numpy as np
+        from onnx import helper as h
+        from onnx import numpy_helper
+
+        inits, ins = [], ["a"]
+        if op == "TopK":
+            inits.append(numpy_helper.from_array(np.array([2], np.int64), "k"))
+            ins.append("k")
+        nodes = [h.make_node("LpPool", ["x"], ["p"], name="LP", kernel_shape=[2, 2]),
+                 h.make_node("Relu", ["p"], ["a"], name="A"),
+                 h.make_node(op, ins, ["b"] + (["idx"] if op == "TopK" else []), name="P"),
+                 h.make_node("Cast", ["b"], ["f"], name="CAST", to=1), h.make_node("Relu", ["f"], ["y"], name="D")]
+        outs = [_vi("y", shape=None)] + ([_vi("idx", "int64", None)] if op == "TopK" else [])
+        return _graph(nodes, [_vi("x", shape=(1, 2, 4, 4))], outs, inits)
+    return build
+
+
+#: ops with a builder of their own: op -> (dtypes, builder(dtype, opset))
+OWN_BUILDERS = {
+    "Attention": (("float", "float16", BF16), _attention),
+    "DFT": (("float", "float16", "double", BF16), _unary("DFT", (1, 16, 1))),
+    "BitwiseNot": (("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", U64), _unary("BitwiseNot")),
+    "RandomUniformLike": (("float", "float16", "double", BF16), _unary("RandomUniformLike")),
+    "QLinearConv": (("uint8", "int8"), _qlinear("QLinearConv")),
+    "QLinearMatMul": (("uint8", "int8"), _qlinear("QLinearMatMul")),
+    "NonZero": (("float", "int32", "int64", "bool"), _one_node("NonZero", [("x", None, (2, 3))], "int64")),
+    "Unique": (("float", "int64"), _one_node("Unique", [("x", None, (6,))])),
+    "Det": (("float", "float16", "double"), _one_node("Det", [("x", None, (2, 3, 3))])),
+    "CumProd": (("float", "int32", "int64"), _one_node("CumProd", [("x", None, (2, 3))],
+                                                       consts=_np_consts(axis=(0, "int64")))),
+    "HannWindow": (("int64",), _one_node("HannWindow", [("x", None, ())], "float")),
+    "HammingWindow": (("int64",), _one_node("HammingWindow", [("x", None, ())], "float")),
+    "BlackmanWindow": (("int64",), _one_node("BlackmanWindow", [("x", None, ())], "float")),
+    "Multinomial": (("float",), _one_node("Multinomial", [("x", None, (2, 5))], "int32")),
+    "Col2Im": (("float",), _one_node("Col2Im", [("x", None, (1, 4, 25))], consts=_np_consts(
+        image_shape=([6, 6], "int64"), block_shape=([2, 2], "int64")))),
+    "AffineGrid": (("float",), _one_node("AffineGrid", [("x", None, (2, 2, 3))],
+                                         consts=_np_consts(size=([2, 3, 4, 5], "int64")))),
+    "STFT": (("float",), _one_node("STFT", [("x", None, (1, 64, 1))], consts=_np_consts(
+        step=(8, "int64"), ))),
+}
+
+#: name -> (opset, builder)
+GRAPH_PROBES = {
+    "single_not_last": (21, _single_not_last),
+    "if_node": (21, _if_node),
+    "if_outer_initializer": (21, _if_outer_initializer),
+    "if_constant_branch": (21, _if_constant_branch),
+    "if_implicit_from_cpu": (21, _if_implicit_from_cpu),
+    "if_before_producer": (21, _if_before_producer),
+    "if_scalar_branch": (21, _if_scalar_branch),
+    "loop": (21, _loop),
+    "scan": (21, _scan),
+    "pad_constant": (21, _pad("constant")),
+    "pad_reflect": (21, _pad("reflect")),
+    "pad_edge": (21, _pad("edge")),
+    "pad_wrap": (21, _pad("wrap")),
+    "unknown_rank": (21, _unknown_rank),
+    "conv_integer_scalar_zp": (21, _conv_integer_scalar_zp),
+    "unsqueeze_runtime_axes": (21, _unsqueeze_runtime_axes),
+    "scalar_chain": (21, _scalar_chain),
+    "conv_escape": (21, _conv_escape),
+    "resize_tf_crop_and_resize": (21, _resize("tf_crop_and_resize")),
+    "resize_half_pixel_symmetric": (21, _resize("half_pixel_symmetric")),
+    "resize_half_pixel": (21, _resize("half_pixel")),
+    "rnn_batchwise": (21, _recurrent("RNN")),
+    "gru_batchwise": (21, _recurrent("GRU")),
+    "lstm_batchwise": (21, _recurrent("LSTM")),
+    "stft": (21, _stft),
+    "dropout_alone": (21, _alone("Dropout")),
+    "identity_alone": (21, _alone("Identity")),
+    "max_one_input_alone": (21, _alone("Max")),
+    "sum_one_input_alone": (21, _alone("Sum")),
+    "min_one_input_alone": (21, _alone("Min")),
+    "mean_one_input_alone": (21, _alone("Mean")),
+    "relu_alone": (21, _alone("Relu")),
+    "zero_size_axes": (21, _zero_size_axes),
+    "maxpool_ceil_reduce_by_one": (21, _maxpool_ceil(2, 1)),
+    "maxpool_ceil": (21, _maxpool_ceil(3, 2)),
+    "maxpool_ceil_reduce_by_one_output": (21, _maxpool_ceil_output(2, 1)),
+    "maxpool_ceil_output": (21, _maxpool_ceil_output(3, 2)),
+    "maxpool22_ceil_reduce_by_one_output": (22, _maxpool_ceil_output(2, 1, 22)),
+    "maxpool22_ceil_output": (22, _maxpool_ceil_output(3, 2, 22)),
+    "maxpool22_ceil_reduce_by_one": (22, _maxpool_ceil(2, 1, 22)),
+    "gridsample5d_nearest_align0": (21, _grid_sample_5d("nearest", 0)),
+    "gridsample5d_nearest_align1": (21, _grid_sample_5d("nearest", 1)),
+    "gridsample5d_linear_align0": (21, _grid_sample_5d("linear", 0)),
+    "gridsample5d_linear_align1": (21, _grid_sample_5d("linear", 1)),
+    "nonzero_split_graph": (21, _cut_out("NonZero")),
+    "topk_split_graph": (21, _cut_out("TopK")),
+}
