@@ -174,3 +174,47 @@ def test_cli_import(run_cli, ort_git, tmp_path):
     assert code == 2 and "not a folder" in err and "\n" not in err.strip()
     code, _, err = run_cli("rules", "import", "coreml-builders", tmp_path)
     assert code == 2 and "--commit" in err and "\n" not in err.strip()
+
+
+def test_provider_options_select_what_coreml_builds(tmp_path, run_cli):
+    """--ep-option ModelFormat / RequireStaticInputShapes / EnableOnSubgraphs, as ORT's coreml_options.cc reads
+    them: the variant's table, static inputs required, bodies of control flow allowed."""
+    from partsim import predict
+
+    path = _model(tmp_path, "constant", "m.onnx")
+
+    def placed(**options):
+        s, _ = predict(path, ["coreml"], level="disable", ep_options=options or None)
+        return {n["name"]: (n["provider"], n["reason"]) for n in s["nodes"]}
+
+    assert placed()["flat"] == ("CPUExecutionProvider", "op_not_in_table")  # -p coreml: ML Program
+    assert placed(ModelFormat="MLProgram")["flat"] == placed()["flat"]
+    assert placed(ModelFormat="NeuralNetwork")["flat"][0] == "CoreMLExecutionProvider"
+    assert placed(MLComputeUnits="CPUOnly") == placed()  # no effect on placement
+    dyn = helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])]), opset_imports=[helper.make_opsetid("", 17)])
+    dyn.ir_version = 8
+    onnx.save(dyn, str(tmp_path / "dyn.onnx"))
+    for options, want in (({}, ("CoreMLExecutionProvider", None)),
+                          ({"RequireStaticInputShapes": "1"}, ("CPUExecutionProvider", "dynamic_shape"))):
+        s, _ = predict(tmp_path / "dyn.onnx", ["coreml"], level="disable", ep_options=options or None)
+        assert (s["nodes"][0]["provider"], s["nodes"][0]["reason"]) == want, options
+    def branch(name):
+        return helper.make_graph([helper.make_node("Relu", ["x"], [f"{name}_y"], name=f"{name}_relu")], name, [],
+                                 [helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT, [2, 3])])
+
+    cond = helper.make_model(helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], name="if", then_branch=branch("then"), else_branch=branch("else"))],
+        "g", [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+              helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])]), opset_imports=[helper.make_opsetid("", 17)])
+    cond.ir_version = 8
+    onnx.save(cond, str(tmp_path / "if.onnx"))
+    for options, want in (({}, "CPUExecutionProvider"), ({"EnableOnSubgraphs": "1"}, "CoreMLExecutionProvider")):
+        s, _ = predict(tmp_path / "if.onnx", ["coreml"], level="disable", ep_options=options or None)
+        assert {n["name"]: n["provider"] for n in s["nodes"]}["then_relu"] == want, options
+    for bad in ("ModelFormat=Foo", "Bogus=1", "RequireStaticInputShapes=yes"):
+        code, _, err = run_cli("simulate", path, "-p", "coreml", "--ep-option", bad)
+        assert code == 2 and "--ep-option" in err and err.count("\n") == 1, (bad, err)
