@@ -34,7 +34,7 @@ about the model.
 import tempfile
 from pathlib import Path
 
-from ..io.subgraphs import all_nodes as _all_nodes  # (runtime/pipeline.py imports it by this name)
+from ..io.subgraphs import all_nodes as _all_nodes
 from ..sim.pipeline import ORT_LEVEL, transformers_to_disable
 from .cpu_pass import cpu_pass
 from .fp16_casts import has_float16, undo_insert_cast

@@ -306,9 +306,9 @@ class _Written:
 
     def read_nodes(self):
         """The model's own nodes by name (and unnamed ones by first output), before any rewrite."""
-        from .ort_pipeline import _all_nodes
+        from ..io.subgraphs import all_nodes
 
-        for n in _all_nodes(self.proto.graph):
+        for n in all_nodes(self.proto.graph):
             if n.name:
                 self.original[n.name] = (n.domain or "", n.op_type)
             elif n.output:

@@ -186,6 +186,12 @@ def _ports(rule):
     return (rule.host_inputs, rule.host_outputs) if rule is not None else ((), ())
 
 
+# ops whose output 0 has input 0's shape: a tensor the optimizer made on one side of one (its shape not tracked)
+# has the other side's (QNN took the QuantizeLinear it puts after a pushed Transpose: real QNN 2.7.0 sessions,
+# q_tiny_transformer.dynamo.qop)
+_SAME_SHAPE = frozenset(("QuantizeLinear", "DequantizeLinear"))
+
+
 def _static(shape):
     return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
 
@@ -264,7 +270,10 @@ def nhwc_layout(model, provider, table, assigned, rank_of, order_of, name_counte
         nd = g.nodes[i]
         if i in io_quant:  # a Q/DQ the optimizer moved to a graph input or output: left to the CPU
             return CPU
-        shapes_ok = not static_only or all(_static(g.shape(t)) for t in nd.inputs[:1] + nd.outputs[:1] if t)
+        ends = [g.shape(t) for t in nd.inputs[:1] + nd.outputs[:1] if t]
+        if op in _SAME_SHAPE and any(_static(s) for s in ends):
+            ends = [s for s in ends if s is not None]  # input 0 and output 0 have one shape (ONNX's Q/DQ schemas)
+        shapes_ok = not static_only or all(_static(s) for s in ends)
         # a tensor of too high a rank (a Transpose pushed below a Reshape to rank 6): refused as any node
         rank_ok = not max_rank or all(len(g.shape(t)) <= max_rank for t in nd.inputs[:1] + nd.outputs[:1]
                                       if t and g.shape(t) is not None)
