@@ -114,9 +114,11 @@ def _model(tmp_path, pad_mode, name):
     inits += [numpy_helper.from_array(np.abs(rng.standard_normal(4)).astype(np.float32) + 0.1, n)
               for n in ("s", "b", "m", "v")]
     inits.append(numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads"))
+    inits.append(numpy_helper.from_array(np.array(0.0, np.float32), "cv"))
+    pad_inputs = ["bn", "pads"] + (["cv"] if pad_mode == "constant" else [])  # NeuralNetwork needs constant_value
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
              helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["bn"], name="bn"),
-             helper.make_node("Pad", ["bn", "pads"], ["p"], name="pad", mode=pad_mode),
+             helper.make_node("Pad", pad_inputs, ["p"], name="pad", mode=pad_mode),
              helper.make_node("Flatten", ["p"], ["y"], name="flat")]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 400])], inits)
@@ -139,8 +141,9 @@ def test_the_builder_tables_on_a_model(tmp_path):
     assert place["flat"] == ("CPUExecutionProvider", "op_not_in_table")  # flatten_op_builder.cc: no ML Program
     s, _ = predict(path, ["coreml:neuralnetwork"], level="disable")
     place = {n["name"]: (n["provider"], n["reason"]) for n in s["nodes"]}
-    assert place["flat"][0] == "CoreMLExecutionProvider"
     assert place["pad"] == ("CPUExecutionProvider", "attribute")  # reflect: ML Program only
+    # NeuralNetwork has a Flatten builder, but a Flatten alone is a partition of trivial ops only: dropped
+    assert place["flat"] == ("CPUExecutionProvider", "group_rejected")
     s, _ = predict(_model(tmp_path, "edge", "edge.onnx"), ["coreml"], level="disable")
     assert {n["name"]: n["reason"] for n in s["nodes"]}["pad"] == "attribute"  # a mode the builder refuses
     mlprogram = usability_checker_analysis(str(path))["eps"]["CoreML MLProgram"]
@@ -218,3 +221,38 @@ def test_provider_options_select_what_coreml_builds(tmp_path, run_cli):
     for bad in ("ModelFormat=Foo", "Bogus=1", "RequireStaticInputShapes=yes"):
         code, _, err = run_cli("simulate", path, "-p", "coreml", "--ep-option", bad)
         assert code == 2 and "--ep-option" in err and err.count("\n") == 1, (bad, err)
+
+
+def test_partitions_of_trivial_ops_only_are_dropped(ort_git, tmp_path):
+    """coreml_execution_provider.cc keeps a partition only when one of its nodes is not trivial (IsTrivial)."""
+    from partsim import predict
+
+    names = _git("ls-tree", "--name-only", f"{COMMIT}:{IMPL}").stdout.split()
+    always = set()
+    for name in names:
+        text = source_text(IMPL + name) if name.endswith("_op_builder.cc") else ""
+        if "bool IsTrivial(const Node& /*node*/) const override { return true; }" in text:
+            always |= set(re.findall(r'Create(\w+)OpBuilder\(', text))
+    factory = source_text("onnxruntime/core/providers/coreml/builders/op_builder_factory.cc")
+    trivial_ops = {op for kind, op in _registered(factory) if f"{kind}" in {k.removesuffix("Op") for k in always}}
+    table = load_table(ROOT / "rules" / "coreml-mlprogram.yaml")
+    assert set(table.option("trivial_ops")) == (trivial_ops | {"Ceil"}) - {"Flatten"}  # Flatten: no ML Program
+    shape = numpy_helper.from_array(np.array([1, 12], np.int64), "shape")
+    w = numpy_helper.from_array(np.ones((3, 3, 1, 1), np.float32), "w")
+
+    def placed(nodes, name):
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 2, 2])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [shape, w])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        onnx.save(model, str(tmp_path / name))
+        s, _ = predict(tmp_path / name, ["coreml"], level="disable")
+        return {n["name"]: (n["provider"], n["reason"]) for n in s["nodes"]}
+
+    only = placed([helper.make_node("Transpose", ["x"], ["t"], name="t", perm=[0, 2, 3, 1]),
+                   helper.make_node("Reshape", ["t", "shape"], ["y"], name="r")], "trivial.onnx")
+    assert only == dict.fromkeys(("t", "r"), ("CPUExecutionProvider", "group_rejected"))
+    mixed = placed([helper.make_node("Conv", ["x", "w"], ["c"], name="c"),
+                    helper.make_node("Transpose", ["c"], ["t"], name="t", perm=[0, 2, 3, 1]),
+                    helper.make_node("Reshape", ["t", "shape"], ["y"], name="r")], "mixed.onnx")
+    assert {k: v[0] for k, v in mixed.items()} == dict.fromkeys(("c", "t", "r"), "CoreMLExecutionProvider")

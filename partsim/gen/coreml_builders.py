@@ -335,7 +335,8 @@ def _table_dict(src, variant, ops, trivial, fallback, base, release):
             "generated_by": gen,
             "describes": {"onnxruntime": release},
         },
-        "partitioning": {"subgraphs": "unsupported", "zero_size_tensors": {"fallback_ops": fallback}},
+        "partitioning": {"subgraphs": "unsupported", "trivial_ops": trivial,
+                         "zero_size_tensors": {"fallback_ops": fallback}},
         "defaults": {"max_rank": 5},
         "notes": [
             f"max_rank 5 on every input: {BUILDERS}helper.cc IsInputSupported (CoreML refuses rank > 5). It refuses an "
@@ -344,8 +345,8 @@ def _table_dict(src, variant, ops, trivial, fallback, base, release):
             "compute_precision fp32: CoreML may run on the GPU/ANE in fp16; low precision is not assumed.",
             "Not encoded: the EP option RequireStaticInputShapes (off by default), coreml_version-dependent checks "
             "(CoreML 6/7 on the target device), EnableOnSubgraph (off: nodes inside If/Loop bodies stay on the CPU).",
-            "Not encoded: coreml_execution_provider.cc GetCapability drops a partition whose nodes are all trivial "
-            f"(IsTrivial: {', '.join(trivial)}); partsim keeps it.",
+            "trivial_ops: coreml_execution_provider.cc GetCapability drops a partition whose nodes are all trivial "
+            "(the builders' IsTrivial; Unary's only for Ceil).",
             "ORT's CreateSupportedPartitions gets no node-unit map from the CoreML EP: QDQ groups are not kept "
             "together (no qdq_node_units).",
         ],

@@ -218,7 +218,9 @@ CONDITIONS = {
                   "size"),
         Cond('if (mode != "constant") {', "mode constant; pads, constant_value, axes constant initializers; rank >= 2",
              (dict(_const(1, 2, 3), **_rank(2, None), **_attr("mode", default="constant", **{"in": ["constant"]})),),
-             NN, left="constant_value given and float; no negative pads; only the last two dims padded")),
+             NN, left="constant_value float; no negative pads; only the last two dims padded"),
+        Cond("`constant_value` input is required for constant mode Pad op in NeuralNetwork mode.",
+             "constant_value given", ({"min_inputs": 3},), NN)),
     "MaxPool": _POOL + (_POOL_ML_DONE,),
     "AveragePool": _POOL[:1] + _POOL[2:] + (_POOL_ML_DONE,),  # storage_order: MaxPool's attribute only
     **{op: (_POOL[0], _POOL_ML_DONE, Cond("if (input_size != 4) {", "a 4-D input", variants=NN, complete=True))

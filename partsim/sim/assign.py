@@ -472,11 +472,18 @@ def _group_kept(w, table, real):
         why = f"a single {model.nodes[real[0]].op_type} is not worth a partition"
     elif table.option("drop_all_constant_input_groups", False) and _all_inputs_constant(model, real):
         why = "every input of the group is a constant initializer"
+    elif _all_trivial(model, real, table.option("trivial_ops")):
+        why = "every node of the group is a trivial op (shape or cheap element-wise): not worth a partition"
     else:
         return True
     for i in real:
         w.note_reason(i, table.provider, Rejection("group_rejected", why))
     return False
+
+
+def _all_trivial(model, real, trivial):
+    """Are all nodes of the group ops the provider calls trivial (CoreML: its builders' IsTrivial)?"""
+    return bool(trivial) and all(model.nodes[i].op_type in trivial and not model.nodes[i].domain for i in real)
 
 
 def _float32_behind_casts(model, cpu_table, node, why):
