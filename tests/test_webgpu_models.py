@@ -63,3 +63,24 @@ def test_real_model_node_for_node_with_layout_transposes(name, level):
     if name in WITHOUT_BRANCHES:
         mem = {k: v for k, v in res["counts"].items() if k.startswith("memcpy")}
         assert all(v["predicted"] == v["observed"] for v in mem.values()), mem
+
+
+@needs_webgpu
+@pytest.mark.parametrize("level", ["disable", "all"])
+def test_unnamed_node_converted_to_nhwc(level):
+    """The onnx wheel's own test model pytorch-converted/MaxPool2d_stride_padding_dilation: one MaxPool the
+    file left unnamed, which ORT converts to NHWC as ``_token_<k>`` (GenerateNodeName of an empty name):
+    matched to partsim's node, placed the same, its two layout Transposes counted."""
+    import onnx
+
+    path = (Path(onnx.__file__).parent / "backend" / "test" / "data" / "pytorch-converted"
+            / "test_MaxPool2d_stride_padding_dilation" / "model.onnx")
+    if not path.exists():
+        pytest.skip(f"{path} is absent from this onnx wheel")
+    assert onnx.load(str(path)).graph.node[0].name == ""
+    r = subprocess.run([sys.executable, str(ROOT / "cli.py"), "verify", str(path), "-p", "webgpu", "--observe",
+                        "--level", level, "--format", "json"], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=600)
+    res = json.loads(r.stdout)["verify"]
+    assert (res["compared"], res["agreement"], res["unpredicted"]) == (1, 1.0, []), res
+    assert res["counts"][f"layoutTransposes.{WEBGPU}"] == {"predicted": 2, "observed": 2}

@@ -408,7 +408,8 @@ def _facts(model, written, result):
     pinned = dict.fromkeys(result.pinned, CPU) if result is not None and result.pinned else {}
     # sim/qnn_tensors.py: nodes the EPs never saw in this form
     later = result.cpu_pass_nodes if result is not None and result.cpu_pass_nodes else ()
-    return SessionFacts(counter, rounds, frozenset(later), pinned)
+    unnamed = [n.index for n in model.nodes if n.outputs and written.unnamed.get(n.outputs[0]) == (n.domain, n.op_type)]
+    return SessionFacts(counter, rounds, frozenset(later), pinned, frozenset(unnamed))
 
 
 def _optimized(path, level, resolution, seed, shown_as, notes, child, modify, unclaimed, early, source, proto,

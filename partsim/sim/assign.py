@@ -119,7 +119,8 @@ def simulate(model, resolution, policy="per-node", pinned=None, facts=None):
     no_kernel = _cpu_fallback(w, resolution)
     if w.first == CPU:
         w.first_reason = [None] * len(model.nodes)
-    layout, layout_refused = layout_pass(model, resolution.tables, w.assigned, w.rules, w.late, facts.name_counter)
+    layout, layout_refused = layout_pass(model, resolution.tables, w.assigned, w.rules, w.late, facts.name_counter,
+                                         facts.unnamed)
     for r in layout:  # the second GetCapability sees the graph the layout transformation left (sim/graph_io.py)
         reclaim_graph_io(model, r, w.io_held.get(r.provider, {}), w.assigned, w.rules, w.partitions)
     status, failure, failure_nodes = _session_status(w, resolution, policy, layout_refused, no_kernel)

@@ -34,17 +34,22 @@ class SessionFacts:
         their earlier form, so they register no tensors (QNN, :mod:`partsim.sim.qnn_tensors`).
     pinned
         Node name -> provider for nodes ORT assigned itself after partitioning.
+    unnamed
+        Indices of the nodes the file left without a name (the IR names them ``<op>_<index>``, ORT's graph
+        holds ``""``): the NHWC layout transformation names their copies ``GenerateNodeName("")``.
     """
 
     name_counter: int = 0
     partition_rounds: Mapping[int, int] = field(default_factory=dict)
     rewritten_after_partitioning: frozenset = frozenset()
     pinned: Mapping[str, str] = field(default_factory=dict)
+    unnamed: frozenset = frozenset()
 
     def __post_init__(self):
         object.__setattr__(self, "partition_rounds", _frozen(self.partition_rounds))
         object.__setattr__(self, "pinned", _frozen(self.pinned))
         object.__setattr__(self, "rewritten_after_partitioning", frozenset(self.rewritten_after_partitioning))
+        object.__setattr__(self, "unnamed", frozenset(self.unnamed))
 
 
 NO_FACTS = SessionFacts()  # a graph as written: nothing ORT did before partitioning to know about

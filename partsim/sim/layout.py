@@ -68,13 +68,14 @@ def handles_layout(table):
     return table.provider in NHWC_PROVIDERS and table.layout == "NHWC"
 
 
-def layout_pass(model, tables, assigned, rules, late=(), name_counter=0):
+def layout_pass(model, tables, assigned, rules, late=(), name_counter=0, unnamed=()):
     """Run :func:`nhwc_layout` for every NHWC provider of the session, in priority order.
 
     Returns ``(results, refusals)``: a LayoutResult per provider that converted a node, and
     ``(failure sentence, node indices)`` for converted nodes the provider's rule marks as refused
     in NHWC form (``layout_refusal``), which ORT turns into a failed session.  Nodes in ``late``
     are claimed only in the provider's second GetCapability: the conversion does not see them.
+    ``unnamed``: indices of nodes the file left without a name (:class:`partsim.sim.facts.SessionFacts`).
     """
     opset = model.opsets.get("", 0)
     if not MIN_OPSET <= opset <= MAX_OPSET:
@@ -90,7 +91,7 @@ def layout_pass(model, tables, assigned, rules, late=(), name_counter=0):
         state = [p if p in done and k not in late else None for k, p in enumerate(assigned)]
         for scope in _graphs_bottom_up(model, state, t.provider):
             r = nhwc_layout(model, t.provider, t, state, lambda name: model.value(name).rank, ort_default_order,
-                            name_counter, scope)
+                            name_counter, scope, unnamed)
             if not (r.converted or r.transposes or r.inserted or r.removed):
                 continue
             results.append(r)
@@ -196,11 +197,12 @@ def _static(shape):
     return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
 
 
-def build_graph(model, assigned, name_counter=0, scope=""):
+def build_graph(model, assigned, name_counter=0, scope="", unnamed=()):
     """The graph ``scope`` (``""``: the main graph; else a subgraph, ORT's layout transformation runs on each
     graph the partitioner visits) as an :class:`~partsim.sim.transpose_opt.OptGraph` (node ids = model indices,
     the other graphs' nodes dead); ``name_counter``: where ORT's name counter of the main graph stands
-    (:class:`partsim.sim.facts.SessionFacts`; a subgraph's ``Graph`` counts from 0, graph/graph.cc)."""
+    (:class:`partsim.sim.facts.SessionFacts`; a subgraph's ``Graph`` counts from 0, graph/graph.cc); the nodes
+    ``unnamed`` keep ORT's empty name, which is taken (ORT converted an unnamed MaxPool to ``_token_2``)."""
     g = OptGraph(opset=model.opsets.get("", 0))
     inputs = set(model.graph_inputs)
     for name, v in model.values.items():
@@ -227,10 +229,15 @@ def build_graph(model, assigned, name_counter=0, scope=""):
               n.since_version)
     g.next_id = len(model.nodes)
     g.names.counter = 0 if scope else name_counter
+    for i in unnamed:
+        if model.nodes[i].scope == scope:
+            g.nodes[i].name = ""
+            g.names.nodes.add("")  # and as a tensor name: ORT's TransposeOutput names the node's new output
+            g.names.tensors.add("")  # GenerateNodeArgName("") = "_token_<k>", the copy the next <k>
     return g
 
 
-def nhwc_layout(model, provider, table, assigned, rank_of, order_of, name_counter=0, scope=""):
+def nhwc_layout(model, provider, table, assigned, rank_of, order_of, name_counter=0, scope="", unnamed=()):
     """Run the layout transformation for ``provider`` over the main graph (or the subgraph ``scope``).
 
     Parameters
@@ -249,7 +256,7 @@ def nhwc_layout(model, provider, table, assigned, rank_of, order_of, name_counte
     """
     sensitive = (LAYOUT_SENSITIVE_OPS | set(table.option("layout_extra_ops", ()) or ())) - set(
         table.option("layout_keep_ops", ()) or ())
-    g = build_graph(model, assigned, name_counter, scope)
+    g = build_graph(model, assigned, name_counter, scope, unnamed)
     main = [n.index for n in model.nodes if n.scope == scope]
 
     def producers_of(i):  # an If/Loop/Scan's implicit inputs are edges too (graph.cc BuildConnections)
