@@ -327,6 +327,12 @@ kOnnxDomain Range 11 None
 """
 
 _WEBGPU_DOMAINS = {"kOnnxDomain": "", "kMSInternalNHWCDomain": "", "kMSDomain": "com.microsoft"}
+# type constraints of kernels the probes do not reach: If's outputs are tensors only (V =
+# DataTypeImpl::AllFixedSizeTensorTypes(), no sequence or optional; B = bool), microsoft/onnxruntime
+# onnxruntime/core/providers/webgpu/controlflow/if.cc @2d623e8: an If returning sequences stays on the CPU
+_FIXED_SIZE_TENSORS = ("bfloat16", "bool", "double", "float", "float16", "int16", "int32", "int64", "int8", "uint16",
+                       "uint32", "uint64", "uint8")
+_WEBGPU_TYPES = {("", "If"): {"B": ("bool",), "V": _FIXED_SIZE_TENSORS}}
 
 
 def _webgpu():
@@ -347,6 +353,8 @@ def _webgpu():
         rule["versions"] = [lo, hi]
         if op in nhwc and not domain:
             rule["layout_sensitive"] = True
+        if (domain, op) in _WEBGPU_TYPES:
+            rule["types"] = {k: list(v) for k, v in _WEBGPU_TYPES[(domain, op)].items()}
         ops.append(rule)
     return {
         "provider": "WebGpuExecutionProvider", "aliases": ["webgpu"], "kind": "kernel", "cpu_based": False,
