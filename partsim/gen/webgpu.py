@@ -34,10 +34,11 @@ PROBE_OPSETS = (21, 22, 23, 24, 25)
 #: element-wise ops keep their inputs and attributes across versions: probed at every version since opset 7
 ELEMENTWISE_OPSETS = tuple(range(7, 26))
 EXTRA_OPS = ("Range", "ConstantOfShape", "TopK", "RMSNormalization", "LpNormalization", "GRU", "LSTM", "RNN", "DFT",
-             "RotaryEmbedding")
+             "RotaryEmbedding", "Trilu", "Compress", "Upsample")
 #: ops whose kernels came after the source table (onnxruntime/core/providers/webgpu/rnn/{gru,lstm}.cc,
-#: math/dft.cc, llm/rotary_embedding.cc): probed at every schema version since opset 7, as element-wise ops
-NEWER_OPS = ("GRU", "LSTM", "RNN", "DFT", "RotaryEmbedding")
+#: math/dft.cc, llm/rotary_embedding.cc, tensor/{trilu,compress,upsample}.cc): probed at every schema version since
+#: opset 7, as element-wise ops
+NEWER_OPS = ("GRU", "LSTM", "RNN", "DFT", "RotaryEmbedding", "Trilu", "Compress", "Upsample")
 RANGE_TYPES = ("float", "double", "int16", "int32", "int64")
 #: ops the NHWC layout transformation may convert (onnx_transpose_optimization GetLayoutSensitiveOps)
 LAYOUT_OPS = ("AveragePool", "BatchNormalization", "Conv", "ConvTranspose", "DepthToSpace", "GlobalAveragePool",
@@ -143,7 +144,9 @@ def _norm_or_topk(op, dtype, opset):
 
 def _newer_op_model(op, dtype, opset):
     """GRU/LSTM/RNN (sequence 2, batch 1, input 3, hidden 4; X, W, R only), DFT (a real signal [1, 8, 1] on its
-    default axis) and RotaryEmbedding (X [1, 2, 3, 8] with cos/sin caches [1, 3, 4], no position ids)."""
+    default axis), RotaryEmbedding (X [1, 2, 3, 8] with cos/sin caches [1, 3, 4], no position ids), Trilu (no k),
+    Compress (a constant condition on axis 0) and Upsample (scales 1, 1, 2, 2; an attribute before version 9) on
+    X [2, 3, 4, 4]."""
     import numpy as np
     from onnx import helper as h
     from onnx import numpy_helper
@@ -158,6 +161,14 @@ def _newer_op_model(op, dtype, opset):
         attrs["hidden_size"] = 4
     elif op == "DFT":
         x = h.make_tensor_value_info("x", _tp(dtype), [1, 8, 1])
+    elif op in ("Trilu", "Compress", "Upsample"):
+        x = h.make_tensor_value_info("x", _tp(dtype), [2, 3, 4, 4])
+        if op == "Compress":
+            inits, attrs = [numpy_helper.from_array(np.array([True, False]), "condition")], {"axis": 0}
+        elif op == "Upsample" and opset >= 9:
+            inits = [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]
+        elif op == "Upsample":
+            attrs["scales"] = [1.0, 1.0, 2.0, 2.0]
     else:
         x = h.make_tensor_value_info("x", _tp(dtype), [1, 2, 3, 8])
         inits = [numpy_helper.from_array(np.full((1, 3, 4), 0.5, _np(dtype)), n) for n in ("cos", "sin")]
@@ -314,7 +325,8 @@ def _covers(rule, since):
 # Host-memory ports of WebGPU kernels (KernelDefBuilder InputMemoryType/OutputMemoryType(OrtMemTypeCPU[Input], k)),
 # read from microsoft/onnxruntime onnxruntime/core/providers/webgpu/ (main, the plugin is built from it):
 # tensor/{shape_op (11125cc), reshape (7119266), squeeze (48e91dc), slice (fb4be0b), expand (351da84), unsqueeze
-# (e28808c), tile (00d771a), pad (034efdc), resize (cca1026), split (0bc4189)}.cc, math/{top_k (0fd948f),
+# (e28808c), tile (00d771a), pad (034efdc), resize (cca1026), split (0bc4189), trilu (87ce87a), compress
+# (ddcc738)}.cc, math/{top_k (0fd948f),
 # unary_elementwise_ops (Clip), dft (3fb5430)}.cc, generator/{constant_of_shape (cdcb07a), range}.cc,
 # reduction/reduction_ops.cc (076cc6c), controlflow/if.cc (2d623e8).  (op, first, last since-version,
 # host_inputs, host_outputs); a rule takes the entry whose range holds its first version.  CumSum's axis is not
@@ -325,6 +337,7 @@ HOST_PORTS = (
     ("Tile", 6, None, (1,), ()), ("Pad", 11, 17, (1, 2), ()), ("Pad", 18, None, (1, 2, 3), ()),
     ("Resize", 10, 10, (1,), ()), ("Resize", 11, None, (1, 2, 3), ()), ("Split", 1, None, (1,), ()),
     ("TopK", 10, None, (1,), ()), ("Clip", 11, None, (1, 2), ()), ("ConstantOfShape", 9, None, (0,), ()),
+    ("Trilu", 14, None, (1,), ()), ("Compress", 9, None, (1,), ()),
     ("Range", 11, None, (0, 1, 2), ()), ("If", 1, None, (0,), ()), ("DFT", 17, 19, (1,), ()),
     ("DFT", 20, None, (1, 2), ()), ("ReduceSum", 13, None, (1,), ()), ("ReduceMax", 18, None, (1,), ()),
     ("ReduceMin", 18, None, (1,), ()),
