@@ -166,32 +166,6 @@ def test_single_op_probes_agree(tmp_path):
     assert agree == compared, wrong[:10]
 
 
-@needs_qnn
-@pytest.mark.parametrize("name", ["tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "q_tiny_resnet.ts.dyn",
-                                  "tiny_transformer.ts", "tiny_transformer.dynamo", "q_tiny_resnet.ts.qdq",
-                                  "q_tiny_transformer.dynamo.dyn", "q_tiny_transformer.dynamo.qdq",
-                                  "q_tiny_transformer.dynamo.qop", "graph_only/bert_tiny.dynamo",
-                                  "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts",
-                                  "graph_only/vit_tiny.ts", "graph_only/convnext_tiny.ts", "graph_only/swin_t.ts"])
-def test_corpus_models_against_real_qnn(name, tmp_path):
-    from partsim.io.materialize import materialize_weights
-
-    path = shared_path(f"corpus/{name if '/' in name else 'full/' + name}.onnx")
-    runnable = materialize_weights(str(path), tmp_path)
-    rec, obs = _observe(runnable)
-    summary, assignment = predict(str(path), ["qnn"])
-    v = compare(summary, assignment, obs, 1.0, True)
-    assert v["agreement"] >= AGREEMENT_FLOOR.get(name, 1.0), v["disagreements"][:10]
-    layout = {k: c for k, c in v["counts"].items() if k.startswith("layoutTransposes")}
-    assert all(c["predicted"] == c["observed"] for c in layout.values()), layout
-
-
-# measured with benchmarks/qnn_agreement.py --corpus; below 1.0 where the README says why.
-# q_tiny_resnet.ts.dyn is exact since the dq_matmul_integer node group (sim/node_groups.py): QNN claims its
-# classifier's DynamicQuantizeLinear + MatMulInteger only together with the Cast/Mul/Mul/Add after them
-AGREEMENT_FLOOR = {}
-
-
 def _ints(name, values):
     return h.make_tensor(name, T.INT64, [len(values)], values)
 
@@ -285,11 +259,17 @@ def _layout_nodes(summary):
 @pytest.mark.parametrize("level", ["disable", "all"])
 def test_transpose_optimizer_on_model_transposes_matches_real_sessions(tmp_path, level):
     """The transpose optimizer runs for QNN even where nothing is converted to NHWC: the nodes it removes,
-    adds (Transpose_token_<k>, Gather, Unsqueeze) and renames are those of the real session."""
-    for name, path in _model_transpose_cases(tmp_path).items():
-        rec = run_session(path, [QNN], level, run=False, ep_options={"soc_model": "60"})
-        obs = observation_from_run(rec, level)
-        assert rec["state"] == "ok", (name, rec.get("error"))
+    adds (Transpose_token_<k>, Gather, Unsqueeze) and renames are those of the real session.  The 21 sessions
+    are created in one child (the ``probe`` sub-command, as test_single_op_probes_agree), not one child each."""
+    from partsim.gen.qnn import probe_models
+    from partsim.runtime.observation import LEVELS
+
+    cases = _model_transpose_cases(tmp_path)
+    recs = probe_models([str(p) for p in cases.values()], {"soc_model": "60"}, level=LEVELS[level])
+    for name, path in cases.items():
+        rec = recs[str(path)]
+        assert "assignment" in rec, (name, rec.get("create_error"))
+        obs = observation_from_run({**rec, "state": "ok"}, level)
         summary, _ = _predict_all(str(path), ["qnn"], level=level)
         assert _layout_nodes(summary) == obs["nodes"], name
 
@@ -313,44 +293,6 @@ def test_transpose_read_by_a_subgraph_is_not_pushed(tmp_path):
     assert kept == {k for k, op in obs["opTypes"].items() if op == "Transpose"} == {"t1", "t2"}
 
 
-def _corpus_against_real_qnn(name, level, tmp_path):
-    """A real QNN session on the corpus model ``name`` (weights materialized) and partsim's prediction at
-    ``level``: ``(summary, observation, verify comparison)``."""
-    from partsim.io.materialize import materialize_weights
-
-    path = shared_path(f"corpus/{name}.onnx")
-    rec = run_session(materialize_weights(str(path), tmp_path), [QNN], level, run=False,
-                      ep_options={"soc_model": "60"})
-    obs = observation_from_run(rec, level)
-    summary, assignment = _predict_all(str(path), ["qnn"], level=level)
-    return summary, obs, compare(summary, assignment, obs, 0.0, True)
-
-
-@needs_qnn
-@pytest.mark.parametrize("name,level", [
-    ("full/tiny_transformer.ts", "disable"), ("full/tiny_transformer.dynamo", "disable"),
-    ("graph_only/bert_tiny.dynamo", "disable"), ("graph_only/bert_tiny.ts", "disable"),
-    ("graph_only/gpt2_tiny.dynamo", "disable"), ("graph_only/gpt2_tiny.ts", "disable"),
-    ("graph_only/minilm_l6.dynamo", "disable"), ("graph_only/minilm_l6.ts", "disable"),
-    ("graph_only/mobilenet_v2.dynamo", "disable"), ("graph_only/vit_tiny.ts", "disable"),
-    ("graph_only/swin_t.ts", "disable"), ("graph_only/convnext_tiny.ts", "disable"),
-    ("full/tiny_transformer.dynamo", "all"), ("graph_only/bert_tiny.dynamo", "all"),
-    ("graph_only/gpt2_tiny.dynamo", "all"), ("graph_only/minilm_l6.dynamo", "all"),
-    # the layout transformation before Level 2: the CPU Mul it rewired is not fused into FusedMatMul
-    ("graph_only/bert_tiny.ts", "all"), ("graph_only/gpt2_tiny.ts", "all"), ("graph_only/minilm_l6.ts", "all")])
-def test_layout_transposes_of_transformers_against_real_qnn(name, level, tmp_path):
-    """Transformer corpus models: the Transposes and Gathers the layout transformation leaves (the model's
-    own Transposes pushed, merged and cancelled) are those of a real session, by name and provider."""
-    summary, obs, v = _corpus_against_real_qnn(name, level, tmp_path)
-    layout = {k: c for k, c in v["counts"].items() if k.startswith("layoutTransposes")}
-    assert all(c["predicted"] == c["observed"] for c in layout.values()), layout
-    predicted_new = {n["name"]: n["provider"] for n in summary["insertedNodes"] if n["origin"] == "inserted:layout"}
-    known = {n["name"] for n in summary["nodes"]} | {n["ortName"] for n in summary["nodes"] if n.get("ortName")}
-    observed_new = {k: ep for k, ep in obs["nodes"].items() if k not in known}
-    assert {k: ep for k, ep in observed_new.items() if k.startswith(("Transpose", "Gather"))} == {
-        k: ep for k, ep in predicted_new.items() if k.startswith(("Transpose", "Gather"))}
-
-
 def test_shipped_qnn_table_is_lint_clean():
     r = _cli("lint", "--strict", ROOT / "rules" / "qnn.yaml")
     assert r.returncode == 0, r.stdout
@@ -370,26 +312,6 @@ def test_layout_conversions_ort_inserts_are_not_missing(tmp_path):
     assert [(n["name"], n["input"], n["provider"]) for n in inserted] == [
         ("Transpose", "x", QNN), ("Transpose_token_3", "acos", QNN)]
     assert not [c for c in summary["conversions"] if c["kind"] == "layout"]
-
-
-@needs_qnn
-@pytest.mark.parametrize("name", ["tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "tiny_transformer.ts",
-                                  "q_tiny_resnet.ts.dyn", "q_tiny_resnet.ts.qop", "q_tiny_transformer.dynamo.dyn",
-                                  "q_tiny_transformer.dynamo.qdq", "graph_only/bert_tiny.dynamo",
-                                  "graph_only/fasterrcnn_mobilenet_v3_large_320_fpn.ts",
-                                  "graph_only/vit_tiny.ts", "graph_only/convnext_tiny.ts",
-                                  "graph_only/swin_t.ts"])
-def test_corpus_models_at_enable_all(name):
-    """ORT_ENABLE_ALL: Level 1 runs before partitioning (predicted on ORT's own BASIC rewrite), Level 2/3
-    never touch QNN's fused partitions, the NHWC conversion happens inside partitioning.  q_tiny_resnet.ts.dyn:
-    folded biases let QNN claim every DynamicQuantizeLinear + ConvInteger group (not converted to NHWC);
-    q_tiny_resnet.ts.qop: the refused NHWC MaxPool fails the session here too; fasterrcnn: ORT drops QNN's
-    groups (sim/plugin_groups.py), every node on the CPU."""
-    rel = name if "/" in name else f"full/{name}"
-    r = _cli("verify", shared_path(f"corpus/{rel}.onnx"), "-p", "qnn", "--observe", "--level", "all",
-             "--format", "json")
-    v = json.loads(r.stdout)["verify"]
-    assert r.returncode == 0 and v["agreement"] == 1.0, v["disagreements"][:5]
 
 
 @needs_qnn
@@ -671,37 +593,6 @@ def test_contrib_domain_qdq_units_are_taken(tmp_path):
     v = compare(summary, assignment, obs, 1.0, True)
     assert v["passed"] and v["agreeing"] == v["compared"], (v["disagreements"], v["counts"])
     assert obs["nodes"]["conv" if "conv" in obs["nodes"] else "conv_token_1"] == QNN
-
-
-_COVERED = {"disable": {"tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "q_tiny_resnet.ts.dyn",
-                        "tiny_transformer.ts", "tiny_transformer.dynamo", "q_tiny_resnet.ts.qdq",
-                        "q_tiny_transformer.dynamo.dyn", "q_tiny_transformer.dynamo.qdq", "q_tiny_transformer.dynamo.qop",
-                        "bert_tiny.dynamo", "fasterrcnn_mobilenet_v3_large_320_fpn.ts", "vit_tiny.ts",
-                        "convnext_tiny.ts", "swin_t.ts", "q_tiny_resnet.ts.qop"},
-            "all": {"tiny_resnet.ts", "tiny_mobilenetv2.ts", "tiny_unet.ts", "tiny_transformer.ts", "q_tiny_resnet.ts.dyn",
-                    "q_tiny_resnet.ts.qop", "q_tiny_transformer.dynamo.dyn", "q_tiny_transformer.dynamo.qdq",
-                    "bert_tiny.dynamo", "fasterrcnn_mobilenet_v3_large_320_fpn.ts", "vit_tiny.ts", "convnext_tiny.ts",
-                    "swin_t.ts"}}
-
-
-def _rest_of_corpus():
-    from tests.conftest import SHARED
-
-    corpus = SHARED / "corpus"
-    models = sorted(corpus.glob("*/*.onnx")) if corpus.is_dir() else []
-    return [pytest.param(p.parent.name + "/" + p.stem, level, id=f"{p.stem}-{level}") for level in ("disable", "all")
-            for p in models if p.stem not in _COVERED[level]]
-
-
-@needs_qnn
-@pytest.mark.parametrize("name,level", _rest_of_corpus())
-def test_the_rest_of_the_corpus_against_real_qnn(name, level, tmp_path):
-    """Every corpus model the lists above leave out, at both levels: node for node (renamed nodes as their
-    originals) and in layout-Transpose count against a real QNN session."""
-    summary, obs, v = _corpus_against_real_qnn(name, level, tmp_path)
-    assert v["compared"] > 0 and v["agreeing"] == v["compared"], v["disagreements"][:10]
-    layout = {k: c for k, c in v["counts"].items() if k.startswith("layoutTransposes")}
-    assert all(c["predicted"] == c["observed"] for c in layout.values()), layout
 
 
 def _same_as_real_qnn(model, path):
