@@ -7,8 +7,6 @@ cluster rule; corpus models from ``../shared/corpus`` cover real networks.
 """
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import onnx
@@ -43,13 +41,26 @@ def _relu(x, y, name):
     return h.make_node("Relu", [x], [y], name=name)
 
 
+def _partsim(*argv):
+    """``partsim ARGV`` in this process (the CLI's own entry point; the OpenVINO session still runs in its child
+    process under .venv-openvino): ``(exit code, stdout, stderr)``."""
+    import contextlib
+    import io
+
+    from partsim.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
 def _verify(model, tmp_path):
     out = tmp_path / (Path(model).stem + ".verify.json")
-    proc = subprocess.run([sys.executable, str(ROOT / "cli.py"), "verify", str(model), "-p", "openvino:1.24", "--observe",
-                           "--python", str(OV_PY), "--format", "json", "-o", str(out)],
-                          capture_output=True, text=True, timeout=300, cwd=ROOT)
-    assert out.exists(), proc.stderr
-    return proc.returncode, json.loads(out.read_text())["verify"]
+    code, _, err = _partsim("verify", model, "-p", "openvino:1.24", "--observe", "--python", OV_PY, "--format", "json",
+                            "-o", out)
+    assert out.exists(), err
+    return code, json.loads(out.read_text())["verify"]
 
 
 def _assert_exact(model, tmp_path, expect_ov=None):
@@ -355,9 +366,7 @@ def test_op_modes_and_one_node_graphs_follow_the_real_ep(case, tmp_path):
     for (tag, nodes, inputs, inits), want in zip(graphs, expect):
         model = _save_inferred(tmp_path, f"{case}_{tag}", nodes, inputs, inits, 13 if case != "resize_modes" else 19)
         rep = _assert_exact(model, tmp_path)  # partsim agrees with the real session on every node
-        summary = json.loads(subprocess.run(
-            [sys.executable, str(ROOT / "cli.py"), "simulate", str(model), "-p", "openvino:1.24", "-f", "json"],
-            capture_output=True, text=True, timeout=120, cwd=ROOT).stdout)
+        summary = json.loads(_partsim("simulate", model, "-p", "openvino:1.24", "-f", "json")[1])
         got = {n["name"]: n["provider"] for n in summary["nodes"]}
         for node, provider in want.items():  # and the real session did leave these where the case says
             assert got[node].startswith(provider), (tag, got)
@@ -388,9 +397,7 @@ def test_nodes_openvino_claims_but_cannot_compile_fail_the_session(case, tmp_pat
     rc, rep = _verify(failing, tmp_path)
     # verify compares the two refusals: both sides refused, so it passes
     assert rc == 0 and rep["passed"] and rep["refusal"]["observed"] and rep["refusal"]["predicted"], rep
-    summary = json.loads(subprocess.run(
-        [sys.executable, str(ROOT / "cli.py"), "simulate", str(failing), "-p", "openvino:1.24", "-f", "json"],
-        capture_output=True, text=True, timeout=120, cwd=ROOT).stdout)
+    summary = json.loads(_partsim("simulate", failing, "-p", "openvino:1.24", "-f", "json")[1])
     assert ("reduction" if case == "scatternd_add" else "Attention") in summary["failure"]
     _assert_exact(running, tmp_path)
 
