@@ -37,7 +37,7 @@ $(HI_STAMP): pyproject.toml constraints/ort-highest.txt
 	$(PY) -m venv $(HI_VENV)
 	$(HI_VENV)/bin/pip install -q --upgrade pip
 	$(HI_VENV)/bin/pip install -q -c constraints/ort-highest.txt onnxruntime onnx
-	$(HI_VENV)/bin/pip install -q -e . pytest hypothesis
+	$(HI_VENV)/bin/pip install -q -e . pytest hypothesis pytest-xdist
 	$(HI_VENV)/bin/python -c "import onnxruntime as o; assert o.__version__ == '$(ORT_HIGHEST)', \
 	  'pip install partsim changed onnxruntime $(ORT_HIGHEST) to ' + o.__version__"
 	touch $(HI_STAMP)
@@ -130,9 +130,14 @@ browser:
 	  { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; } || \
 	    echo "chromium not installed: the browser tests will be skipped"; }
 
+# two pytest workers (pytest-xdist), one test file each at a time: a file's module-scoped fixtures (one real
+# session shared by the tests that check it) are made once, and tests/test_doc_commands.py runs a page in order
+TEST_JOBS ?= 2
+XDIST := -n $(TEST_JOBS) --dist loadfile
+
 test: setup browser openvino openvino-plugin webgpu ort-highest
-	PARTSIM_OTHER_ORT_PYTHON=$(CURDIR)/$(HI_VENV)/bin/python $(BIN)/python -m pytest -q
-	PARTSIM_OTHER_ORT_PYTHON=$(CURDIR)/$(BIN)/python $(HI_VENV)/bin/python -m pytest -q $(HIGHEST_TESTS)
+	PARTSIM_OTHER_ORT_PYTHON=$(CURDIR)/$(HI_VENV)/bin/python $(BIN)/python -m pytest -q $(XDIST)
+	PARTSIM_OTHER_ORT_PYTHON=$(CURDIR)/$(BIN)/python $(HI_VENV)/bin/python -m pytest -q $(XDIST) $(HIGHEST_TESTS)
 
 # the fast tier (under a minute): no real ORT/QNN/OpenVINO session, browser or corpus model
 # (markers registered in pyproject.toml, applied in tests/conftest.py)

@@ -69,11 +69,12 @@ settings.register_profile("explore", deadline=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # partsim's caches (parsed tables, ORT optimizer results) go to a folder of this test run, never
-# the developer's ~/.cache: every run starts cold, CLI subprocesses inherit the variable.
+# the developer's ~/.cache: every run starts cold, CLI subprocesses inherit the variable.  Under
+# pytest-xdist (`-n 2`) the workers share the folder of the run that started them (entries are
+# written atomically and named by digests, partsim.io.cache), and that run removes it.
 import atexit  # noqa: E402
 import shutil  # noqa: E402
 import tempfile  # noqa: E402
-
 
 
 def _remove_caches_of_ended_runs():
@@ -87,12 +88,15 @@ def _remove_caches_of_ended_runs():
             shutil.rmtree(folder, ignore_errors=True)
 
 
-if os.path.isdir("/proc/self"):
-    _remove_caches_of_ended_runs()
-_TEST_CACHE = tempfile.mkdtemp(prefix=f"partsim-test-cache-{os.getpid()}-")
-os.environ["PARTSIM_CACHE_DIR"] = _TEST_CACHE
+if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("PARTSIM_TEST_CACHE_OF_RUN"):
+    os.environ["PARTSIM_CACHE_DIR"] = os.environ["PARTSIM_TEST_CACHE_OF_RUN"]
+else:
+    if os.path.isdir("/proc/self"):
+        _remove_caches_of_ended_runs()
+    _TEST_CACHE = tempfile.mkdtemp(prefix=f"partsim-test-cache-{os.getpid()}-")
+    os.environ["PARTSIM_CACHE_DIR"] = os.environ["PARTSIM_TEST_CACHE_OF_RUN"] = _TEST_CACHE
+    atexit.register(shutil.rmtree, _TEST_CACHE, True)
 os.environ.pop("PARTSIM_NO_CACHE", None)
-atexit.register(shutil.rmtree, _TEST_CACHE, True)
 
 
 # --- markers: what a test needs beyond Python (registered in pyproject.toml; `make test-fast` leaves them out) ---
