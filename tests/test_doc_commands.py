@@ -1,13 +1,15 @@
-"""Every command of the ```sh blocks of README.md and docs/*.md runs as shown (issue #32: every doc example runs).
+"""Every command of the ```sh blocks and transcripts of README.md and docs/*.md runs as shown (issue #32).
 
 The ```console blocks run with their output in test_readme.py and test_docs.py, the ```pycon blocks as doctests in
-test_readme.py; here each line of a ```sh block, in page order, in one scratch folder per page, where the names the
-pages use exist: ``model.onnx`` (fixtures/demo.onnx), ``bert.onnx`` (the graph-only bert_tiny), ``swin_t.onnx``,
-``fp32.onnx``/``int8.onnx`` (tiny_resnet and its QDQ twin), ``partsim.toml`` (docs/ci-integration.md's, with its
-models), the inputs and expected outputs the numerics lines read (expected outputs from this process's own ORT
-session, not from partsim), and ``../shared``.  A line must exit 0, or what its ``# exit N`` comment says.  A block
-under a ``*Not run by the tests: …*`` line is skipped with that reason; the README's ``make``/``pip`` lines, which
-are not partsim commands, are covered where :data:`NOT_PARTSIM` says.
+test_readme.py.  Here: each line of a ```sh block, and each ``$ partsim`` line of a transcript (another block showing
+a command and what it printed: the output is one machine's, not checked), in page order, in one scratch folder per
+page where the names the pages use exist: ``model.onnx`` (fixtures/demo.onnx), ``bert.onnx`` (the graph-only
+bert_tiny), ``swin_t.onnx``, ``fp32.onnx``/``int8.onnx`` (tiny_resnet and its QDQ twin), ``partsim.toml``
+(docs/ci-integration.md's, with its models), the inputs and expected outputs the numerics lines read (expected
+outputs from this process's own ORT session, not from partsim), ``fixtures/`` and ``../shared``.  A line must exit
+0 (a transcript's 0 or 1), or what its ``# exit N`` comment says.  A block under a ``*Not run by the tests: …*``
+line is skipped with that reason; the README's ``make``/``pip`` lines, which are not partsim commands, are covered
+where :data:`NOT_PARTSIM` says.
 """
 
 import json
@@ -21,7 +23,7 @@ import pytest
 from tests.conftest import ROOT, SHARED, shared_path
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-SKIP_NOTE = re.compile(r"^\*Not run by the tests(?::| \()(.*?)\)?:?\*\n\n", re.M)
+SKIP_NOTE = re.compile(r"^\*Not run by the tests(?:: (.*?)| \((.*?)\)):?\*\n\n", re.M)
 # the README's lines that are not partsim commands (the README cannot carry a note: it is at its 200 lines)
 NOT_PARTSIM = {
     "make demo": "test_makefile_demo_recipe_runs below runs its partsim lines",
@@ -44,17 +46,25 @@ def _joined(body, first):
 
 
 def sh_steps(page):
-    """``(id, line, argv or None, exit codes, skip reason or None)`` for each line of the page's ```sh blocks."""
+    """``(id, line, argv or None, exit codes, skip reason or None)`` for each line of the page's ```sh blocks and
+    each ``$ `` line of its transcripts (other blocks showing a command and what it printed)."""
     text = page.read_text(encoding="utf-8")
     steps = []
-    for m in re.finditer(r"^```sh\n(.*?)^```", text, flags=re.S | re.M):
+    for m in re.finditer(r"^```(\w*)\n(.*?)^```", text, flags=re.S | re.M):
+        lang, body = m.groups()
+        if lang in ("console", "pycon"):
+            continue  # run in test_readme.py / test_docs.py
+        lines = list(_joined(body, text[:m.start()].count("\n") + 2))
+        if lang != "sh":  # a transcript: its `$ ` lines are the commands (the output is one machine's, not checked)
+            lines = [(k, line[2:]) for k, line in lines if line.startswith("$ ")]
+            if not lines:
+                continue
         note = None
         before = text[:m.start()]
         cut = SKIP_NOTE.search(before[-400:]) if before.endswith("\n\n") else None
         if cut and before[-400:].endswith(cut.group(0)):
-            note = cut.group(1).strip()
-        lineno = text[:m.start()].count("\n") + 2
-        for k, line in _joined(m.group(1), lineno):
+            note = (cut.group(1) or cut.group(2)).strip()
+        for k, line in lines:
             line = line.strip()
             if not line:
                 continue
@@ -64,7 +74,8 @@ def sh_steps(page):
             command = re.split(r"\s(?:>>?|\|)\s", command)[0]  # shell redirections: the command is what runs
             command = re.sub(r"\s*\[[^\]]*\]", "", command)  # optional parts
             argv = shlex.split(command)[1:] if command.startswith("partsim ") else None
-            codes = {int(c) for c in code.group(1).split(" or ")} if code else {0}
+            # a transcript's command exits 0 or 1 (an outcome; 2 would be the command as shown refused)
+            codes = {int(c) for c in code.group(1).split(" or ")} if code else {0} if lang == "sh" else {0, 1}
             steps.append((f"{page.relative_to(ROOT).as_posix()}:{k}", line, argv, codes, note))
     return steps
 
@@ -97,6 +108,7 @@ def workspaces(tmp_path_factory):
             for venv in (".venv-openvino",):
                 if (ROOT / venv).is_dir():
                     (work / venv).symlink_to(ROOT / venv)
+            (work / "fixtures").symlink_to(ROOT / "fixtures")  # read only, as the pages use it from a checkout
             shutil.copy(ROOT / "fixtures" / "demo.onnx", work / "model.onnx")
             (work / "my-rules").mkdir()
             shutil.copy(ROOT / "rules" / "nnapi.yaml", work / "my-rules" / "nnapi.yaml")
@@ -121,8 +133,9 @@ def _prepare(work, argv):
         shared_path()  # skips, saying why, without ../shared
     if "bert.onnx" in names:
         _corpus_file(work, "bert.onnx", "graph_only/bert_tiny.ts.onnx")
-    if "swin_t.onnx" in names:
-        _corpus_file(work, "swin_t.onnx", "graph_only/swin_t.ts.onnx")
+    for name in ("swin_t.onnx", "swin_t.ts.onnx"):
+        if name in names:
+            _corpus_file(work, name, "graph_only/swin_t.ts.onnx")
     if "fp32.onnx" in names:
         _corpus_file(work, "fp32.onnx", "full/tiny_resnet.ts.onnx")
         _corpus_file(work, "int8.onnx", "full/q_tiny_resnet.ts.qdq.onnx")
