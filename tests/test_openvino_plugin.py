@@ -118,8 +118,37 @@ def _unsqueeze_runtime_axes(tmp_path):
                 tmp_path / "unsqueeze_axes.onnx")
 
 
+def _if_branch_constant(rows):
+    """fasterrcnn's If: the then branch one Constant of shape [rows, 4] (torchvision's empty boxes when 0), the
+    else branch a Neg of an outer tensor, the If between Relus."""
+    then_g = h.make_graph([h.make_node("Constant", [], ["t"], name="then_const",
+                                       value=h.make_tensor("v", T.FLOAT, [rows, 4], [0.0] * (rows * 4)))],
+                          "then", [], [vi("t", [None, 4])])
+    else_g = h.make_graph([h.make_node("Neg", ["a"], ["e"], name="else_neg")], "else", [], [vi("e", [None, 4])])
+
+    def build(tmp_path):
+        nodes = [_relu("x", "a", "A"), h.make_node("If", ["cond"], ["b"], name="IF", then_branch=then_g,
+                                                   else_branch=else_g), _relu("b", "y", "C")]
+        return save(model(nodes, [vi("x", [2, 4]), vi("cond", [], T.BOOL)], [vi("y", [None, 4])]),
+                    tmp_path / f"if_constant_{rows}.onnx")
+    return build
+
+
+_if_empty_constant_branch = _if_branch_constant(0)
+
+
 @needs_plugin
-@pytest.mark.parametrize("build", [_pad_wrap, _maxpool22_ceil_shortened, _unsqueeze_runtime_axes])
+def test_an_if_with_a_branch_constant_of_elements_runs(tmp_path):
+    """The control of the refusal below: the same If, its Constant holding one row, runs on OpenVINO."""
+    path = _if_branch_constant(1)(tmp_path)
+    proc, obs = _observe(path, tmp_path)
+    assert proc.returncode == 0 and obs["nodes"]["IF"] == "OpenVINOExecutionProvider", proc.stderr
+    assert _predict(path)["status"] == "ok"
+
+
+@needs_plugin
+@pytest.mark.parametrize("build", [_pad_wrap, _maxpool22_ceil_shortened, _unsqueeze_runtime_axes,
+                                   _if_empty_constant_branch])
 def test_sessions_the_plugin_refuses_are_predicted_to_fail(build, tmp_path):
     path = build(tmp_path)
     proc, obs = _observe(path, tmp_path)
@@ -127,6 +156,19 @@ def test_sessions_the_plugin_refuses_are_predicted_to_fail(build, tmp_path):
     assert _predict(path)["status"] == "session_would_fail"
     if build is _pad_wrap:  # 1.24.1 left Pad wrap to the CPU: not a refusal there
         assert _predict(path, "openvino:1.24")["status"] != "session_would_fail"
+
+
+@needs_plugin
+@pytest.mark.parametrize("level", ["disable", "all"])
+def test_fasterrcnn_refused_by_the_plugin_is_predicted(level, tmp_path):
+    """torchvision's fasterrcnn (graph only: the session runs on stand-in weights): the plugin claims its Ifs, whose
+    then branch is a Constant of no element, and the session fails; predicted so at both levels."""
+    path = ROOT.parent / "shared" / "corpus" / "graph_only" / "fasterrcnn_mobilenet_v3_large_320_fpn.ts.onnx"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent (the shared corpus)")
+    rc, rep = _verify(path, tmp_path, level)
+    assert rc == 0, rep
+    assert rep["passed"] and "a Constant of no element" in rep["refusal"]["predicted"], rep["refusal"]
 
 
 @needs_plugin

@@ -428,6 +428,11 @@ def _partitioning(base, graphs, small):
     if fates.get("P") == "failed":
         part["zero_size_input_fails"] = f"measured: a claimed node reading a graph input with a zero-sized " \
                                         f"dimension fails ({err[:100]})"
+    fates, err = graphs.get("if_empty_constant_branch", ({}, ""))
+    if fates.get("IF") == "failed" and graphs.get("if_constant_branch", ({}, ""))[0].get("IF") == "claimed":
+        # the same If with a Constant of one or more elements ran (probe if_constant_branch)
+        part["empty_constant_branch_fails"] = f"measured: a claimed If whose branch holds a Constant of no " \
+                                              f"element fails ({err[:100]})"
     alone = graphs.get("__alone__", {})
     if alone.get("Expand") == "claimed":  # 1.24.1's SpecialConditionForClusterSizeOne left a float Expand alone
         part["single_node_graph_checks"] = False

@@ -79,6 +79,23 @@ def _if_constant_branch():
     return _graph(nodes, [_vi("x"), _vi("cond", "bool", [])], [_vi("y")])
 
 
+def _if_empty_constant_branch():
+    """fasterrcnn's If as it is: the then branch is one Constant holding no element (torchvision's empty boxes,
+    shape [0, 4]), the else branch reads an outer tensor."""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    empty = numpy_helper.from_array(np.zeros((0, 4), np.float32), "v")
+    then_g = h.make_graph([h.make_node("Constant", [], ["t"], name="then_const", value=empty)], "then", [],
+                          [_vi("t", shape=(None, 4))])
+    else_g = h.make_graph([h.make_node("Neg", ["a"], ["e"], name="else_neg")], "else", [], [_vi("e", shape=(None, 4))])
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="A"),
+             h.make_node("If", ["cond"], ["b"], name="IF", then_branch=then_g, else_branch=else_g),
+             h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x"), _vi("cond", "bool", [])], [_vi("y", shape=(None, 4))])
+
+
 def _if_implicit_from_cpu():
     """An If whose else branch reads (only implicitly) the output of a node the EP leaves to the CPU (LpPool)."""
     from onnx import helper as h
@@ -451,6 +468,7 @@ GRAPH_PROBES = {
     "if_outer_initializer": (21, _if_outer_initializer),
     "if_constant_branch": (21, _if_constant_branch),
     "if_implicit_from_cpu": (21, _if_implicit_from_cpu),
+    "if_empty_constant_branch": (21, _if_empty_constant_branch),
     "if_before_producer": (21, _if_before_producer),
     "if_scalar_branch": (21, _if_scalar_branch),
     "loop": (21, _loop),

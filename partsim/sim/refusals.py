@@ -79,12 +79,14 @@ def compiled_graph_failures(model, assigned, tables, order):
     - a node reading a graph input with a zero-sized dimension (the same message: OpenVINO drops the input);
     - an Unsqueeze of run-time axes (its output's rank is unknown to OpenVINO, whose CPU plugin needs ranks);
     - a MaxPool-22 with ``ceil_mode`` whose output ONNX shortens by one (the last window would start past the
-      input): OpenVINO computes the plain ceil size ("I/O size mismatch"; MaxPool-12 ran in the same case).
+      input): OpenVINO computes the plain ceil size ("I/O size mismatch"; MaxPool-12 ran in the same case);
+    - an If with a branch holding a Constant of no element (torchvision's empty boxes in fasterrcnn's NMS
+      branches): OpenVINO's ONNX frontend fails on the If ("parent_value.get_node() != nullptr").
     """
     options = {}
     for t in tables:
         opts = {k: t.option(k) for k in ("passthrough_fail_ops", "zero_size_input_fails", "dynamic_rank_fails",
-                                         "pool_ceil_output_fails")}
+                                         "pool_ceil_output_fails", "empty_constant_branch_fails")}
         if any(opts.values()):
             options[t.provider] = opts
     if not options:
@@ -119,9 +121,27 @@ def _compiled_failure(model, node, opts, inputs, outputs):
         why = LAYOUT_CHECKS["pool_ceil_output"](model, node)
         if why:
             return f"{why.replace('QNN', 'OpenVINO')} ({opts['pool_ceil_output_fails']})"
+    if opts["empty_constant_branch_fails"] and node.op_type == "If" and not node.domain:
+        empty = _empty_branch_constant(model, node)
+        if empty:
+            return f"its branch holds {empty!r}, a Constant of no element ({opts['empty_constant_branch_fails']})"
     if opts["dynamic_rank_fails"] and node.op_type == "Unsqueeze" and len(node.inputs) > 1 and node.inputs[1]:
         # the measured case: OpenVINO knows the output's rank only when the axes are constant
         if not model.value(node.inputs[1]).is_constant:
             return f"its axes are read at run time, so OpenVINO cannot know the output's rank " \
                    f"({opts['dynamic_rank_fails']})"
+    return None
+
+
+def _empty_branch_constant(model, node):
+    """The first constant of no element (a zero in its shape) that one of ``node``'s branches outputs or reads,
+    else ``None`` (the branches are the IR scopes ``<node>/then_branch`` and ``<node>/else_branch``)."""
+    members = model.scope_members()
+    for scope in (f"{node.name}/then_branch", f"{node.name}/else_branch"):
+        tensors = list(model.scope_outputs.get(scope, ()))
+        tensors += [t for i in members.get(scope, ()) for t in model.nodes[i].inputs if t]
+        for t in tensors:
+            v = model.values.get(t)
+            if v is not None and v.is_constant and v.shape and 0 in v.shape:
+                return t
     return None
