@@ -135,7 +135,7 @@ browser:
 TEST_JOBS ?= 2
 XDIST := -n $(TEST_JOBS) --dist loadfile
 
-test: setup browser openvino openvino-plugin webgpu ort-highest
+test: setup browser openvino openvino-plugin webgpu zoo-models ort-highest
 	PARTSIM_OTHER_ORT_PYTHON=$(CURDIR)/$(HI_VENV)/bin/python $(BIN)/python -m pytest -q $(XDIST)
 	PARTSIM_OTHER_ORT_PYTHON=$(CURDIR)/$(BIN)/python $(HI_VENV)/bin/python -m pytest -q $(XDIST) $(HIGHEST_TESTS)
 
