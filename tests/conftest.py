@@ -162,8 +162,21 @@ def _module_reads_shared(path):
 
 
 def pytest_collection_modifyitems(config, items):
+    weight = {}  # test file -> how many of its tests need real sessions (the slow ones)
     for item in items:
         if item.path.suffix != ".py" or not item.path.name.startswith("test_"):
             continue  # the doctests of partsim/ need nothing
-        for mark in sorted(_marks_of(item)):
+        marks = _marks_of(item)
+        for mark in sorted(marks):
             item.add_marker(getattr(pytest.mark, mark))
+        weight[item.path] = weight.get(item.path, 0) + bool(marks & _SLOW_MARKS)
+    # the files with the most real-session tests first (the order within a file kept): `make test`'s two workers
+    # take whole files in this order (--dist loadfile), so the long ones start first and the short ones fill in
+    # at the end instead of one long file running alone last
+    first = {}
+    for k, item in enumerate(items):
+        first.setdefault(item.path, k)
+    items.sort(key=lambda it: (-weight.get(it.path, 0), first[it.path]))
+
+
+_SLOW_MARKS = frozenset(("qnn", "openvino", "webgpu", "browser", "corpus"))
