@@ -282,11 +282,18 @@ def test_sigterm_ends_a_command_with_its_children_and_files(tmp_path):
     """SIGTERM (``timeout``, a CI runner cancelling a job) ends the command cleanly: exit 143, one line, its
     ORT child and the child's grandchild killed, the temporary folders removed.  Before, Python's
     default ended partsim on the spot and left the session running with its files."""
-    tmpdir, marker, env = _own_run(tmp_path, "orphan")
-    proc = subprocess.Popen([*_cli_argv("orphan", timeout_s=600), "simulate", str(CHAIN), "-p", "cuda"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
+    # partsim, its child, the grandchild; the child's session files
+    _terminate_and_check(tmp_path, "orphan", ["simulate", str(CHAIN), "-p", "cuda"], 3)
+
+
+def _terminate_and_check(tmp_path, mode, args, processes):
+    """Run ``partsim ARGS`` with the ``mode`` misbehaving child, SIGTERM it once ``processes`` marked processes
+    run, and check: exit 143 with one line, no marked process left, the command's temp folder empty."""
+    tmpdir, marker, env = _own_run(tmp_path, mode)
+    proc = subprocess.Popen([*_cli_argv(mode, timeout_s=600), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
     try:
-        _wait_for(marker, 3, tmpdir)  # partsim, its child, the grandchild; the child's session files
+        _wait_for(marker, processes, tmpdir)
         proc.terminate()
         _, err = proc.communicate(timeout=60)
     finally:
@@ -304,19 +311,8 @@ def test_sigterm_ends_check_jobs_with_its_workers(tmp_path):
         (tmp_path / "models" / f"m{k}.onnx").write_bytes(CHAIN.read_bytes())
     (tmp_path / "partsim.toml").write_text('[[check]]\nname = "c"\nmodels = ["models/*.onnx"]\n'
                                            'providers = ["cuda"]\nlevel = "all"\n')
-    tmpdir, marker, env = _own_run(tmp_path, "hang")
-    proc = subprocess.Popen([*_cli_argv("hang", timeout_s=600), "check", "--config", str(tmp_path / "partsim.toml"),
-                             "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-                            env=env)
-    try:
-        _wait_for(marker, 5, tmpdir)  # partsim, two workers, an ORT child each
-        proc.terminate()
-        _, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-    assert proc.returncode == 143 and err.strip() == "partsim: terminated", err
-    assert _left_after_kill(marker) == []
-    assert sorted(p.name for p in tmpdir.iterdir()) == []
+    # partsim, two workers, an ORT child each
+    _terminate_and_check(tmp_path, "hang", ["check", "--config", str(tmp_path / "partsim.toml"), "--jobs", "2"], 5)
 
 
 def test_an_ort_child_dies_with_a_parent_killed_outright(tmp_path):

@@ -11,6 +11,8 @@ unchecked caveat); ``complete``: nothing is left.  Read from microsoft/onnxrunti
 
 from dataclasses import dataclass
 
+from .ep_source import _const, _rank
+
 __all__ = ["Cond", "CONDITIONS"]
 
 ML = ("mlprogram",)
@@ -32,19 +34,6 @@ class Cond:
     refuses: bool = False
     complete: bool = False
     left: str = ""
-
-
-def _rank(lo, hi, inputs=(0,)):
-    d = {"rank_inputs": list(inputs)}
-    if lo is not None:
-        d["min_rank"] = lo
-    if hi is not None:
-        d["max_rank"] = hi
-    return d
-
-
-def _const(*k):
-    return {"const_inputs": list(k)}
 
 
 def _attr(name, **cond):

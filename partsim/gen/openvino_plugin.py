@@ -26,7 +26,6 @@ table, byte for byte.  The evidence file is also a cache: probes already in it a
 """
 
 import json
-import tempfile
 from pathlib import Path
 
 from .openvino_plugin_graphs import BF16, GRAPH_PROBES, OWN_BUILDERS, U64
@@ -214,23 +213,15 @@ def read_evidence(path):
 
 def run_probes(specs, python=None, cache=None, work=None):
     """``{spec: record}``: records of ``cache`` (an evidence JSONL file) reused, the rest run as real sessions."""
-    from .qnn import probe_models
+    from .qnn import probe_specs_as_models
 
     known = read_evidence(cache) if cache and Path(cache).is_file() else {}
     todo = [s for s in specs if s not in known]
     if todo:
-        with tempfile.TemporaryDirectory(prefix="partsim-ovplugin-probes-", dir=work) as tmp:
-            paths = []
-            for k, spec in enumerate(todo):
-                path = Path(tmp) / f"p{k:05d}.onnx"
-                path.write_bytes(build_spec(spec).SerializeToString())
-                paths.append(str(path))
-            records = probe_models(paths, python=python, provider=OPENVINO, timeout=120.0)
-            for spec, p in zip(todo, paths):
-                rec = {k: v for k, v in records.get(p, {}).items() if k != "model"}
-                if "create_error" in rec:
-                    rec["create_error"] = rec["create_error"][:300]
-                known[spec] = rec
+        for spec, rec in probe_specs_as_models(todo, build_spec, OPENVINO, "partsim-ovplugin-probes-", python, work):
+            if "create_error" in rec:
+                rec["create_error"] = rec["create_error"][:300]
+            known[spec] = rec
     return {s: known[s] for s in specs}
 
 

@@ -36,8 +36,22 @@ from .qnn_probes import (ATTR_ONLY, DTYPES, DYNAMIC_SIDE, LAYOUT_REFUSAL, NO_KER
 from .qnn_derive import (_claimed, _covers, _explained_after_layout, _features, derive_rules, qdq_unit_types,
                          usable_evidence)
 
-__all__ = ["PROBE_OPS", "DTYPES", "RANKS", "probe_specs", "build_probe", "qdq_specs", "build_qdq_probe", "probe_models",
+__all__ = ["PROBE_OPS", "DTYPES", "RANKS", "probe_specs", "build_probe", "qdq_specs", "build_qdq_probe", "probe_models", "probe_specs_as_models",
            "derive_rules", "usable_evidence", "qdq_unit_types", "qnn_table"]
+
+def probe_specs_as_models(specs, build, provider, prefix, python=None, work=None, ep_options=None, timeout=120.0):
+    """Each spec's probe model (``build(spec)`` -> ModelProto) written to a temporary folder (``prefix``, inside
+    ``work``) and run as a real session of plugin ``provider`` (:func:`probe_models`); returns ``[(spec, record)]``
+    in the order of ``specs``, each record without its temporary ``model`` path."""
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=work) as tmp:
+        paths = []
+        for k, spec in enumerate(specs):
+            path = Path(tmp) / f"p{k:05d}.onnx"
+            path.write_bytes(build(spec).SerializeToString())
+            paths.append(str(path))
+        records = probe_models(paths, ep_options=ep_options, python=python, provider=provider, timeout=timeout)
+    return [(spec, {k: v for k, v in records.get(p, {}).items() if k != "model"}) for spec, p in zip(specs, paths)]
+
 
 def probe_models(paths, ep_options=None, python=None, timeout=60.0, level="ORT_DISABLE_ALL",
                  provider="QNNExecutionProvider"):

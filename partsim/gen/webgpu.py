@@ -19,8 +19,6 @@ All sessions at ORT_DISABLE_ALL with the plugin's default options (``preferredLa
 """
 
 import json
-import tempfile
-from pathlib import Path
 
 from .qnn_probes import BINARY, DTYPES, PROBE_OPS, QLINEAR, UNARY, _tp, build_probe
 from .qnn_probes import allowed_at as _allowed_at
@@ -412,24 +410,15 @@ def webgpu_table(python=None, work=None, evidence_out=None, variant=""):
 
         raise UsageError(f"webgpu: --variant must be one of {', '.join(repr(v) for v in VARIANTS)}")
     from .ep_webgpu import _webgpu
-    from .qnn import probe_models
+    from .qnn import probe_specs_as_models
     from .yamlout import dump_table
 
-    specs = probe_specs()
-    with tempfile.TemporaryDirectory(prefix="partsim-webgpu-probes-", dir=work) as tmp:
-        paths = []
-        for k, spec in enumerate(specs):
-            path = Path(tmp) / f"p{k:05d}.onnx"
-            path.write_bytes(build_spec(spec).SerializeToString())
-            paths.append(str(path))
-        records = probe_models(paths, ep_options=VARIANTS[variant], python=python, provider=WEBGPU, timeout=120.0)
-        evidence = [(spec, records.get(p, {})) for spec, p in zip(specs, paths)]
+    evidence = probe_specs_as_models(probe_specs(), build_spec, WEBGPU, "partsim-webgpu-probes-", python, work,
+                                     ep_options=VARIANTS[variant])
     if evidence_out:
         from ..report.output import atomic_write
 
-        atomic_write(evidence_out, "".join(json.dumps({"spec": list(s), "record": {k: v for k, v in r.items()
-                                                                                   if k != "model"}}) + "\n"
-                                           for s, r in evidence))
+        atomic_write(evidence_out, "".join(json.dumps({"spec": list(s), "record": r}) + "\n" for s, r in evidence))
     if not any(r.get("assignment") is not None for _, r in evidence):
         from ..errors import UsageError
 
