@@ -203,12 +203,11 @@ def probe_name(spec):
 
 
 def read_evidence(path):
-    """``{spec: record}`` of an evidence JSONL file written by :func:`write_evidence`."""
-    known = {}
-    for line in Path(path).read_text().splitlines():
-        row = json.loads(line)
-        known[tuple(row["spec"])] = row["record"]
-    return known
+    """``{spec: record}`` of an evidence JSONL file written by :func:`write_evidence` (read bounded, each line
+    checked against ``probe-evidence.schema.json``: a damaged file is one usage error naming it and the line)."""
+    from ..io.structured import read_jsonl
+
+    return {tuple(row["spec"]): row["record"] for _, row in read_jsonl(path, "probe-evidence", what="probe evidence")}
 
 
 def run_probes(specs, python=None, cache=None, work=None):
