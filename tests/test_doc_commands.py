@@ -16,6 +16,7 @@ import json
 import re
 import shlex
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -126,9 +127,16 @@ def _corpus_file(work, name, rel):
         shutil.copy(shared_path("corpus", *rel.split("/")), work / name)
 
 
-def _prepare(work, argv):
-    """The files a line names that a page's earlier lines do not make."""
+def _prepare(work, argv, skipped_before=False):
+    """The files a line names that a page's earlier lines do not make (``skipped_before``: an earlier line of the
+    page was skipped here, so a file it would have made is missing and this line is skipped too)."""
     names = set(argv)
+    if skipped_before:
+        written = {argv[k + 1] for k, a in enumerate(argv[:-1]) if a in ("-o", "--output", "--receipt")}
+        missing = [a for a in argv if a not in written and not a.startswith("-") and not (work / a).exists()
+                   and Path(a).suffix in (".yaml", ".json", ".jsonl", ".onnx", ".npz")]
+        if missing:
+            pytest.skip(f"{missing[0]} is made by an earlier line of this page, which was skipped here")
     if any(a.startswith("../shared/") for a in argv):
         shared_path()  # skips, saying why, without ../shared
     if "bert.onnx" in names:
@@ -157,19 +165,30 @@ def _prepare(work, argv):
         pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed (make test installs it)")
 
 
+@pytest.fixture(scope="module")
+def skipped_pages():
+    """The pages of which a line was skipped so far (its later lines may need what it would have made)."""
+    return set()
+
+
 @pytest.mark.parametrize("step", STEPS, ids=[s[0] for s in STEPS])
-def test_sh_example_runs(step, workspaces, run_cli, monkeypatch):
+def test_sh_example_runs(step, workspaces, run_cli, monkeypatch, skipped_pages):
     where, line, argv, codes, note = step
-    if note:
-        pytest.skip(f"{where}: {note}")
-    if argv is None:
-        reason = NOT_PARTSIM.get(re.sub(r"\s+#.*$", "", line).strip())
-        assert reason, f"{where}: `{line}` is neither a partsim command nor under a *Not run by the tests* note"
-        pytest.skip(f"{where}: {reason}")
-    work = workspaces(where.split(":")[0])
-    monkeypatch.chdir(work)
-    argv = list(argv)
-    _prepare(work, argv)
+    page = where.split(":")[0]
+    try:
+        if note:
+            pytest.skip(f"{where}: {note}")
+        if argv is None:
+            reason = NOT_PARTSIM.get(re.sub(r"\s+#.*$", "", line).strip())
+            assert reason, f"{where}: `{line}` is neither a partsim command nor under a *Not run by the tests* note"
+            pytest.skip(f"{where}: {reason}")
+        work = workspaces(page)
+        monkeypatch.chdir(work)
+        argv = list(argv)
+        _prepare(work, argv, page in skipped_pages)
+    except pytest.skip.Exception:
+        skipped_pages.add(page)
+        raise
     try:
         code, out, err = run_cli(*argv)
     except SystemExit as e:  # --help
