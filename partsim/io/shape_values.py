@@ -194,17 +194,6 @@ _PROPAGATORS = {"Shape": _shape_values, "Cast": _cast_values, "Concat": _concat_
                 "Gather": _gather_values, "Unsqueeze": _unsqueeze_values, "Squeeze": _squeeze_values}
 
 
-def _type_key(tp):
-    """A TypeProto for the memo key.  A symbolic dimension may reappear, by name, in an output type
-    (Reshape copies a 0 of its target), so types with one are keyed by their bytes, names included."""
-    if not tp.HasField("tensor_type") or any(d.HasField("dim_param") for d in tp.tensor_type.shape.dim):
-        return tp.SerializeToString()
-    tt = tp.tensor_type
-    if not tt.HasField("shape"):
-        return (tt.elem_type,)
-    return (tt.elem_type, tuple(d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim))
-
-
 def _data_key(t):
     """What of a TensorProto the inference can read, for the memo key: a small tensor by content (not
     its name), a big one by name."""
@@ -283,16 +272,24 @@ def propagate_shape_values(proto):
     if opset is None:
         return 0
     run = _Propagation(proto, opset)
+    watched = run.watched
     for node in proto.graph.node:
-        if node.domain not in ("", "ai.onnx"):
+        domain = node.domain
+        if domain and domain != "ai.onnx":
             continue
-        if node.op_type == "Constant":  # ORT makes it an initializer, which every later inference can read
+        op = node.op_type
+        if op == "Constant":  # ORT makes it an initializer, which every later inference can read
             run.constant(node)
             continue
-        run.propagate(node)
-        fed = run.fed_inputs(node)
+        inputs = node.input
+        # a node none of whose inputs carries anything to learn from (a value, a Constant's data, a
+        # tightened type) has no value to propagate and nothing to re-infer; Shape reads its input's type
+        if op != "Shape" and not any(i in watched for i in inputs):
+            continue
+        run.propagate(node, op, inputs)
+        fed = run.fed_inputs(node, op, inputs)
         if fed is not None:
-            run.tighten(run.infer(node, fed))
+            run.tighten(run.infer(node, op, inputs, fed))
     return run.tightened
 
 
@@ -302,59 +299,87 @@ class _Propagation:
     def __init__(self, proto, opset):
         graph = proto.graph
         self.proto, self.graph, self.opset = proto, graph, opset
-        self.types = {}
-        for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
-            self.types.setdefault(vi.name, vi.type)
-        # propagated (channel, values); small int constants; TensorProtos
-        self.values, self.consts, self.data = {}, {}, {}
+        # name -> TypeProto the inference reads (an input's, else the first value_info's, else an output's);
+        # name -> ValueInfoProto a tightened type is written to (the last value_info, else the last output)
+        types, self.value_infos, self.outputs = {}, {}, {}
+        for vi in graph.input:
+            types.setdefault(vi.name, vi.type)
+        for vis, by_name in ((graph.value_info, self.value_infos), (graph.output, self.outputs)):
+            for vi in vis:
+                name = vi.name
+                by_name[name] = vi
+                if name not in types:
+                    types[name] = vi.type
+        self.types = types
+        # propagated (channel, values); small int initializers; Constant nodes by output (their small
+        # ints are read when a propagator asks); TensorProtos
+        self.values, self.consts, self.const_nodes, self.data = {}, {}, {}, {}
         for t in graph.initializer:
             v = _small_ints(t)
             if v is not None:
                 self.consts[t.name] = v
             self.data[t.name] = t
-        self.value_infos = self.outputs = None  # name -> ValueInfoProto, made at the first tightening
         # tensors a node's inference may learn from: propagated values, Constant outputs (ORT makes them
         # initializers; ONNX's inference without data propagation does not read them), changed types
         self.watched, self.changed_types, self.from_constant = set(), set(), set()
         self.tightened = 0
         self.memo = {}
+        # per tensor name, worked out once (dropped when its data or type changes): the data's memo key,
+        # whether every dimension is known; per op its schema (None: unknown)
+        self.data_keys, self.static, self.schemas = {}, {}, {}
 
     def constant(self, node):
         if not node.output:
             return
-        v = _constant_value(node)
-        if v is not None:
-            self.consts[node.output[0]] = v
+        name = node.output[0]
+        self.const_nodes.setdefault(name, []).append(node)
         t = _constant_tensor(node)
         if t is not None:
-            self.data[node.output[0]] = t
-            self.from_constant.add(node.output[0])
-            self.watched.add(node.output[0])
+            self.data[name] = t
+            self.data_keys.pop(name, None)
+            self.from_constant.add(name)
+            self.watched.add(name)
 
-    def propagate(self, node):
+    def const(self, name):
+        """The small int value of ``name`` as the latest Constant node (else the initializer) gives it."""
+        for node in reversed(self.const_nodes.get(name, ())):
+            v = _constant_value(node)
+            if v is not None:
+                return v
+        return self.consts.get(name)
+
+    def propagate(self, node, op, inputs):
         """The value of ``node``'s first output, when ORT propagates one."""
-        op, inputs, values = node.op_type, node.input, self.values
+        values = self.values
         if op not in _VALUE_OPS or not node.output or node.output[0] in values:
             return
         ins = [values.get(i) if i else None for i in inputs]
+        if op != "Shape" and not any(ins):  # every other propagator needs a value in
+            return
+        # only Gather's index and Squeeze's axes are read from constants
+        const = [self.const(i) for i in inputs] if op in ("Gather", "Squeeze") else ()
         try:
-            v = _value_of(op, node, ins, self.types, [self.consts.get(i) for i in inputs], self.opset)
+            v = _value_of(op, node, ins, self.types, const, self.opset)
         except (ValueError, TypeError, IndexError, OverflowError):
             v = None
         if v is not None and (v[0] == "scalar" or len(v[1]) <= MAX_VALUES):
             values[node.output[0]] = v
             self.watched.add(node.output[0])
 
-    def fed_inputs(self, node):
+    def is_static(self, name):
+        got = self.static.get(name)
+        if got is None:
+            got = self.static[name] = name in self.types and _static_dims(self.types[name]) is not None
+        return got
+
+    def fed_inputs(self, node, op, inputs):
         """The inputs whose propagated values ``node``'s inference should be given, when it has something
-        new to learn (``None``: nothing to re-infer)."""
-        inputs, types, values, changed = node.input, self.types, self.values, self.changed_types
-        if not any(i in self.watched for i in inputs):
-            return None
-        if node.op_type not in _READS_DATA and not (changed and any(i in changed for i in inputs)):
-            return None  # only a changed input type can tell its inference something new
+        new to learn (``None``: nothing to re-infer).  The caller checked that an input is watched."""
+        values, changed = self.values, self.changed_types
         changed_in = any(i in changed for i in inputs) if changed else False
-        if not changed_in and all(o in types and _static_dims(types[o]) is not None for o in node.output if o):
+        if op not in _READS_DATA and not changed_in:
+            return None  # only a changed input type can tell its inference something new
+        if not changed_in and all(self.is_static(o) for o in node.output if o):
             return None  # its outputs are known already
         fed = [i for i in inputs if i in values and i not in self.data and
                (values[i][0] == "scalar" or all(x is not None for x in values[i][1]))]
@@ -362,39 +387,55 @@ class _Propagation:
             return None
         return fed
 
-    def infer(self, node, fed):
-        """ONNX's inference of ``node`` given its input types and data: ``{output: TypeProto}``."""
-        import numpy as np
-        import onnx
-        from onnx import numpy_helper
+    def schema(self, op):
+        if op not in self.schemas:
+            import onnx
 
-        op, inputs, data = node.op_type, node.input, self.data
+            try:
+                self.schemas[op] = onnx.defs.get_schema(op, self.opset, "")
+            except Exception:  # an op ONNX does not know: nothing to re-infer
+                self.schemas[op] = None
+        return self.schemas[op]
+
+    def data_key(self, name):
+        key = self.data_keys.get(name)
+        if key is None:
+            key = self.data_keys[name] = _data_key(self.data[name])
+        return key
+
+    def infer(self, node, op, inputs, fed):
+        """ONNX's inference of ``node`` given its input types and data: ``{output: TypeProto}``."""
+        import onnx
+
+        data, types = self.data, self.types
         in_types = {}
         for i in inputs:
             if not i:
                 continue
-            if i in self.types:
-                in_types[i] = self.types[i]
+            if i in types:
+                in_types[i] = types[i]
             elif i in data:
                 in_types[i] = onnx.helper.make_tensor_type_proto(data[i].data_type, list(data[i].dims))
             else:
                 return {}
-        try:
-            schema = onnx.defs.get_schema(op, self.opset, "")
-        except Exception:  # an op ONNX does not know: nothing to re-infer
+        schema = self.schema(op)
+        if schema is None:
             return {}
-        input_data = {i: data[i] for i in inputs if i in data}
-        for i in fed:
-            ch, v = self.values[i]
-            v = np.array(v, dtype=np.int64).reshape(() if ch == "scalar" else (-1,))
-            elem = in_types[i].tensor_type.elem_type if in_types[i].HasField("tensor_type") else 7
-            input_data[i] = numpy_helper.from_array(v.astype(np.int32 if elem == 6 else np.int64), i)
+        fed_values = {i: self.values[i] for i in fed}
+        fed_keys = {i: ("fed", ch, tuple(v) if ch == "shape" else v) for i, (ch, v) in fed_values.items()}
         # exported graphs repeat the same node with the same input types and data (one per block):
-        # ONNX's inference runs once per distinct (op, attributes, input types, input data)
+        # ONNX's inference runs once per distinct (op, attributes, input types, input data).  A type is
+        # keyed by its bytes (a symbolic dimension may reappear, by name, in an output type: Reshape
+        # copies a 0 of its target); a propagated value by its values (made into a TensorProto only
+        # when the inference runs)
         key = (op, tuple(a.SerializeToString() for a in node.attribute),
-               tuple((_type_key(in_types[i]), _data_key(input_data[i]) if i in input_data
-                      else None) if i else None for i in inputs), len(node.output))
+               tuple((in_types[i].SerializeToString(), self.data_key(i) if i in data else
+                      fed_keys.get(i)) if i else None for i in inputs),
+               len(node.output))
         if key not in self.memo:
+            input_data = {i: data[i] for i in inputs if i in data}
+            for i, (ch, v) in fed_values.items():
+                input_data[i] = _fed_tensor(i, ch, v, in_types[i])
             try:
                 got = onnx.shape_inference.infer_node_outputs(
                     schema, node, in_types, input_data, opset_imports=list(self.proto.opset_import),
@@ -408,19 +449,16 @@ class _Propagation:
         """Keep each inferred type that knows more dimensions than the one the graph has."""
         graph, types = self.graph, self.types
         for name, tp in inferred.items():
-            tp = _copy_type(tp)
             old = types.get(name)
             if old is not None and _known(tp) <= _known(old):
                 continue
+            tp = _copy_type(tp)  # the memo's own stays as inferred
             if old is not None and old.HasField("tensor_type") and old.tensor_type.HasField("shape") and \
                     tp.tensor_type.HasField("shape") and \
                     len(old.tensor_type.shape.dim) == len(tp.tensor_type.shape.dim):
                 for d_old, d_new in zip(old.tensor_type.shape.dim, tp.tensor_type.shape.dim):
                     if d_old.HasField("dim_value") and not d_new.HasField("dim_value"):
                         d_new.dim_value = d_old.dim_value
-            if self.value_infos is None:
-                self.value_infos = {vi.name: vi for vi in graph.value_info}
-                self.outputs = {vi.name: vi for vi in graph.output}
             vi = self.value_infos.get(name) or self.outputs.get(name)
             if vi is None:
                 vi = graph.value_info.add()
@@ -428,6 +466,17 @@ class _Propagation:
                 self.value_infos[name] = vi
             vi.type.CopyFrom(tp)
             types[name] = vi.type
+            self.static.pop(name, None)
             self.changed_types.add(name)
             self.watched.add(name)
             self.tightened += 1
+
+
+def _fed_tensor(name, channel, values, in_type):
+    """A propagated value as the TensorProto ONNX's inference reads (int32 when the tensor is)."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    v = np.array(values, dtype=np.int64).reshape(() if channel == "scalar" else (-1,))
+    elem = in_type.tensor_type.elem_type if in_type.HasField("tensor_type") else 7
+    return numpy_helper.from_array(v.astype(np.int32 if elem == 6 else np.int64), name)
