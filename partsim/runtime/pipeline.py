@@ -32,16 +32,22 @@ def _name_counter(model, written):
     """Where ``Graph``'s name counter stands when partitioning starts: ORT's rewrites before it (inlining,
     Level 1) named nodes and values ``<base>_token_<k>`` from one counter (``Graph::GenerateNodeName`` /
     ``GenerateNodeArgName``, graph/graph.cc), which the layout transformation continues; names the model
-    as written has (``written``: :func:`_written_names`) do not count."""
+    as written has (``written()``: :func:`_written_names`, asked only when some name has a token) do not
+    count."""
     import re
 
     token = re.compile(r"_token_(\d+)$")
-    top = -1
-    for name in [n.name for n in model.nodes] + list(model.values):
-        m = token.search(name)
-        if m and name not in written:
-            top = max(top, int(m.group(1)))
-    return top + 1
+    found = []
+    for names in ([n.name for n in model.nodes], model.values):
+        for name in names:
+            if "_token_" in name:
+                m = token.search(name)
+                if m:
+                    found.append((name, int(m.group(1))))
+    if not found:
+        return 0
+    written_names = written()
+    return max((k for name, k in found if name not in written_names), default=-1) + 1
 
 
 @dataclass(frozen=True)
@@ -400,8 +406,8 @@ def _origins(model, written):
 def _facts(model, written, result):
     """The session facts the simulation needs beyond the graph (``result``: ORT's pipeline, ``None`` at
     ``disable``)."""
-    names = written.names if written.names is not None else _written_names(written.original, written.proto)
-    counter = _name_counter(model, names)
+    counter = _name_counter(model, lambda: written.names if written.names is not None
+                            else _written_names(written.original, written.proto))
     # later rounds form their own partitions (sim/rounds.py)
     rounds = {n.index: written.round_outputs[tuple(n.outputs)] for n in model.nodes
               if tuple(n.outputs) in written.round_outputs}
