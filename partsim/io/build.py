@@ -1,6 +1,7 @@
 """Build partsim's IR (:class:`partsim.ir.model.Model`) from an inferred ModelProto.
 """
 
+import struct
 from functools import lru_cache
 from pathlib import Path
 
@@ -67,20 +68,17 @@ def _parse_type(tp):
     return _type_string(tp), None, None, False
 
 
-def _int_values(t, wide):
-    """The values of an int64 (``wide``) or int32 TensorProto as a tuple of ints, read without
-    numpy (``numpy_helper.to_array`` costs ~5 us a tensor, and a model has thousands of shape
+def _int_values(t, wide, dims):
+    """The values of an int64 (``wide``) or int32 TensorProto (``dims``: its dims) as a tuple of ints, read
+    without numpy (``numpy_helper.to_array`` costs ~5 us a tensor, and a model has thousands of shape
     constants); ``None`` when its data does not match its shape (as ``to_array`` refuses)."""
     numel = 1
-    for d in t.dims:
+    for d in dims:
         numel *= d
     raw = t.raw_data
     if raw:
-        size = 8 if wide else 4
-        if len(raw) != numel * size:
+        if len(raw) != numel * (8 if wide else 4):
             return None
-        import struct
-
         return struct.unpack(f"<{numel}{'q' if wide else 'i'}", raw)
     data = t.int64_data if wide else t.int32_data
     if len(data) != numel:
@@ -111,24 +109,27 @@ def _type_string(tp):
     return None
 
 
-def _attr_value(a):
-    import onnx
+# AttributeProto.AttributeType and TensorProto.DataType / DataLocation codes (onnx/onnx.proto), as plain
+# ints: the loops below read them once per node of models with a million nodes
+_FLOAT, _INT, _STRING, _TENSOR, _GRAPH, _FLOATS, _INTS, _STRINGS, _TENSORS, _GRAPHS, _SPARSE_TENSOR = range(1, 12)
+_INT32, _INT64, _STRING_TYPE, _UNDEFINED_TYPE, _EXTERNAL = 6, 7, 8, 0, 1
 
+
+def _attr_value(a):
     t = a.type
-    A = onnx.AttributeProto
-    if t == A.INT:
+    if t == _INT:
         return int(a.i)
-    if t == A.FLOAT:
+    if t == _FLOAT:
         return float(a.f)
-    if t == A.STRING:
+    if t == _STRING:
         return a.s.decode("utf-8", "replace")
-    if t == A.INTS:
+    if t == _INTS:
         return tuple(int(x) for x in a.ints)
-    if t == A.FLOATS:
+    if t == _FLOATS:
         return tuple(float(x) for x in a.floats)
-    if t == A.STRINGS:
+    if t == _STRINGS:
         return tuple(x.decode("utf-8", "replace") for x in a.strings)
-    if t == A.TENSOR:
+    if t == _TENSOR:
         return {"dtype": _dtype_name(a.t.data_type).lower(),
                 "dims": tuple(int(d) for d in a.t.dims)}
     return None  # graphs and the rest: not used by predicates
@@ -201,22 +202,20 @@ class _Builder:
     def _keep_values(self, name, t, main=True):
         """Keep the values of a small int32/int64 tensor (Reshape shapes, axes inputs), and (``main``: of
         the main graph) of any one-element numeric tensor (Q/DQ scales and zero points)."""
-        import onnx
-
-        dtype, dims = t.data_type, t.dims
-        if t.data_location == onnx.TensorProto.EXTERNAL or len(dims) > 1:
+        dtype, dims = t.data_type, t.dims[:]
+        if len(dims) > 1 or t.data_location == _EXTERNAL:
             return
-        scalar = all(d == 1 for d in dims) and dtype not in (onnx.TensorProto.STRING, onnx.TensorProto.UNDEFINED)
+        scalar = (not dims or dims[0] == 1) and dtype != _STRING_TYPE and dtype != _UNDEFINED_TYPE
         ints = None
-        if dtype in (onnx.TensorProto.INT64, onnx.TensorProto.INT32) and not (dims and dims[0] > 64):
-            ints = _int_values(t, dtype == onnx.TensorProto.INT64)
+        if (dtype == _INT64 or dtype == _INT32) and not (dims and dims[0] > 64):
+            ints = _int_values(t, dtype == _INT64, dims)
             if ints is not None:
                 self.int_consts[name] = ints
         if not scalar or not main:
             return
         if ints is not None:
             if len(ints) == 1:
-                self.scalar_consts[name] = (_dtype_name(dtype).lower(), ints[0])
+                self.scalar_consts[name] = (_dtype_lower(dtype), ints[0])
             return
         from onnx import numpy_helper
 
@@ -224,7 +223,7 @@ class _Builder:
             (value,) = numpy_helper.to_array(t).reshape(-1).tolist()
         except (ValueError, TypeError):
             return
-        self.scalar_consts[name] = (_dtype_name(dtype).lower(), value)
+        self.scalar_consts[name] = (_dtype_lower(dtype), value)
 
     def define(self, name, scope, visible, kind, typ=None):
         """Add tensor ``name`` (``typ`` = ``(dtype, shape, bad, static)`` or None); returns its unique name."""
@@ -457,11 +456,8 @@ class _Builder:
     def _node_attributes(self, n, name, index, visible, ins, outer_uniques, reads_outer):
         """``(attributes, implicit inputs)`` of node ``n`` (IR node ``index``): each subgraph is walked, and the
         outer tensors it reads become implicit inputs."""
-        import onnx
-
-        A = onnx.AttributeProto
-        GRAPH, GRAPHS, TENSOR, TENSORS, SPARSE_TENSOR = A.GRAPH, A.GRAPHS, A.TENSOR, A.TENSORS, A.SPARSE_TENSOR
-        EXTERNAL = onnx.TensorProto.EXTERNAL
+        GRAPH, GRAPHS, TENSOR, TENSORS, SPARSE_TENSOR, EXTERNAL = _GRAPH, _GRAPHS, _TENSOR, _TENSORS, _SPARSE_TENSOR, \
+            _EXTERNAL
         attrs = {}
         implicit = []
         for a in n.attribute:
