@@ -19,6 +19,8 @@ static shapes; ``Range(0, Size(x), 1)`` does not: ``Size`` of a tensor without v
 reads one (or whose input types changed), with the values given as input data.
 """
 
+import struct
+
 __all__ = ["propagate_shape_values", "MAX_VALUES"]
 
 #: longest 1-D value list kept (shape vectors are short; this bounds the work on odd graphs)
@@ -218,12 +220,13 @@ def _copy_type(tp):
 
 def _constant_tensor(node):
     """The TensorProto a Constant node makes (``value`` or the scalar/list attributes), or None."""
-    import onnx
-
     for a in node.attribute:
-        if a.name == "value":
+        name = a.name
+        if name == "value":
             return a.t  # read only; its own name does not matter to the inference
-        if a.name in ("value_int", "value_ints", "value_float", "value_floats"):
+        if name in ("value_int", "value_ints", "value_float", "value_floats"):
+            import onnx
+
             v = onnx.helper.get_attribute_value(a)
             dtype = onnx.TensorProto.INT64 if "int" in a.name else onnx.TensorProto.FLOAT
             dims = [] if a.name in ("value_int", "value_float") else [len(v)]
@@ -235,8 +238,6 @@ def _small_ints(t):
     """The values of an int32/int64 TensorProto of rank <= 1 and at most :data:`MAX_VALUES` elements
     (an int for rank 0, a list for rank 1), or None; read straight from the proto (no numpy:
     exported graphs hold thousands of such constants)."""
-    import struct
-
     if t.data_type not in _INT_TYPES or len(t.dims) > 1 or (t.dims and t.dims[0] > MAX_VALUES) or t.data_location:
         return None
     if t.raw_data:

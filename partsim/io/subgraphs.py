@@ -25,7 +25,8 @@ def node_graphs(node):
     for a in node.attribute:
         if a.HasField("g"):
             out.append(a.g)
-        out.extend(a.graphs)
+        if a.graphs:
+            out.extend(a.graphs)
     return out
 
 

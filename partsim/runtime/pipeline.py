@@ -139,15 +139,16 @@ def function_claims(proto, tables):
     return out
 
 
-def _written_keys(original):
+def _written_keys(original, loaded=None):
     """``{key: ORT node index}`` of the main-graph nodes of the model as written.  A node is keyed by
     its name, an unnamed one by its first output (kept through ORT's rewrites).  ORT's index is
     the node's position when the graph was loaded, Constant nodes not counted (they become
-    initializers, ``graph.cc``)."""
+    initializers, ``graph.cc``).  ``loaded``: those nodes (:func:`~partsim.sim.names.loaded_nodes`), when
+    the caller has them."""
     from ..sim.names import loaded_nodes
 
     keys = {}
-    for index, n in enumerate(loaded_nodes(original.graph.node)):
+    for index, n in enumerate(loaded_nodes(original.graph.node) if loaded is None else loaded):
         keys.setdefault(_node_key(n), index)
     return keys
 
@@ -160,9 +161,11 @@ def _loaded_count(proto):
 
 
 def _node_key(n):
-    if n.name:
-        return ("name", n.name, n.domain or "", n.op_type)
-    return ("output", n.output[0] if n.output else "", n.domain or "", n.op_type)
+    name, domain = n.name, n.domain
+    if name:
+        return ("name", name, domain or "", n.op_type)
+    outputs = n.output
+    return ("output", outputs[0] if outputs else "", domain or "", n.op_type)
 
 
 def _inline(proto, resolution, unclaimed, names=None, rounds=None):
@@ -314,11 +317,15 @@ class _Written:
         """The model's own nodes by name (and unnamed ones by first output), before any rewrite."""
         from ..io.subgraphs import all_nodes
 
+        original, unnamed = self.original, self.unnamed
         for n in all_nodes(self.proto.graph):
-            if n.name:
-                self.original[n.name] = (n.domain or "", n.op_type)
-            elif n.output:
-                self.unnamed[n.output[0]] = (n.domain or "", n.op_type)
+            name = n.name
+            if name:
+                original[name] = (n.domain or "", n.op_type)
+            else:
+                outputs = n.output
+                if outputs:
+                    unnamed[outputs[0]] = (n.domain or "", n.op_type)
 
 
 def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None, unclaimed=frozenset(), early=None,
@@ -368,8 +375,12 @@ def _as_written(proto, path, sha256, resolution, unclaimed, written, shown_as, n
     # partitioning round, when their provider refuses them (a CPU kernel takes the others)
     written.whole.update(proto.graph.node[k].name for k, (_, eps) in claims.items()
                          if eps and CPU not in eps and proto.graph.node[k].name not in unclaimed)
-    keys = _written_keys(proto)
-    loaded = _loaded_count(proto)  # before inlining rewrites the proto
+    from ..sim.names import loaded_nodes
+
+    loaded_protos = loaded_nodes(proto.graph.node)
+    keys = _written_keys(proto, loaded_protos)
+    loaded = len(loaded_protos)  # before inlining rewrites the proto
+    del loaded_protos
     if unclaimed or any(not eps for _, eps in claims.values()):
         names = NameGenerator.for_graph(proto.graph)
         rounds = {}
