@@ -356,10 +356,11 @@ class _Builder:
                 for a in n.attribute:
                     atype = a.type
                     if atype == TENSOR:
-                        if a.t.data_location == EXTERNAL:
-                            self.external(a.t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
+                        t = a.t
+                        if t.data_location == EXTERNAL:
+                            self.external(t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
                         if a.name == "value":
-                            value_attr = a.t
+                            value_attr = t
                     elif a.name in ("value_ints", "value_int") and n.output:
                         ints = tuple(a.ints) if a.name == "value_ints" else (a.i,)
                         int_of.append(ints)
@@ -439,7 +440,10 @@ class _Builder:
             for o in outs:
                 if o:
                     producer[o] = index
-            attrs, implicit = self._node_attributes(n, name, index, visible, ins, outer_uniques, reads_outer)
+            if n.attribute:
+                attrs, implicit = self._node_attributes(n, name, index, visible, ins, outer_uniques, reads_outer)
+            else:
+                attrs, implicit = {}, ()
             nodes[index] = Node(index, name, op_type, domain, tuple(ins), outs, attrs, since, since is not None,
                                 scope, parent, tuple(implicit))
             for t in ins:

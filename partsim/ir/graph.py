@@ -29,10 +29,13 @@ def component_roots(items, edges):
         return a
 
     for a, b in edges:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    return {i: find(i) for i in parent}
+        ra = a if parent[a] == a else find(a)  # a root is its own parent: no call
+        rb = b if parent[b] == b else find(b)
+        if ra < rb:
+            parent[rb] = ra
+        elif rb < ra:
+            parent[ra] = rb
+    return {i: (i if p == i else find(p)) for i, p in parent.items()}
 
 
 def weakly_connected_groups(model, members, order=None, same=None):
