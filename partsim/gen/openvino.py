@@ -14,7 +14,7 @@ OpenVINO 2025.4.1):
   :mod:`partsim.sim.ov_clusters`).
 
 Facts checked against real onnxruntime-openvino 1.24.1 sessions on this machine
-(``tests/test_openvino.py``): ``Hardmax`` is *not* claimed (data_ops.cc spells it
+(``tests/gen/test_openvino.py``): ``Hardmax`` is *not* claimed (data_ops.cc spells it
 ``"HardMax"``, and the check is a plain string comparison of the op type); float64
 tensors are refused (not in the CPU dtype list); of the per-op ``op_list_`` special cases of data_ops.cc, whose version lists end before 2025.4 in
 the source read, the Upsample one does not apply (a rank-4 Upsample is claimed) while the

@@ -15,7 +15,7 @@ INT_MAX = 2**31 - 1
 
 
 # What CPU kernel constructors enforce (the registry does not say): a node that fails one makes
-# ORT refuse the session.  onnxruntime 1.31.1, checked with real sessions (tests/test_cpu_table.py):
+# ORT refuse the session.  onnxruntime 1.31.1, checked with real sessions (tests/gen/test_cpu_table.py):
 # "Batchwise recurrent operations (layout == 1) are not supported".
 CPU_KERNEL_REQUIRES = {
     ("", "RNN"): [{"name": "layout", "in": [0], "why": "batchwise layout unsupported (cpu/rnn/rnn.h)"}],

@@ -89,7 +89,7 @@ def probe_models(paths, ep_options=None, python=None, timeout=60.0, level="ORT_D
 #: builders whose IsOpSupported looks at no shape, so GetCapability claims the node with a symbolic dim and the
 #: session then fails (onnxruntime-qnn reciprocal_op_builder.cc, tan_op_builder.cc: input count and type only;
 #: GRU on 2.7.0).  Measured with one-node graphs whose first dim is symbolic, every float op of PROBE_OPS: only
-#: Reciprocal and Tan are claimed (tests/test_qnn_dynamic.py), and GRU (an audio encoder's)
+#: Reciprocal and Tan are claimed (tests/gen/test_qnn_dynamic.py), and GRU (an audio encoder's)
 SHAPE_BLIND_OPS = ("GRU", "Reciprocal", "Tan")
 
 
@@ -306,10 +306,10 @@ def _partitioning_facts(table, unit_types, converted, claimed_sensitive):
         # transposes by itself, seen on q_tiny_resnet.ts.qop)
         table["partitioning"]["layout_keep_ops"] = kept
     # the pool builder computes a ceil_mode output size ONNX does not (sim/layout_checks.py; measured on the
-    # maxpool/averagepool ceil node tests and tests/test_qnn_refusals.py)
+    # maxpool/averagepool ceil node tests and tests/gen/test_qnn_refusals.py)
     table["partitioning"]["layout_checks"] = list(QNN_LAYOUT_CHECKS)
     # zero-size tensors: these builders refuse the node, the others take it and the graph then fails to compose
-    # (sim/zero_size.py; measured on single-node graphs, tests/test_qnn_refusals.py)
+    # (sim/zero_size.py; measured on single-node graphs, tests/gen/test_qnn_refusals.py)
     table["partitioning"]["zero_size_tensors"] = {"fallback_ops": ["Reshape", "Slice", "Split"]}
     # the HTP takes no tensor of rank 6 or more, whatever the op (measured: no claimed node test has one,
     # 25 refused ones do; a Reshape to rank 6 between QNN nodes is refused), except inside a node group

@@ -184,7 +184,7 @@ def _op_rules(key, ranks_of_dtype, op_cases):
             rule["types"][f"i{k}"] = allowed
     if key in (("", "Cast"), ("", "CastLike")):
         # the probes cast to the input's own dtype; a Cast to bfloat16 is left to the CPU (measured on
-        # onnxruntime-qnn 2.7.0, tests/test_qnn_refusals.py), and the types outside DTYPES have no QNN
+        # onnxruntime-qnn 2.7.0, tests/gen/test_qnn_refusals.py), and the types outside DTYPES have no QNN
         # data type at all
         for rule in rules:
             rule["types"]["o0"] = list(DTYPES)

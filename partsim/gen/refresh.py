@@ -36,7 +36,7 @@ NOT_FROM_WHEEL = (
      "read from ORT's sources at a commit, not in the wheel (partsim/gen/ep_tables.py)"),
     ("partsim/sim/pipeline.py", "the Level 2/3 transformers and their providers come from ORT's sources "
                                 "(graph_transformer_utils.cc)"),
-    ("partsim/gen/ort_kernels.py CPU_KERNEL_REQUIRES", "kernel constructor checks: tests/test_cpu_table.py "
+    ("partsim/gen/ort_kernels.py CPU_KERNEL_REQUIRES", "kernel constructor checks: tests/gen/test_cpu_table.py "
                                                         "checks them with real sessions of the installed ORT"),
 )
 

@@ -5,7 +5,7 @@ tree for line numbers, JSON-Schema validation) costs about 0.1 s per large table
 the rest of a small prediction.  ``make tables`` stores each shipped table's result once, under
 a key that covers partsim's version, the schema and the table's exact text; a table is taken
 from the store only when its text has that key, so an edited, renamed or user-made table goes
-the long way (and into the user's cache, :mod:`partsim.io.cache`).  ``tests/test_precompiled_tables.py``
+the long way (and into the user's cache, :mod:`partsim.io.cache`).  ``tests/rules/test_precompiled_tables.py``
 checks that the store is current and equals what the long way gives.
 
 >>> table_key("provider: X") == table_key("provider: X"), table_key("a") == table_key("b")

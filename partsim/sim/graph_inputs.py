@@ -97,7 +97,7 @@ def needs_constant(model, group, option):
     onnxruntime-qnn 2.7.0's STFT builder claims the node whatever its inputs are, then reads
     ``frame_step`` / ``frame_length`` as initializer data: fed at run time, the process dies
     (SIGSEGV; ``test_stft``, ``test_stft_with_window``), and a run-time ``window`` fails the
-    graph's finalize (``QNN_COMMON_ERROR_...``).  Measured: ``tests/test_qnn_refusals.py``.
+    graph's finalize (``QNN_COMMON_ERROR_...``).  Measured: ``tests/gen/test_qnn_refusals.py``.
     """
     for i in group:
         node = model.nodes[i]
@@ -130,7 +130,7 @@ def dynamic_input(model, group):
     Most builders refuse a node with such an input already in GetCapability (the table's ``static_shape``);
     the few that look at no shape (``reciprocal_op_builder.cc``, ``tan_op_builder.cc``: IsOpSupported checks
     the input count and type only; GRU on 2.7.0) claim it, and the session fails (measured on real sessions:
-    magika's LayerNorm Reciprocal, a GRU encoder; tests/test_qnn_dynamic.py).
+    magika's LayerNorm Reciprocal, a GRU encoder; tests/gen/test_qnn_dynamic.py).
     """
     for t in _fused_inputs(model, group):
         if _symbolic(model, t):

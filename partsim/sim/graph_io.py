@@ -9,7 +9,7 @@ DequantizeLinear, and the QDQ fix-up adds a new QuantizeLinear/DequantizeLinear 
 (``QuantizeLinear_token_<k>``, ``DequantizeLinear_token_<k>``).  The new DequantizeLinear then writes
 the output and stays on the CPU (:func:`partsim.sim.layout.nhwc_layout` gives it the CPU); the original
 one is an inner node now and QNN takes it with the partition next to it (seen on real onnxruntime-qnn
-2.7.0 sessions at both levels; ``tests/test_qnn.py``).
+2.7.0 sessions at both levels; ``tests/gen/test_qnn.py``).
 
 Pure: edits the assignment lists it is given.
 """

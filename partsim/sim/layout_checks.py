@@ -10,7 +10,7 @@ makes then (``partitioning.layout_checks``); each is a function of the node and 
 whose output size is not ``ceil((in + pads - kernel) / stride) + 1`` on every spatial axis.  ONNX
 drops a last window that would start in the end padding (``test_maxpool_2d_ceil_output_size_reduce_by_one``:
 2 -> 1, not 2), QNN's pool builder computes the plain ceil size, and its NHWC node fails the
-backend's validation.  Measured on real sessions (``tests/test_qnn_refusals.py``): the same
+backend's validation.  Measured on real sessions (``tests/gen/test_qnn_refusals.py``): the same
 pools with the output shape declared as QNN computes it are taken, with ONNX's they are refused.
 Pure.
 """

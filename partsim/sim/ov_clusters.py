@@ -8,7 +8,7 @@ clusters for a one-node cluster dates from ORT 1.23):
 (``node_is_supported``); ``onnxruntime/core/graph/graph_viewer.cc``
 and ``graph.cc`` (``ReverseDFSFrom`` with ``NodeCompare``) for the default topological
 order.  Behaviour checked against real onnxruntime-openvino 1.24.1 sessions
-(``tests/test_openvino.py``).
+(``tests/gen/test_openvino.py``).
 
 Unlike ORT's wave algorithm (:mod:`partsim.sim.wave`) the OpenVINO EP
 

@@ -1,7 +1,7 @@
 """Nodes with a zero-size tensor (a dimension of 0) on a compiling EP that cannot build them.
 
 onnxruntime-qnn 2.7.0 (HTP emulator, soc_model 60), measured on single-node graphs with a
-``[2, 0, 4]`` input (``tests/test_qnn_refusals.py``) and the recorded node tests:
+``[2, 0, 4]`` input (``tests/gen/test_qnn_refusals.py``) and the recorded node tests:
 
 - Slice, Reshape and Split refuse such a node in GetCapability: it stays on the CPU
   (``test_layer_normalization_*_expanded``: the Slice whose output is an empty shape);
