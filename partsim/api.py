@@ -261,11 +261,12 @@ def _prepare_stage(model_or_path, providers, rule_paths, support, support_name, 
     from .runtime.pipeline import PreparedGraph
 
     at = partitioning_level(level)
-    child = early = None
+    child = early = second = None
     if not isinstance(model_or_path, Model) and at != "disable":
-        from .runtime.ort_pipeline import start_child
+        from .runtime.ort_pipeline import start_children
 
-        child = start_child()
+        both = level in FINAL_LEVELS and final_early is not None and not ep_options and not dims
+        child, second = (start_children(2) if both else start_children(1) + [None])
     try:
         tables = load_tables(rule_paths)
         requested, extra = build_request(providers, support, support_name, support_kind)
@@ -273,13 +274,13 @@ def _prepare_stage(model_or_path, providers, rule_paths, support, support_name, 
             early = _begin_early(model_or_path, at, requested, tables, extra, child)
             if early is not None:
                 child = None  # the early session holds it now
-            if level in FINAL_LEVELS and final_early is not None and not ep_options:
-                second = start_child()
-                run = _begin_early(model_or_path, level, requested, tables, extra, second)
-                if run is None:
-                    second.close()
-                else:
-                    final_early.append(run)
+        if second is not None:
+            run = _begin_early(model_or_path, level, requested, tables, extra, second)
+            if run is None:
+                second.close()
+            else:
+                final_early.append(run)  # the final view's session holds the child now
+            second = None
         resolution = resolve_providers(requested, tables, extra)
         refuse_tableless(resolution, tables)
         if ep_options:  # --ep-option: the tables the provider options select or change (rules/ep_options.py)
@@ -287,7 +288,7 @@ def _prepare_stage(model_or_path, providers, rule_paths, support, support_name, 
 
             resolution = apply_ep_options(resolution, ep_options, tables)
     except BaseException:
-        for c in (child, early):
+        for c in (child, early, second):
             if c is not None:
                 c.close()
         raise

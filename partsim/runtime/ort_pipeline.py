@@ -39,7 +39,7 @@ from ..sim.pipeline import ORT_LEVEL, transformers_to_disable
 from .cpu_pass import cpu_pass
 from .fp16_casts import has_float16, undo_insert_cast
 
-__all__ = ["pipeline_graph", "PipelineResult", "PLACEHOLDER_OP", "begin_early", "OptimizerRun"]
+__all__ = ["pipeline_graph", "PipelineResult", "PLACEHOLDER_OP", "begin_early", "OptimizerRun", "start_children"]
 
 # the stand-in for a claimed function node while ORT optimizes a CPU-only session: an ONNX op
 # with a float CPU kernel that no rewrite rule or fusion of core/optimizer/ matches
@@ -316,6 +316,27 @@ def start_child():
     from .process import OrtProcess
 
     return OrtProcess("optimize", python=target_python(), quick=True)
+
+
+def start_children(count):
+    """``count`` optimizer children for sessions the caller begins now, each one's stand-in for
+    :func:`start_child`'s: on a machine with three CPUs or more, ``count`` processes side by side; on
+    fewer, ``count`` tickets of one child that makes the sessions one after the other
+    (:class:`partsim.runtime.process.SharedChild`).  On two cores, two children and partsim shared them
+    three ways and each child imported onnxruntime (~0.2 s of CPU); one child answers the first session
+    while partsim is still reading the model, and the second while partsim predicts on the first
+    (benchmarks/README.md, "Two sessions, one child")."""
+    import os
+
+    from .process import SharedChild
+
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    if count <= 1 or cpus >= 3:
+        return [start_child() for _ in range(count)]
+    return SharedChild(start_child(), count).tickets()
 
 
 def _optimize(model, target, ort_level, disabled=(), child=None):

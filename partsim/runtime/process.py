@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .ort_protocol import ErrorRecord, ProtocolError, decode, encode
 
-__all__ = ["OrtProcess", "ChildFailure", "run_request", "memory_ceiling", "kill_all", "DEFAULT_MEMORY_LIMIT", "CHILD"]
+__all__ = ["OrtProcess", "SharedChild", "ChildFailure", "run_request", "memory_ceiling", "kill_all", "DEFAULT_MEMORY_LIMIT", "CHILD"]
 
 CHILD = Path(__file__).with_name("ort_child.py")
 # Generous, because EPs reserve address space they never touch.
@@ -229,6 +229,112 @@ class OrtProcess:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
         _LIVE.discard(self)
+
+
+class SharedChild:
+    """One ``optimize`` child answering several requests in turn, each user holding a :class:`Ticket` that
+    stands in for an :class:`OrtProcess` (``submit``, ``result``, ``close``, ``with``).
+
+    Two sessions one after the other in one child cost one onnxruntime import less than two children
+    side by side, and on a machine with fewer than three CPUs the second no longer competes with the
+    first and with partsim for the cores (``partsim.runtime.ort_pipeline.start_children``,
+    benchmarks/README.md).  Answers come in the order the requests went; the child is killed once every
+    ticket is closed.  A failure of the child (a crash, a timeout, a message out of protocol) is every
+    waiting ticket's: :func:`run_request` then retries each request in a fresh child of its own.
+    """
+
+    def __init__(self, process, users):
+        self.process = process
+        self.sent = 0  # requests written so far
+        self.answers = []  # the records read so far, in the order of the requests
+        self.failure = None  # the ChildFailure that ended the child
+        self._open = users
+        self._lines = None
+
+    def tickets(self):
+        return [Ticket(self) for _ in range(self._open)]
+
+    def send(self, request):
+        """Write ``request`` (stdin stays open for the next); its place in the answers' order."""
+        seq, self.sent = self.sent, self.sent + 1
+        try:
+            self.process.proc.stdin.write(encode(request).encode() + b"\n")
+            self.process.proc.stdin.flush()
+        except (OSError, AttributeError):
+            pass  # the child died (or never started): answer() says how
+        return seq
+
+    def answer(self, seq, record_type, timeout):
+        """The record of request number ``seq`` (the ones before it are read and kept)."""
+        while self.failure is None and len(self.answers) <= seq:
+            try:
+                self.answers.append(self._next(record_type, timeout))
+            except ChildFailure as exc:
+                self.failure = exc
+        if self.failure is not None and len(self.answers) <= seq:
+            raise self.failure
+        record = self.answers[seq]
+        if not isinstance(record, record_type):
+            raise ChildFailure("protocol", f"the ORT child answered a {type(record).__name__}")
+        return record
+
+    def _next(self, record_type, timeout):
+        proc = self.process
+        if proc.proc is None:
+            raise ChildFailure("crashed", proc.error)
+        if self._lines is None:
+            self._lines = proc._lines(timeout)
+        line = next(self._lines, None)
+        if line is None:  # stdin is still open: an end of output is a death
+            try:
+                code = proc.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise ChildFailure("timeout", f"the ORT child closed its output but did not end within "
+                                              f"{timeout:g} s") from None
+            raise ChildFailure("crashed", proc._death(code))
+        try:
+            record = decode(line, record_type, ErrorRecord)
+        except ProtocolError as exc:
+            raise ChildFailure("protocol", f"the ORT child answered out of protocol: {exc}") from None
+        if isinstance(record, ErrorRecord):
+            raise ChildFailure("protocol", f"the ORT child refused its request: {record.error}")
+        return record
+
+    def release(self):
+        self._open -= 1
+        if self._open <= 0:
+            self.process.close()
+
+
+class Ticket:
+    """One user's share of a :class:`SharedChild`, used where an :class:`OrtProcess` would be."""
+
+    def __init__(self, shared):
+        self.shared, self.seq, self.closed = shared, None, False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def submit(self, request):
+        if self.seq is None and not self.closed:
+            self.seq = self.shared.send(request)
+
+    def result(self, record_type, timeout):
+        if self.seq is None or self.closed:
+            raise ChildFailure("protocol", "no request was handed to the shared ORT child")
+        return self.shared.answer(self.seq, record_type, timeout)
+
+    def stderr_text(self, limit=1 << 20):
+        return self.shared.process.stderr_text(limit)
+
+    def close(self):
+        if not self.closed:
+            self.closed = True
+            self.shared.release()
 
 
 def run_request(command, request, record_type, timeout, python=None, memory_limit=DEFAULT_MEMORY_LIMIT,

@@ -26,17 +26,21 @@ def _conv_model(tmp_path, doc=""):
 
 
 class _Counter:
+    """The ORT sessions answered: a child's of its own, or a shared child's ticket (two sessions in one
+    child, on a machine with fewer than three CPUs)."""
+
     def __init__(self, monkeypatch):
-        from partsim.runtime.process import OrtProcess
+        from partsim.runtime.process import OrtProcess, Ticket
 
         self.calls = 0
-        real_result = OrtProcess.result
+        for cls in (OrtProcess, Ticket):
+            real_result = cls.result
 
-        def result(me, *a, **k):
-            self.calls += 1
-            return real_result(me, *a, **k)
+            def result(me, *a, _real=real_result, **k):
+                self.calls += 1
+                return _real(me, *a, **k)
 
-        monkeypatch.setattr(OrtProcess, "result", result)
+            monkeypatch.setattr(cls, "result", result)
 
 
 @pytest.fixture
