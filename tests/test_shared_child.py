@@ -34,7 +34,8 @@ def test_two_sessions_in_one_child_answer_in_the_order_sent(tmp_path):
     shared = SharedChild(OrtProcess("optimize"), 2)
     first, second = shared.tickets()
     a, b = tmp_path / "a" / "o.onnx", tmp_path / "b" / "o.onnx"
-    second.submit(_request(DEMO, a, "ORT_ENABLE_ALL"))  # the second ticket's request goes first
+    # Level 1 only: ORT's NCHWc names at Level 3 vary from run to run (ReorderOutput vs ReorderOutput_token_11)
+    second.submit(_request(DEMO, a, "ORT_ENABLE_BASIC"))  # the second ticket's request goes first
     first.submit(_request(CHAIN, b, "ORT_ENABLE_BASIC"))
     pid = shared.process.proc.pid
     assert first.result(OptimizeRecord, 120).state == "ok"  # read past the other ticket's answer
@@ -42,7 +43,7 @@ def test_two_sessions_in_one_child_answer_in_the_order_sent(tmp_path):
     first.close()
     assert os.path.exists(f"/proc/{pid}")  # one ticket still open: the child stays
     assert second.result(OptimizeRecord, 120).state == "ok"
-    assert a.read_bytes() == _alone(DEMO, tmp_path, "ORT_ENABLE_ALL")
+    assert a.read_bytes() == _alone(DEMO, tmp_path, "ORT_ENABLE_BASIC")
     second.close()
     assert shared.process.proc is None and not os.path.exists(f"/proc/{pid}/exe")  # killed and reaped
 
