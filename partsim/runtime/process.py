@@ -238,8 +238,9 @@ class SharedChild:
     Two sessions one after the other in one child cost one onnxruntime import less than two children
     side by side, and on a machine with fewer than three CPUs the second no longer competes with the
     first and with partsim for the cores (``partsim.runtime.ort_pipeline.start_children``,
-    benchmarks/README.md).  Answers come in the order the requests went; the child is killed once every
-    ticket is closed.  A failure of the child (a crash, a timeout, a message out of protocol) is every
+    benchmarks/README.md).  Answers come in the order the requests went.  Once every ticket has sent its
+    request (or was closed without one) the child's stdin is closed and it ends by itself after its last
+    answer; it is killed, whatever it still does, once every ticket is closed.  A failure of the child (a crash, a timeout, a message out of protocol) is every
     waiting ticket's: :func:`run_request` then retries each request in a fresh child of its own.
     """
 
@@ -248,7 +249,7 @@ class SharedChild:
         self.sent = 0  # requests written so far
         self.answers = []  # the records read so far, in the order of the requests
         self.failure = None  # the ChildFailure that ended the child
-        self._open = users
+        self._open = self._unsent = users
         self._lines = None
 
     def tickets(self):
@@ -262,7 +263,18 @@ class SharedChild:
             self.process.proc.stdin.flush()
         except (OSError, AttributeError):
             pass  # the child died (or never started): answer() says how
+        self.sent_or_dropped()
         return seq
+
+    def sent_or_dropped(self):
+        """One ticket fewer that may still send: after the last, stdin is closed, so the child ends by
+        itself once it has answered (its teardown overlaps partsim's work instead of delaying the kill)."""
+        self._unsent -= 1
+        if self._unsent == 0 and self.process.proc is not None:
+            try:
+                self.process.proc.stdin.close()
+            except OSError:
+                pass
 
     def answer(self, seq, record_type, timeout):
         """The record of request number ``seq`` (the ones before it are read and kept)."""
@@ -285,13 +297,13 @@ class SharedChild:
         if self._lines is None:
             self._lines = proc._lines(timeout)
         line = next(self._lines, None)
-        if line is None:  # stdin is still open: an end of output is a death
+        if line is None:  # its output ended before this answer: whatever the exit status, a death
             try:
                 code = proc.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 raise ChildFailure("timeout", f"the ORT child closed its output but did not end within "
                                               f"{timeout:g} s") from None
-            raise ChildFailure("crashed", proc._death(code))
+            raise ChildFailure("crashed", proc._death(code) if code else "the ORT child ended without an answer")
         try:
             record = decode(line, record_type, ErrorRecord)
         except ProtocolError as exc:
@@ -334,6 +346,8 @@ class Ticket:
     def close(self):
         if not self.closed:
             self.closed = True
+            if self.seq is None:
+                self.shared.sent_or_dropped()
             self.shared.release()
 
 

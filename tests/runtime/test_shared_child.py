@@ -43,6 +43,8 @@ def test_two_sessions_in_one_child_answer_in_the_order_sent(tmp_path):
     first.close()
     assert os.path.exists(f"/proc/{pid}")  # one ticket still open: the child stays
     assert second.result(OptimizeRecord, 120).state == "ok"
+    # both requests sent: stdin was closed, so the child ends by itself after its last answer
+    assert shared.process.proc.wait(timeout=60) == 0
     assert a.read_bytes() == _alone(DEMO, tmp_path, "ORT_ENABLE_BASIC")
     second.close()
     assert shared.process.proc is None and not os.path.exists(f"/proc/{pid}/exe")  # killed and reaped
