@@ -204,6 +204,8 @@ def _data_key(t):
         n *= d
     if n > MAX_VALUES or t.data_location:
         return ("named", t.name)
+    if not t.name:  # (a Constant's value: nameless in exported graphs) its bytes are its content already
+        return t.SerializeToString()
     c = type(t)()
     c.CopyFrom(t)
     c.name = ""
@@ -300,6 +302,7 @@ class _Propagation:
     def __init__(self, proto, opset):
         graph = proto.graph
         self.proto, self.graph, self.opset = proto, graph, opset
+        self.opset_imports = list(proto.opset_import)
         # name -> TypeProto the inference reads (an input's, else the first value_info's, else an output's);
         # name -> ValueInfoProto a tightened type is written to (the last value_info, else the last output)
         types, self.value_infos, self.outputs = {}, {}, {}
@@ -326,8 +329,8 @@ class _Propagation:
         self.tightened = 0
         self.memo = {}
         # per tensor name, worked out once (dropped when its data or type changes): the data's memo key,
-        # whether every dimension is known; per op its schema (None: unknown)
-        self.data_keys, self.static, self.schemas = {}, {}, {}
+        # whether every dimension is known, how many are; per op its schema (None: unknown)
+        self.data_keys, self.static, self.knowns, self.schemas = {}, {}, {}, {}
 
     def constant(self, node):
         if not node.output:
@@ -367,6 +370,13 @@ class _Propagation:
             values[node.output[0]] = v
             self.watched.add(node.output[0])
 
+    def known(self, name):
+        """:func:`_known` of ``name``'s type (it has one)."""
+        got = self.knowns.get(name)
+        if got is None:
+            got = self.knowns[name] = _known(self.types[name])
+        return got
+
     def is_static(self, name):
         got = self.static.get(name)
         if got is None:
@@ -405,7 +415,8 @@ class _Propagation:
         return key
 
     def infer(self, node, op, inputs, fed):
-        """ONNX's inference of ``node`` given its input types and data: ``{output: TypeProto}``."""
+        """ONNX's inference of ``node`` given its input types and data: ``{output: (TypeProto, known
+        dimensions)}``."""
         import onnx
 
         data, types = self.data, self.types
@@ -439,19 +450,19 @@ class _Propagation:
                 input_data[i] = _fed_tensor(i, ch, v, in_types[i])
             try:
                 got = onnx.shape_inference.infer_node_outputs(
-                    schema, node, in_types, input_data, opset_imports=list(self.proto.opset_import),
+                    schema, node, in_types, input_data, opset_imports=self.opset_imports,
                     ir_version=self.proto.ir_version or 8)
             except Exception:  # ONNX's inference refused the node: ORT would keep what it had
                 got = {}
-            self.memo[key] = [got.get(o) for o in node.output]
-        return {o: tp for o, tp in zip(node.output, self.memo[key]) if o and tp is not None}
+            self.memo[key] = [None if got.get(o) is None else (got[o], _known(got[o])) for o in node.output]
+        return {o: got for o, got in zip(node.output, self.memo[key]) if o and got is not None}
 
     def tighten(self, inferred):
         """Keep each inferred type that knows more dimensions than the one the graph has."""
         graph, types = self.graph, self.types
-        for name, tp in inferred.items():
+        for name, (tp, known) in inferred.items():
             old = types.get(name)
-            if old is not None and _known(tp) <= _known(old):
+            if old is not None and known <= self.known(name):
                 continue
             tp = _copy_type(tp)  # the memo's own stays as inferred
             if old is not None and old.HasField("tensor_type") and old.tensor_type.HasField("shape") and \
@@ -468,6 +479,7 @@ class _Propagation:
             vi.type.CopyFrom(tp)
             types[name] = vi.type
             self.static.pop(name, None)
+            self.knowns.pop(name, None)
             self.changed_types.add(name)
             self.watched.add(name)
             self.tightened += 1
