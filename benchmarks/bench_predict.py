@@ -8,8 +8,9 @@ In one process, alternating, ``--runs`` rounds of:
   data_prop=True)``: the floor any tool that reads the model's shapes pays.
 
 One warm-up of each first (imports, the rule tables).  Min and median of each, and the median of
-the per-round ratios.  Target (issue 32): predict <= 2x the floor.  ``--profile`` prints cProfile's
-top functions of predict instead.
+the per-round ratios, in wall time and in this process's CPU time (``time.process_time``: on a machine
+shared with other work, much less swayed by it than the wall clock).  Target (issue 32): predict <= 2x
+the floor.  ``--profile`` prints cProfile's top functions of predict instead.
 
     python benchmarks/bench_predict.py [--runs 15] [--model PATH] [--profile]
 """
@@ -54,22 +55,29 @@ def main():
         pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
         return
     times = {"predict": [], "onnx_load_infer_shapes": []}
+    cpu = {"predict": [], "onnx_load_infer_shapes": []}  # this process's CPU time: less swayed by other load
     for _ in range(args.runs):
         for key, f in (("predict", partsim), ("onnx_load_infer_shapes", floor)):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             f()
             times[key].append(time.perf_counter() - t0)
-    ratio = statistics.median(a / b for a, b in zip(times["predict"], times["onnx_load_infer_shapes"]))
-    result = {"model": Path(args.model).name, "runs": args.runs,
-              "seconds": {k: {"min": round(min(v), 4), "median": round(statistics.median(v), 4)}
-                          for k, v in times.items()},
-              "median_ratio": round(ratio, 2), "all_s": {k: [round(x, 4) for x in v] for k, v in times.items()}}
-    Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
-    print(f"{result['model']}, {args.runs} rounds, seconds min / median:")
-    for key, s in result["seconds"].items():
-        print(f"  {key:<24} {s['min']:.3f} / {s['median']:.3f}")
-    print(f"  predict / floor, median of per-round ratios: {result['median_ratio']}x")
+            cpu[key].append(time.process_time() - c0)
 
+    def summary(runs):
+        return {k: {"min": round(min(v), 4), "median": round(statistics.median(v), 4)} for k, v in runs.items()}
+
+    def median_ratio(runs):
+        return round(statistics.median(a / b for a, b in zip(runs["predict"], runs["onnx_load_infer_shapes"])), 2)
+
+    result = {"model": Path(args.model).name, "runs": args.runs, "seconds": summary(times),
+              "median_ratio": median_ratio(times), "all_s": {k: [round(x, 4) for x in v] for k, v in times.items()},
+              "cpu_seconds": summary(cpu), "cpu_median_ratio": median_ratio(cpu)}
+    Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+    print(f"{result['model']}, {args.runs} rounds, seconds min / median (wall; CPU of this process):")
+    for key, s in result["seconds"].items():
+        c = result["cpu_seconds"][key]
+        print(f"  {key:<24} {s['min']:.3f} / {s['median']:.3f}; CPU {c['min']:.3f} / {c['median']:.3f}")
+    print(f"  predict / floor, median of per-round ratios: {result['median_ratio']}x (CPU: {result['cpu_median_ratio']}x)")
 
 if __name__ == "__main__":
     main()
