@@ -145,7 +145,7 @@ def build_request(providers=None, support=None, support_name="EP", support_kind=
 
 def predict(model_or_path, providers=None, rule_paths=(), support=None, support_name="EP",
             support_kind="kernel", policy="per-node", model=None, optimize=None, dims=None, level="all",
-            ep_options=None):
+            ep_options=None, children=None):
     """Load (if needed), run ORT's pipeline for ``level``, resolve providers, simulate and summarize.
 
     Parameters
@@ -168,6 +168,11 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
     ep_options : dict, optional
         Provider options of the session predicted (WebGPU's ``enableInt64``, ``preferredLayout``,
         ``forceCpuNodeNames``; see :mod:`partsim.rules.ep_options`), as ``--ep-option``.
+    children : list, optional
+        ORT optimizer children the caller started before it imported the rest of partsim
+        (:func:`partsim.runtime.process.optimizer_children`; the command line does, for ``simulate``):
+        used when there is one per session this prediction begins at once, else closed.  Either way
+        they are closed when ``predict`` returns; the caller's own ``close`` then does nothing.
 
     Returns
     -------
@@ -176,12 +181,16 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
     """
     from .sim.assign import POLICIES
 
-    if policy not in POLICIES:
-        raise UsageError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
-    level = resolve_level(level if optimize is None or level != "all" else None, optimize)
-    with _gc_paused():
-        return _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy,
-                        level, dims, ep_options)
+    try:
+        if policy not in POLICIES:
+            raise UsageError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
+        level = resolve_level(level if optimize is None or level != "all" else None, optimize)
+        with _gc_paused():
+            return _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy,
+                            level, dims, ep_options, children)
+    finally:
+        for child in children or ():  # taken or not, none outlives the call
+            child.close()
 
 
 class _gc_paused:
@@ -227,7 +236,7 @@ def _from_file(model_or_path, level, dims):
 
 
 def _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy, level, dims=None,
-             ep_options=None):
+             ep_options=None, children=None):
     """prepare -> partition -> account -> report, top to bottom: the graph ORT partitions at ``level`` (and, at
     ``extended``/``all``, the graph it runs after Level 2/3), each node assigned, counted, summarized."""
     from .ir.model import Model
@@ -237,7 +246,7 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
     final_early = []  # the final view's ORT session, begun beside the partitioning one (closed here)
     try:
         resolution, prepared = _prepare_stage(model_or_path, providers, rule_paths, support, support_name,
-                                              support_kind, level, dims, ep_options, final_early)
+                                              support_kind, level, dims, ep_options, final_early, children)
         with stage(f"assigning nodes to {', '.join(resolution.effective)}", "assigned every node"):
             assignment = simulate(prepared.model, resolution, policy, facts=prepared.facts)  # partition
         with stage("counting fragments, partitions, transfers and copies", "summarized"):
@@ -251,11 +260,11 @@ def _predict(model_or_path, providers, rule_paths, support, support_name, suppor
 
 
 def _prepare_stage(model_or_path, providers, rule_paths, support, support_name, support_kind, level, dims,
-                   ep_options=None, final_early=None):
+                   ep_options=None, final_early=None, children=None):
     """The request resolved and the graph ORT partitions: ``(Resolution, PreparedGraph)``.  ORT's optimizer
-    (a child process) starts first and imports onnxruntime while the tables load; at ``extended``/``all``
-    a second one begins the final view's session at the same time (appended to ``final_early``), so the
-    two sessions overlap instead of running one after the other."""
+    (a child process: ``children`` when the caller started them) starts first and imports onnxruntime while
+    the tables load; at ``extended``/``all`` the final view's session begins at the same time (appended to
+    ``final_early``), beside the first or after it in the same child (:func:`start_children`)."""
     from .ir.model import Model
     from .progress import stage
     from .runtime.pipeline import PreparedGraph
@@ -266,7 +275,12 @@ def _prepare_stage(model_or_path, providers, rule_paths, support, support_name, 
         from .runtime.ort_pipeline import start_children
 
         both = level in FINAL_LEVELS and final_early is not None and not ep_options and not dims
-        child, second = (start_children(2) if both else start_children(1) + [None])
+        given = list(children or ())
+        if len(given) != (2 if both else 1):  # not the sessions begun here
+            for c in given:
+                c.close()
+            given = start_children(2 if both else 1)
+        child, second = given if both else given + [None]
     try:
         tables = load_tables(rule_paths)
         requested, extra = build_request(providers, support, support_name, support_kind)

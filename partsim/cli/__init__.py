@@ -233,19 +233,52 @@ class _Lifetime:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+# options after which ``simulate`` begins no ORT session at once, or begins it elsewhere (another
+# interpreter, fixed dimensions, provider options, the checker's mode): no child is started early for them
+_NO_PRESTART = ("--ort", "--python", "--dim", "--ep-option", "--compat", "--optimize", "-h", "--help")
+
+
+def _prestart(argv):
+    """``simulate``'s ORT optimizer children, started before the command line is parsed and the rest of
+    partsim imported (~0.1 s): the sessions they make are most of a cold run on a two-core machine
+    (benchmarks/README.md).  Two at ORT's default level (the partitioning and final views' sessions),
+    one at ``basic``, none for ``--level disable`` or the options of :data:`_NO_PRESTART`; a guess the
+    parsed command does not confirm is closed by :func:`partsim.api.predict`."""
+    command = _command_of(argv)
+    if command != "simulate":
+        return []
+    words = argv[argv.index(command) + 1:]
+    level = "all"
+    for k, word in enumerate(words):
+        if word.startswith(_NO_PRESTART):
+            return []
+        if word == "--level" and k + 1 < len(words):
+            level = words[k + 1]
+        elif word.startswith("--level="):
+            level = word.split("=", 1)[1]
+    count = {"all": 2, "extended": 2, "basic": 1}.get(level, 0)
+    if not count:
+        return []
+    from ..runtime.process import optimizer_children
+
+    return optimizer_children(count)
+
+
 def main(argv=None):
     """Run the CLI; returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(_command_of(argv))
-    try:
-        args, extra = parser.parse_known_args(argv)
-        if extra:  # the command's own usage, not the program's, says what it takes
-            _innermost_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
-    except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0
-        return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     gc_was_enabled = gc.isenabled()
     lifetime = _Lifetime()
+    prestarted = _prestart(argv) if lifetime.tmp is not None else []
     try:
+        parser = build_parser(_command_of(argv))
+        try:
+            args, extra = parser.parse_known_args(argv)
+            if extra:  # the command's own usage, not the program's, says what it takes
+                _innermost_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
+        except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0
+            return exc.code if isinstance(exc.code, int) else EXIT_ERROR
+        args.prestarted = prestarted
         _refuse_overwriting_inputs(args)
         _check_output_targets(args)
         from ..progress import configure
@@ -266,6 +299,8 @@ def main(argv=None):
     except BrokenPipeError:
         return 0
     finally:
+        for child in prestarted:  # used and closed by the command, or never used: none outlives it
+            child.close()
         lifetime.end()
         if gc_was_enabled:  # main() in a caller's process (tests, scripts) leaves the collector as it found it
             gc.enable()

@@ -74,7 +74,8 @@ def run(args):
         return _run_compat(args)
     summary, assignment = predict(args.model, provider_request(args.providers), args.rules, split_list(args.support),
                                   args.support_name, args.support_kind, args.policy, level=level_of(args),
-                                  dims=parse_dims(args.dim), ep_options=parse_ep_option_list(args.ep_option))
+                                  dims=parse_dims(args.dim), ep_options=parse_ep_option_list(args.ep_option),
+                                  children=getattr(args, "prestarted", None))
     from ..progress import stage
 
     with stage(f"writing the {args.format}", f"wrote the {args.format}"):

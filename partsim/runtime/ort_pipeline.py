@@ -319,24 +319,13 @@ def start_child():
 
 
 def start_children(count):
-    """``count`` optimizer children for sessions the caller begins now, each one's stand-in for
-    :func:`start_child`'s: on a machine with three CPUs or more, ``count`` processes side by side; on
-    fewer, ``count`` tickets of one child that makes the sessions one after the other
-    (:class:`partsim.runtime.process.SharedChild`).  On two cores, two children and partsim shared them
-    three ways and each child imported onnxruntime (~0.2 s of CPU); one child answers the first session
-    while partsim is still reading the model, and the second while partsim predicts on the first
-    (benchmarks/README.md, "Two sessions, one child")."""
-    import os
+    """``count`` optimizer children for sessions the caller begins now, each one a stand-in for
+    :func:`start_child`'s (:func:`partsim.runtime.process.optimizer_children`: side by side, or tickets
+    of one shared child on a machine with fewer than three CPUs)."""
+    from ..versions import target_python
+    from .process import optimizer_children
 
-    from .process import SharedChild
-
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    if count <= 1 or cpus >= 3:
-        return [start_child() for _ in range(count)]
-    return SharedChild(start_child(), count).tickets()
+    return optimizer_children(count, target_python())
 
 
 def _optimize(model, target, ort_level, disabled=(), child=None):

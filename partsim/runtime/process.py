@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .ort_protocol import ErrorRecord, ProtocolError, decode, encode
 
-__all__ = ["OrtProcess", "SharedChild", "ChildFailure", "run_request", "memory_ceiling", "kill_all", "DEFAULT_MEMORY_LIMIT", "CHILD"]
+__all__ = ["OrtProcess", "SharedChild", "optimizer_children", "ChildFailure", "run_request", "memory_ceiling", "kill_all", "DEFAULT_MEMORY_LIMIT", "CHILD"]
 
 CHILD = Path(__file__).with_name("ort_child.py")
 # Generous, because EPs reserve address space they never touch.
@@ -349,6 +349,22 @@ class Ticket:
             if self.seq is None:
                 self.shared.sent_or_dropped()
             self.shared.release()
+
+
+def optimizer_children(count, python=None):
+    """``count`` ``optimize`` children started now (quick starts, ``python``: another interpreter), one per
+    session the caller begins: on a machine with three CPUs or more, ``count`` processes side by side; on
+    fewer, ``count`` tickets of one :class:`SharedChild` that makes the sessions one after the other.  On
+    two cores two children and partsim shared them three ways and each child imported onnxruntime; one
+    child answers the first session while partsim still reads the model and the second while partsim
+    predicts on the first (benchmarks/README.md, "Two sessions, one child")."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    if count <= 1 or cpus >= 3:
+        return [OrtProcess("optimize", python=python, quick=True) for _ in range(count)]
+    return SharedChild(OrtProcess("optimize", python=python, quick=True), count).tickets()
 
 
 def run_request(command, request, record_type, timeout, python=None, memory_limit=DEFAULT_MEMORY_LIMIT,
