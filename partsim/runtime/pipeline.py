@@ -301,17 +301,44 @@ class WrittenSource:
     stand_in: object = None
 
 
+@dataclass(frozen=True)
+class _Ask:
+    """What one preparation is asked for (:func:`prepare`'s arguments, ``unclaimed``: the function nodes
+    inlined this round)."""
+
+    path: object
+    level: str
+    resolution: object
+    seed: int = 0
+    shown_as: object = None
+    notes: tuple = ()
+    modify: object = None
+    unclaimed: frozenset = frozenset()
+
+
 @dataclass
 class _Written:
-    """What the model as written tells the graph ORT partitions (filled while it is prepared)."""
+    """The model as written (its proto, bytes and digest; ``source``: what an earlier pass on the same bytes
+    found) and what it tells the graph ORT partitions (filled while it is prepared)."""
 
     proto: object
+    data: bytes = b""
+    sha256: str = ""
+    source: object = None  # WrittenSource of an earlier pass on these bytes, or None
     original: dict = field(default_factory=dict)  # node name -> (domain, op) of the model's own nodes
     unnamed: dict = field(default_factory=dict)  # first output -> (domain, op) of its unnamed nodes
     whole: set = field(default_factory=set)  # function nodes kept whole
     inlined_outputs: dict = field(default_factory=dict)  # outputs of a node an inlined body made -> op
     round_outputs: dict = field(default_factory=dict)  # outputs of a schema-body node -> its round
     names: object = None  # every name of the model as written (:func:`_written_names`), when computed
+
+    def adopt(self, source):
+        """Take the node names, ops and every name from an earlier pass's :class:`WrittenSource`."""
+        self.original, self.unnamed, self.names = dict(source.original), dict(source.unnamed), source.names
+
+    def to_source(self, keys, sizes):
+        """What this pass found, for a second pass on the same bytes (:class:`WrittenSource`)."""
+        return WrittenSource(self.sha256, dict(self.original), dict(self.unnamed), dict(keys), self.names, sizes)
 
     def read_nodes(self):
         """The model's own nodes by name (and unnamed ones by first output), before any rewrite."""
@@ -334,6 +361,7 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
     ``source``: what an earlier call found in the same file (:class:`WrittenSource`)."""
     from ..io.read import read_model_proto
 
+    ask = _Ask(path, level, resolution, seed, shown_as, notes, modify, frozenset(unclaimed))
     proto, data = read_model_proto(path, check_node_text=False)  # the IR build below checks node text
     sha256 = hashlib.sha256(data).hexdigest()
     if modify is not None:
@@ -341,9 +369,9 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
         data = proto.SerializeToString()
     if source is not None and (source.sha256 != sha256 or modify is not None):
         source = None  # another file's (or a changed one's): read this one
-    written = _Written(proto)
+    written = _Written(proto, data, sha256, source)
     if level == "disable":
-        model = _as_written(proto, path, sha256, resolution, unclaimed, written, shown_as, notes)
+        model = _as_written(ask, written)
         return PreparedGraph(model, _origins(model, written), level, "", (), _facts(model, written, None),
                              frozenset(written.whole), None)
     from ..io.materialize import absent_external_data, stand_in_note
@@ -351,8 +379,7 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
     # ORT's session needs the weights: absent ones are stand-ins
     stand_in = source.stand_in if source is not None else absent_external_data(proto, path)
     summary_notes = (stand_in_note(stand_in),) if stand_in else ()
-    got = _optimized(path, level, resolution, seed, shown_as, notes, child, modify, unclaimed, early, source,
-                     proto, data, sha256, written)
+    got = _optimized(ask, written, child, early)
     if isinstance(got, PreparedGraph):  # ORT failed: predicted on the graph as written
         return got
     model, result, found = got
@@ -361,22 +388,21 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
                          None if found is None else replace(found, stand_in=stand_in))
 
 
-def _as_written(proto, path, sha256, resolution, unclaimed, written, shown_as, notes):
+def _as_written(ask, written):
     """The IR of the graph as written after ORT's EP-aware inlining and EnsureUniqueDQForNodeUnit (level
     ``disable``); ``written`` gets the model's own nodes, the nodes kept whole and what inlining made."""
     from ..io.load import model_from_proto
-    from ..sim.names import NameGenerator
+    from ..sim.names import NameGenerator, loaded_nodes
     from ..sim.inline import ort_node_indices
     from ..sim.unique_dq import ensure_unique_dq
 
+    proto, resolution, unclaimed = written.proto, ask.resolution, ask.unclaimed
     claims = function_claims(proto, resolution.tables)
     written.read_nodes()  # before inlining rewrites the proto
     # function nodes kept whole that the CPU does not claim: the ones ORT may inline in a later
     # partitioning round, when their provider refuses them (a CPU kernel takes the others)
     written.whole.update(proto.graph.node[k].name for k, (_, eps) in claims.items()
                          if eps and CPU not in eps and proto.graph.node[k].name not in unclaimed)
-    from ..sim.names import loaded_nodes
-
     loaded_protos = loaded_nodes(proto.graph.node)
     keys = _written_keys(proto, loaded_protos)
     loaded = len(loaded_protos)  # before inlining rewrites the proto
@@ -392,7 +418,7 @@ def _as_written(proto, path, sha256, resolution, unclaimed, written, shown_as, n
     else:
         ensure_unique_dq(proto)
     _name_unnamed(proto, keys)
-    return model_from_proto(proto, str(path), sha256, shown_as=shown_as, notes=notes)
+    return model_from_proto(proto, str(ask.path), written.sha256, shown_as=ask.shown_as, notes=ask.notes)
 
 
 def _origins(model, written):
@@ -429,73 +455,69 @@ def _facts(model, written, result):
     return SessionFacts(counter, rounds, frozenset(later), pinned, frozenset(unnamed))
 
 
-def _optimized(path, level, resolution, seed, shown_as, notes, child, modify, unclaimed, early, source, proto,
-               data, sha256, written):
-    """ORT's optimized graph for ``level`` as IR, ORT's pipeline result and the :class:`WrittenSource` found:
-    ``(model, PipelineResult, WrittenSource)``, or the :class:`PreparedGraph` of the graph as written when ORT
-    could not build the session."""
+def _optimized(ask, written, child, early):
+    """ORT's optimized graph for ``ask.level`` as IR, ORT's pipeline result and the :class:`WrittenSource`
+    found: ``(model, PipelineResult, WrittenSource)``, or the :class:`PreparedGraph` of the graph as written
+    when ORT could not build the session."""
     from .ort_pipeline import _external_sizes, pipeline_graph
 
+    proto, source = written.proto, written.source
     built = {}  # the optimized graph's IR and what the model as written gives it
-    sizes = source.sizes if source is not None else _external_sizes(proto, path)
+    sizes = source.sizes if source is not None else _external_sizes(proto, ask.path)
 
     def check():
         # partsim's own checks, while ORT's session runs: a bad model is a usage error (exit 2,
         # ORT's answer is dropped), not ORT's failure; and what the model as written gives the
         # optimized graph's IR, ready before ORT's answer comes
         if source is not None:  # found by an earlier pass on the same bytes
-            written.original, written.unnamed, written.names = dict(source.original), dict(source.unnamed), \
-                source.names
+            written.adopt(source)
             built["keys"] = dict(source.keys)
             return
         from ..io.load import model_from_proto
 
-        model_from_proto(proto, str(path), sha256, infer_shapes=False)
+        model_from_proto(proto, str(ask.path), written.sha256, infer_shapes=False)
         written.read_nodes()
         built["keys"] = _written_keys(proto)
         written.names = frozenset(_written_names(written.original, proto))
-        if modify is None:  # a changed copy's facts are no other pass's
-            built["source"] = WrittenSource(sha256, dict(written.original), dict(written.unnamed),
-                                            dict(built["keys"]), written.names, sizes)
+        if ask.modify is None:  # a changed copy's facts are no other pass's
+            built["source"] = written.to_source(built["keys"], sizes)
 
     def kept_now():
         """The function nodes a requested provider claims (kept whole): found while ORT's
         session already runs on the model as written, restarted only when there are some."""
-        found = function_claims(proto, resolution.tables)
+        found = function_claims(proto, ask.resolution.tables)
         written.whole.update(proto.graph.node[k].name for k, (_, eps) in found.items()
                              if eps and CPU not in eps and proto.graph.node[k].name
-                             and proto.graph.node[k].name not in unclaimed)
+                             and proto.graph.node[k].name not in ask.unclaimed)
         return sorted(written.whole)
 
-    def build(optimized):
-        return _build_optimized(optimized, proto, built, resolution, unclaimed, path, sha256, shown_as, notes)
-
-    effective = [(t.provider, t.is_compiling) for t in resolution.tables]
-    result = pipeline_graph(path, level, effective, kept_now, proto=proto, data=data,
-                            cpu_nodes_of=lambda optimized: _cpu_nodes_of(build(optimized), resolution),
+    effective = [(t.provider, t.is_compiling) for t in ask.resolution.tables]
+    result = pipeline_graph(ask.path, ask.level, effective, kept_now, proto=proto, data=written.data,
+                            cpu_nodes_of=lambda optimized: _cpu_nodes_of(_build_optimized(optimized, written, built,
+                                                                                          ask), ask.resolution),
                             child=child, meanwhile=check, early=early, sizes=sizes)
     if result.proto is None:
-        return _unoptimized(path, level, resolution, seed, shown_as, notes, modify, result)
+        return _unoptimized(ask, result)
     try:
-        return build(result.proto), result, built.get("source", source)
+        return _build_optimized(result.proto, written, built, ask), result, built.get("source", source)
     except ModelError as exc:
-        raise ModelError(f"partsim cannot read ORT's optimized graph: {exc}", path) from None
+        raise ModelError(f"partsim cannot read ORT's optimized graph: {exc}", ask.path) from None
 
 
-def _unoptimized(path, level, resolution, seed, shown_as, notes, modify, result):
-    """The graph as written, when ORT's session for ``level`` failed (``result``)."""
-    prepared = prepare(path, "disable", resolution, seed, shown_as, notes, modify=modify)
-    if result.missing_kernel and any(t.provider != CPU for t in resolution.tables):
+def _unoptimized(ask, result):
+    """The graph as written, when ORT's session for ``ask.level`` failed (``result``)."""
+    prepared = prepare(ask.path, "disable", ask.resolution, ask.seed, ask.shown_as, ask.notes, modify=ask.modify)
+    if result.missing_kernel and any(t.provider != CPU for t in ask.resolution.tables):
         # the CPU-only session lacks a kernel another requested provider may have: no
         # oracle for this graph; predicted on the graph as written instead
-        return replace(prepared, level=level, notes=prepared.notes + (
+        return replace(prepared, level=ask.level, notes=prepared.notes + (
             f"ORT's {result.ort_level} rewrite could not be computed without the requested providers "
             f"({result.failure[:200]}); predicted on the graph as written (level disable)",))
-    return replace(prepared, level=level,
+    return replace(prepared, level=ask.level,
                    failure=f"ONNX Runtime cannot build the session ({result.ort_level}): {result.failure}")
 
 
-def _build_optimized(optimized, proto, built, resolution, unclaimed, path, sha256, shown_as, notes):
+def _build_optimized(optimized, written, built, ask):
     """The IR of ORT's optimized graph in ORT's node order, built once per proto (``built``: the cache)."""
     from ..io.load import model_from_proto
     from ..sim.inline import ort_node_indices
@@ -503,6 +525,7 @@ def _build_optimized(optimized, proto, built, resolution, unclaimed, path, sha25
 
     if built.get("proto") is optimized:
         return built["model"]
+    proto = written.proto
     built["proto"] = optimized
     if "keys" not in built:
         built["keys"] = _written_keys(proto)
@@ -515,13 +538,13 @@ def _build_optimized(optimized, proto, built, resolution, unclaimed, path, sha25
 
         copy = onnx.ModelProto()
         copy.CopyFrom(proto)
-        made_keys = _inline(copy, resolution, unclaimed)[1]
+        made_keys = _inline(copy, ask.resolution, ask.unclaimed)[1]
         # Level 1's new nodes come before the schema bodies too: not counted (not known)
         built["inlined"] = ort_node_indices(made_keys, _loaded_count(proto), len(ensure_unique_dq(copy)))
         keys.update(built["inlined"])
     _name_unnamed(optimized, keys)
-    built["model"] = model_from_proto(optimized, str(path), sha256, shown_as=shown_as, notes=notes,
-                                      index_order=order)
+    built["model"] = model_from_proto(optimized, str(ask.path), written.sha256, shown_as=ask.shown_as,
+                                      notes=ask.notes, index_order=order)
     return built["model"]
 
 
