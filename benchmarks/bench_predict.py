@@ -10,9 +10,14 @@ In one process, alternating, ``--runs`` rounds of:
 One warm-up of each first (imports, the rule tables).  Min and median of each, and the median of
 the per-round ratios, in wall time and in this process's CPU time (``time.process_time``: on a machine
 shared with other work, much less swayed by it than the wall clock).  Target (issue 32): predict <= 2x
-the floor.  ``--profile`` prints cProfile's top functions of predict instead.
+the floor.  ``--profile`` prints cProfile's top functions of predict instead.  ``--only predict|floor``
+runs just that one ``--runs`` times, untimed: under an instruction counter, the count of one warm call is
+(count at ``--runs 4`` - count at ``--runs 1``) / 3, whatever else the machine runs::
 
-    python benchmarks/bench_predict.py [--runs 15] [--model PATH] [--profile]
+    valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \\
+        python benchmarks/bench_predict.py --only predict --runs 4
+
+    python benchmarks/bench_predict.py [--runs 15] [--model PATH] [--profile] [--only predict|floor]
 """
 
 import argparse
@@ -32,6 +37,8 @@ def main():
     ap.add_argument("--model", default=str(ROOT.parent / "shared" / "corpus" / "graph_only" / "swin_t.ts.onnx"))
     ap.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "bench_predict.json"))
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--only", choices=["predict", "floor"],
+                    help="run just this one --runs times, untimed (for an instruction counter)")
     args = ap.parse_args()
     import onnx
     import onnx.shape_inference
@@ -44,6 +51,10 @@ def main():
     def floor():
         onnx.shape_inference.infer_shapes(onnx.load(args.model, load_external_data=False), data_prop=True)
 
+    if args.only:
+        for _ in range(args.runs):
+            (partsim if args.only == "predict" else floor)()
+        return
     partsim()
     floor()
     if args.profile:
