@@ -82,7 +82,7 @@ def prepare_graph(path, optimize="all", seed=0, dims=None, resolution=None, chil
     return _load(path, partitioning_level(level) if level else optimize, seed, dims, resolution, child)
 
 
-def _begin_early(path, level, requested, tables, extra, child):
+def _begin_early(path, level, requested, tables, extra, child, like=None):
     """ORT's optimizer session started before the tables are parsed: the provider list guessed from
     the tables' header lines (:meth:`partsim.rules.load.TableSet.headers`); the pipeline checks the
     guess against the real list and starts again when it was wrong.  ``None`` when no guess."""
@@ -95,7 +95,7 @@ def _begin_early(path, level, requested, tables, extra, child):
         guess = resolve_providers(requested, heads, extra)
     except UsageError:
         return None  # the real resolution says what is wrong
-    return begin_early(path, level, [(t.provider, t.is_compiling) for t in guess.tables], child)
+    return begin_early(path, level, [(t.provider, t.is_compiling) for t in guess.tables], child, like)
 
 
 def _load(path, optimize, seed=0, dims=None, resolution=None, child=None, early=None, source=None):
@@ -289,7 +289,7 @@ def _prepare_stage(model_or_path, providers, rule_paths, support, support_name, 
             if early is not None:
                 child = None  # the early session holds it now
         if second is not None:
-            run = _begin_early(model_or_path, level, requested, tables, extra, second)
+            run = _begin_early(model_or_path, level, requested, tables, extra, second, like=early)
             if run is None:
                 second.close()
             else:

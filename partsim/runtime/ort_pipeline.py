@@ -276,12 +276,18 @@ def begin_optimize(model_path, ort_level, disabled, sizes, write, child=None, da
     return run
 
 
-def begin_early(model_path, level, providers, child=None):
+def begin_early(model_path, level, providers, child=None, like=None):
     """ORT's session for :func:`pipeline_graph`, begun from the model file's bytes alone, before
     partsim imports ``onnx`` (0.1-0.15 s of a cold process): the external-data sizes come from
     :func:`partsim.io.wire.external_data_sizes`.  ``None`` (``child`` left to the caller) when
     the file cannot be read or its bytes are not followed that way: the long way then reports
-    what is wrong with it."""
+    what is wrong with it.  ``like``: a run begun on the same file already (the final view's session
+    begins beside the partitioning one), whose bytes and sizes are taken instead of read again."""
+    if like is not None and like.data is not None and like.model_path == Path(model_path).resolve():
+        ort_level, disabled = session_settings(level, providers)
+        data = like.data
+        return begin_optimize(model_path, ort_level, disabled, like.sizes, lambda copy: copy.write_bytes(data),
+                              child, data)
     from ..errors import ModelError
     from ..io.external import check_location
     from ..io.files import read_bytes
