@@ -220,6 +220,22 @@ def _model_transpose_cases(tmp_path):
         "no_push_dead_consumer": ([_tr("x", "t", (3, 1, 2, 0), "tr"), node("Sigmoid", ["t"], ["s"], name="sig"),
                                    _tr("s", "y", (0, 1, 3, 2), "tr2"), node("Relu", ["s"], ["unused"], name="relu")],
                                   [x4], ["y"], []),
+        # ... and through an output with several consumers when some path from it ends at a Transpose that
+        # cancels the pushed one (measured on 1.31.1: the rotary embedding's second Split, sim/transpose_opt)
+        "push_cancel_and_other": ([_tr("x", "t", (0, 2, 1, 3), "tr"), node("Relu", ["t"], ["s"], name="relu"),
+                                   _tr("s", "y", (0, 2, 1, 3), "tr2"), _tr("s", "z", (0, 1, 3, 2), "tr3")],
+                                  [x4], ["y", "z"], []),
+        "push_two_relus_one_cancels": ([_tr("x", "t", (0, 2, 1, 3), "tr"), node("Relu", ["t"], ["s"], name="relu"),
+                                        node("Relu", ["s"], ["a"], name="ra"), node("Relu", ["s"], ["z"], name="rb"),
+                                        _tr("a", "y", (0, 2, 1, 3), "tr2")], [x4], ["y", "z"], []),
+        "push_two_relus_join_cancel": ([_tr("x", "t", (0, 2, 1, 3), "tr"), node("Relu", ["t"], ["s"], name="relu"),
+                                        node("Relu", ["s"], ["a"], name="ra"), node("Relu", ["s"], ["b"], name="rb"),
+                                        node("Add", ["a", "b"], ["c"], name="add"), _tr("c", "y", (0, 2, 1, 3), "tr2")],
+                                       [x4], ["y"], []),
+        "no_push_two_relus_no_cancel": ([_tr("x", "t", (0, 2, 1, 3), "tr"), node("Relu", ["t"], ["s"], name="relu"),
+                                         node("Relu", ["s"], ["a"], name="ra"), node("Relu", ["s"], ["b"], name="rb"),
+                                         _tr("a", "y", (0, 1, 3, 2), "tr2"), _tr("b", "z", (0, 1, 3, 2), "tr3")],
+                                        [x4], ["y", "z"], []),
         "transpose_merge": ([_tr("x", "t", (0, 2, 1, 3), "tr"), _tr("t", "u", (0, 1, 3, 2), "tr2"),
                              node("Relu", ["u"], ["y"], name="relu")], [x4], ["y"], []),
         "transpose_cancel": ([_tr("x", "t", (0, 2, 1, 3), "tr"), node("Relu", ["t"], ["r"], name="relu"),
@@ -259,7 +275,7 @@ def _layout_nodes(summary):
 @pytest.mark.parametrize("level", ["disable", "all"])
 def test_transpose_optimizer_on_model_transposes_matches_real_sessions(tmp_path, level):
     """The transpose optimizer runs for QNN even where nothing is converted to NHWC: the nodes it removes,
-    adds (Transpose_token_<k>, Gather, Unsqueeze) and renames are those of the real session.  The 21 sessions
+    adds (Transpose_token_<k>, Gather, Unsqueeze) and renames are those of the real session.  The 25 sessions
     are created in one child (the ``probe`` sub-command, as test_single_op_probes_agree), not one child each."""
     from partsim.gen.qnn import probe_models
     from partsim.runtime.observation import LEVELS

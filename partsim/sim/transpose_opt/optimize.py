@@ -2,7 +2,7 @@
 feeds while the cost check allows, fold constants, then fix the Q/DQ units it broke.
 """
 
-from .graph import _permute, _rank_estimate, channel_first_to_last, channel_last_to_first
+from .graph import _permute, _rank_estimate, channel_first_to_last, channel_last_to_first, invert
 from .edits import _Ctx, _dq_with_const_single_consumer, _make_qdq_unit, _perm_attr, _quant_info, _read_axes
 from .table import handler_of
 
@@ -59,20 +59,29 @@ def _cost_push(ctx, i, perm, info, indices):
         out_cost, leading = 0, False
         for o in nd.outputs:
             out_cost = max(out_cost, _rank_estimate(g.shape(o)))
-            leading = leading or _leads(ctx, o)
+            leading = leading or _leads(ctx, o, perm)
         if not leading:
             cost += out_cost
     return cost < 0
 
 
-def _leads(ctx, t):
-    """Whether the Transpose a push leaves on output ``t`` is expected to cancel further on: ``t`` is
-    in ORT's ``outputs_leading_to_transpose`` and has that one consumer.  Measured on onnxruntime
-    1.31.1 (the stored sources count membership only): a Relu, Sigmoid or Softmax whose output feeds
-    two Transposes, or a Transpose and an unused Relu, is not pushed through; with one consumer it is."""
+def _leads(ctx, t, perm):
+    """Whether the Transpose a push of ``perm`` leaves on output ``t`` is expected to cancel further on.
+
+    ORT's ``CalculateCost`` (onnx_transpose_optimization.cc, microsoft/onnxruntime 02a72958) counts
+    membership of ``t`` in ``outputs_leading_to_transpose`` only; real onnxruntime 1.31.1 +
+    onnxruntime-qnn 2.7.0 sessions (tests/gen/test_qnn.py, the ``push_*``/``no_push_*`` cases) show a
+    stricter rule.  ``t`` leads when some path from it through pushable nodes ends at a Transpose that
+    cancels the pushed one (``perm``'s inverse): a Relu feeding that Transpose and a graph output, or one
+    cancelling and one other Transpose, is pushed through, and so is the expanded RotaryEmbedding's second
+    Split, whose outputs feed two Muls each (tests/sim/test_transpose_leads.py).  Failing that, ``t`` leads
+    when it has one consumer and that consumer is a Transpose or a pushable node whose output is in the
+    set: a Relu feeding two non-cancelling Transposes, or one and an unused Relu, is not pushed through."""
     g = ctx.g
     if t not in ctx.leading:
         return False
+    if _reaches_cancelling(ctx, t, invert(perm), {}):
+        return True
     users, comp = g.consumers(t)
     if not comp or len(users) != 1:
         return False
@@ -81,6 +90,29 @@ def _leads(ctx, t):
         return True
     info = handler_of(nd)
     return info is not None and info[2] and any(o in ctx.leading for o in nd.outputs)
+
+
+def _reaches_cancelling(ctx, t, inv, seen):
+    """Whether some consumer path of ``t`` through nodes that transpose their outputs (each entered on a
+    transposable input, each output in ``ctx.leading``) ends at a Transpose of perm ``inv``."""
+    if t in seen:
+        return seen[t]
+    seen[t] = False
+    g = ctx.g
+    for c in g.consumers(t)[0]:
+        nd = g.nodes[c]
+        if nd.op == "Transpose" and nd.domain in ("", "ai.onnx"):
+            if _perm_attr(nd) == inv:
+                seen[t] = True
+                return True
+            continue
+        info = handler_of(nd)
+        if info is None or not info[2] or not any(nd.inputs[k] == t for k in info[0](ctx, c) if k < len(nd.inputs)):
+            continue
+        if any(o and o in ctx.leading and _reaches_cancelling(ctx, o, inv, seen) for o in nd.outputs):
+            seen[t] = True
+            return True
+    return False
 
 
 def _process(ctx, t, i, perm, k):
