@@ -41,6 +41,10 @@ PLUGIN = "onnxruntime-ep-openvino 1.8.1 (OpenVINO 2026.4.1)"
 EVIDENCE = "rules/sources/openvino-plugin-1.8.1-probes.jsonl"
 #: the float chain every op probe carries (listed before the probed node)
 CHAIN = ("c0_Relu", "c1_Relu", "c2_Relu")
+#: graph probes of an If whose branch holds an op the plugin refuses (LpPool in either branch, Det, ONNX's
+#: test_if_seq: Constant -> SequenceConstruct)
+UNSUPPORTED_BRANCH_PROBES = ("if_lppool_then_branch", "if_lppool_else_branch", "if_det_branch",
+                             "if_sequence_constant")
 
 
 def _schema(op, opset):
@@ -376,6 +380,15 @@ def _graph_rules(graphs):
         if fates.get("IF") == "failed":
             rules.append({"op": "If", "compile_failure": f"measured: an If is claimed and the session fails ({err})"})
         notes.append(f"If (graph probe if_node): {fates.get('IF')}.")
+    seq = graphs.get("sequence_chain", ({}, ""))[0]
+    if seq:
+        notes.append(f"SequenceConstruct, SequenceAt (graph probe sequence_chain): {seq.get('SC')}, {seq.get('SA')}.")
+    fates, err = graphs.get("unknown_input_static_output", ({}, ""))
+    if fates.get("D") == "failed" and graphs.get("unknown_input_dynamic_output", ({}, ""))[0].get("D") == "claimed":
+        notes.append("A claimed node whose graph output is declared with a static shape fails when OpenVINO "
+                     f"cannot know the output's rank (an input of unknown shape: {err.split(' - ', 1)[-1]}); declared with "
+                     "symbolic dimensions it runs (graph probes unknown_input_static_output, "
+                     "unknown_input_dynamic_output; not simulated).")
     cut = [op for op, name in (("NonZero", "nonzero_split_graph"), ("TopK", "topk_split_graph"))
            if graphs.get(name, ({}, ""))[0].get("P") == "claimed"]
     if cut:
@@ -423,6 +436,11 @@ def _partitioning(base, graphs, small):
         # the same If with a Constant of one or more elements ran (probe if_constant_branch)
         part["empty_constant_branch_fails"] = f"measured: a claimed If whose branch holds a Constant of no " \
                                               f"element fails ({err[:100]})"
+    branch_fates = [graphs.get(name, ({}, ""))[0].get("IF") for name in UNSUPPORTED_BRANCH_PROBES]
+    if graphs.get("if_node", ({}, ""))[0].get("IF") == "claimed" and all(f == "refused" for f in branch_fates):
+        # the same If with Relu/Neg branches is claimed (probe if_node): the branch's node decides
+        part["unsupported_branch_refuses_if"] = "measured: an If whose branch holds a node the plugin does not " \
+                                                "take (LpPool, Det, SequenceConstruct) is left to the CPU"
     alone = graphs.get("__alone__", {})
     if alone.get("Expand") == "claimed":  # 1.24.1's SpecialConditionForClusterSizeOne left a float Expand alone
         part["single_node_graph_checks"] = False

@@ -111,6 +111,79 @@ def _if_implicit_from_cpu():
                   [_vi("y", shape=None)])
 
 
+def _if_branch_op(then_node, else_node, inits=()):
+    """Relu A -> If (branches ``then_node`` / ``else_node``, each reading ``a`` and writing ``t`` / ``e``) ->
+    Relus C, D: is an If whose branch holds a node the plugin does not take claimed?"""
+    def build():
+        from onnx import helper as h
+
+        then_g = h.make_graph([then_node()], "then", [], [_vi("t", shape=None)])
+        else_g = h.make_graph([else_node()], "else", [], [_vi("e", shape=None)])
+        nodes = [h.make_node("Relu", ["x"], ["a"], name="A"),
+                 h.make_node("If", ["cond"], ["b"], name="IF", then_branch=then_g, else_branch=else_g),
+                 h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+        return _graph(nodes, [_vi("x", shape=(1, 2, 4, 4)), _vi("cond", "bool", [])], [_vi("y", shape=None)],
+                      [init() for init in inits])
+    return build
+
+
+def _branch_node(op, out, *inputs, **attrs):
+    from onnx import helper as h
+
+    return lambda: h.make_node(op, ["a", *inputs], [out], name=f"{out}_{op}", **attrs)
+
+
+def _int64(name, value):
+    from onnx import numpy_helper
+
+    return lambda: numpy_helper.from_array(__import__("numpy").array(value, "int64"), name)
+
+
+def _sequence_chain():
+    """Relu A -> SequenceConstruct SC -> SequenceAt SA -> Relus C, D: does the plugin take Sequence ops?"""
+    from onnx import helper as h
+
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="A"), h.make_node("SequenceConstruct", ["a"], ["s"], name="SC"),
+             h.make_node("SequenceAt", ["s", "zero"], ["b"], name="SA"),
+             h.make_node("Relu", ["b"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x")], [_vi("y", shape=None)], [_int64("zero", 0)()])
+
+
+def _seq_vi(name, shape):
+    from onnx import helper as h
+
+    return h.make_value_info(name, h.make_sequence_type_proto(h.make_tensor_type_proto(_tp("float"), list(shape))))
+
+
+def _if_sequence_constant():
+    """ONNX's test_if_seq beside a Relu chain: both branches Constant -> SequenceConstruct, the If's sequence
+    output a graph output."""
+    import numpy as np
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    def branch(p):
+        value = numpy_helper.from_array(np.ones(2, np.float32), f"{p}x")
+        return h.make_graph([h.make_node("Constant", [], [f"{p}x"], name=f"{p}_const", value=value),
+                             h.make_node("SequenceConstruct", [f"{p}x"], [f"{p}s"], name=f"{p}_seq")], p, [],
+                            [_seq_vi(f"{p}s", [2])])
+    nodes = [h.make_node("If", ["cond"], ["s"], name="IF", then_branch=branch("t"), else_branch=branch("e")),
+             h.make_node("Relu", ["x"], ["a"], name="A"), h.make_node("Relu", ["a"], ["c"], name="C"),
+             h.make_node("Relu", ["c"], ["y"], name="D")]
+    return _graph(nodes, [_vi("x"), _vi("cond", "bool", [])], [_seq_vi("s", [2]), _vi("y")])
+
+
+def _unknown_input_output(shape):
+    """Two Relus on an input of unknown rank writing a graph output declared ``shape``: does the compiled
+    model's output (of unknown rank) meet the declared one?"""
+    def build():
+        from onnx import helper as h
+
+        nodes = [h.make_node("Relu", ["x"], ["c"], name="C"), h.make_node("Relu", ["c"], ["y"], name="D")]
+        return _graph(nodes, [_vi("x", shape=None)], [_vi("y", shape=shape)])
+    return build
+
+
 def _grid_sample_5d(mode, align):
     """A volumetric (5-D) GridSample, ``mode`` and ``align_corners`` as given, between Relus."""
     def build():
@@ -471,6 +544,17 @@ GRAPH_PROBES = {
     "if_empty_constant_branch": (21, _if_empty_constant_branch),
     "if_before_producer": (21, _if_before_producer),
     "if_scalar_branch": (21, _if_scalar_branch),
+    # a branch node the plugin leaves to the CPU (LpPool, Det: measured) in either branch; Sequence ops inside
+    "if_lppool_then_branch": (21, _if_branch_op(_branch_node("LpPool", "t", kernel_shape=[2, 2]),
+                                                _branch_node("MaxPool", "e", kernel_shape=[2, 2]))),
+    "if_lppool_else_branch": (21, _if_branch_op(_branch_node("MaxPool", "t", kernel_shape=[2, 2]),
+                                                _branch_node("LpPool", "e", kernel_shape=[2, 2]))),
+    "if_det_branch": (21, _if_branch_op(_branch_node("Det", "t"), _branch_node("ReduceMax", "e", "ax", keepdims=0),
+                                        [_int64("ax", [2, 3])])),
+    "if_sequence_constant": (21, _if_sequence_constant),
+    "sequence_chain": (21, _sequence_chain),
+    "unknown_input_static_output": (21, _unknown_input_output((2, 4))),
+    "unknown_input_dynamic_output": (21, _unknown_input_output(("N", "C"))),
     "loop": (21, _loop),
     "scan": (21, _scan),
     "pad_constant": (21, _pad("constant")),

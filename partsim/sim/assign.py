@@ -15,6 +15,7 @@ from ..rules.providers import CPU
 from .cpu_preferred import cpu_preferred_nodes
 from .facts import NO_FACTS
 from .graph_io import reclaim_graph_io
+from .if_branches import ifs_with_unsupported_branch
 from .layout import layout_opset_refusal, layout_pass
 from .refusals import compiled_graph_failures, kernel_creation_failures, load_refusal
 from ..rules.table import OpRule
@@ -366,6 +367,10 @@ def _exclusions(w, table, matched):
                 io_excluded.add(i)
                 w.note_reason(i, ep, Rejection("group_rejected", "quantization of a graph input/output is left to "
                                                "the CPU (offload_graph_io_quantization)"))
+    why_if = table.option("unsupported_branch_refuses_if")
+    for i, why in sorted(ifs_with_unsupported_branch(model, matched, ep).items()) if why_if else ():
+        excluded.add(i)  # sim/if_branches.py
+        w.note_reason(i, ep, Rejection("group_rejected", f"{why} ({why_if})"))
     zero_size = table.option("zero_size_tensors")
     if zero_size is not None:  # sim/zero_size.py
         for i, t in zero_size_fallbacks(model, list(matched), zero_size).items():
