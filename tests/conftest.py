@@ -118,17 +118,24 @@ _TOKENS = {
 _AS_WRITTEN = ("as_written", 'level="disable"', '"--level", "disable"', '"disable"')
 
 
+_SOURCE_OF = {}  # function -> its source: a parametrized test and a common fixture are read once, not per item
+
+
+def _source(fn):
+    if fn not in _SOURCE_OF:
+        try:
+            _SOURCE_OF[fn] = inspect.getsource(fn)
+        except (TypeError, OSError):
+            _SOURCE_OF[fn] = None
+    return _SOURCE_OF[fn]
+
+
 def _sources(item):
     """The test function's source and those of the fixtures it uses (and theirs)."""
-    texts = []
-    for fn in [getattr(item, "function", None)] + [
-            d.func for defs in getattr(item, "_fixtureinfo", None).name2fixturedefs.values() for d in defs
-            if getattr(item, "_fixtureinfo", None) is not None]:
-        try:
-            texts.append(inspect.getsource(fn))
-        except (TypeError, OSError):
-            pass
-    return "\n".join(texts)
+    fns = [getattr(item, "function", None)] + [
+        d.func for defs in getattr(item, "_fixtureinfo", None).name2fixturedefs.values() for d in defs
+        if getattr(item, "_fixtureinfo", None) is not None]
+    return "\n".join(t for t in map(_source, fns) if t is not None)
 
 
 def _marks_of(item):
@@ -170,9 +177,9 @@ def pytest_collection_modifyitems(config, items):
         for mark in sorted(marks):
             item.add_marker(getattr(pytest.mark, mark))
         weight[item.path] = weight.get(item.path, 0) + bool(marks & _SLOW_MARKS)
-    # the files with the most real-session tests first (the order within a file kept): `make test`'s two workers
-    # take whole files in this order (--dist loadfile), so the long ones start first and the short ones fill in
-    # at the end instead of one long file running alone last
+    # the files with the most real-session tests first (the order within a file kept).  Under `make test`,
+    # pytest-xdist (--dist loadfile, whose --loadscope-reorder is on by default) then hands out whole files, those
+    # with the most tests first, ties in this order; either way the short files fill in at the end
     first = {}
     for k, item in enumerate(items):
         first.setdefault(item.path, k)
