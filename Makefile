@@ -145,7 +145,7 @@ test: setup browser openvino openvino-plugin webgpu zoo-models ort-highest
 	PARTSIM_OTHER_ORT_PYTHON=$(CURDIR)/$(BIN)/python $(HI_VENV)/bin/python -m pytest -q -p no:cacheprovider \
 	  $(HIGHEST_TESTS) > $(HI_LOG) 2>&1 & hi=$$!; trap 'kill $$hi 2>/dev/null' EXIT; trap 'exit 1' INT TERM; \
 	PARTSIM_OTHER_ORT_PYTHON=$(CURDIR)/$(HI_VENV)/bin/python $(BIN)/python -m pytest -q $(XDIST); main=$$?; \
-	wait $$hi; highest=$$?; echo "--- the same tests under onnxruntime $(ORT_HIGHEST) (.venv-ort-highest):"; \
+	wait $$hi; highest=$$?; echo "--- the highest-ORT run (HIGHEST_TESTS, onnxruntime $(ORT_HIGHEST), .venv-ort-highest):"; \
 	cat $(HI_LOG); test $$main = 0 && test $$highest = 0
 
 # the fast tier (under a minute): no real ORT/QNN/OpenVINO session, browser or corpus model
