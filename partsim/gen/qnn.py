@@ -270,6 +270,11 @@ def _partitioning_facts(table, unit_types, converted, claimed_sensitive):
     # no float64 graph input tensor ("Failed to pre-register input ... error code: 7004"; test_bernoulli, whose
     # RandomUniformLike reads a double graph input)
     table["partitioning"]["refused_graph_input_dtypes"] = ["double"]
+    # no float64 graph output either (probes on onnxruntime-qnn 2.7.0, tests/gen/test_qnn_refusals.py): a Cast to
+    # double from bool, float, float16, int32, int64 or uint8, or a RandomUniformLike of dtype double, writing a double
+    # graph output is left to the CPU, as is a Cast reading one (test_bernoulli_double_expanded's n2_Cast), while the
+    # same Cast to double is claimed when a QNN node reads its output (sim/graph_inputs.py graph_output_dtype_nodes)
+    table["partitioning"]["refused_graph_output_dtypes"] = ["double"]
     # the STFT builder reads frame_step/frame_length (and the window) as initializers without checking: fed at
     # run time the process crashes (test_stft, test_stft_with_window) or the graph does not finalize
     table["partitioning"]["build_needs_constant_inputs"] = {"STFT": [1, 2, 3]}

@@ -18,11 +18,12 @@ A builder makes no tensor for an input it reads only for its type: CastLike's se
 (onnxruntime-qnn 2.7.0's Cast builder, "QNN Cast node must have 1 input (Cast) or 2 inputs
 (CastLike)"; measured: the affine_grid ``_expanded`` node tests, whose partition's first input is
 the ``theta`` that only CastLikes read).  The table lists such inputs
-(``partitioning.type_only_inputs``).  Pure.
+(``partitioning.type_only_inputs``).  The nodes QNN refuses for a dtype of a model graph output
+(``partitioning.refused_graph_output_dtypes``) are found here too.  Pure.
 """
 
-__all__ = ["compiled_inputs", "no_graph_input", "refused_input_dtype", "needs_constant", "dynamic_input",
-           "partition_refusals"]
+__all__ = ["compiled_inputs", "no_graph_input", "refused_input_dtype", "graph_output_dtype_nodes",
+           "needs_constant", "dynamic_input", "partition_refusals"]
 
 from .zero_size import zero_size_failure
 
@@ -88,6 +89,28 @@ def refused_input_dtype(model, group, dtypes):
             return (f"its input '{t}' is {dt}, which the backend cannot take as a graph input (QNN: \"Failed to "
                     "compose Qnn graph\")")
     return None
+
+
+def graph_output_dtype_nodes(model, dtypes):
+    """``{node index: tensor}``: the main-graph nodes that write or read a graph output of the model whose
+    dtype is in ``dtypes`` (``partitioning.refused_graph_output_dtypes``).
+
+    Measured on onnxruntime-qnn 2.7.0 (HTP emulator, soc_model 60; tests/gen/test_qnn_refusals.py): QNN
+    leaves such a node to the CPU (no session failure), for every op tried: a Cast to double (from bool,
+    float, float16, int32, int64, uint8) or a RandomUniformLike of dtype double writing a double graph
+    output, and a Cast reading one (``test_bernoulli_double_expanded``'s last Cast); the same Casts to
+    double are claimed when a QNN Cast or Add reads their output inside the partition.
+    """
+    if not dtypes:
+        return {}
+    out = {}
+    for t in model.graph_outputs:
+        if model.value(t).dtype not in dtypes:
+            continue
+        for n in model.nodes:
+            if not n.scope and (t in n.outputs or t in n.inputs):
+                out.setdefault(n.index, t)
+    return out
 
 
 def needs_constant(model, group, option):

@@ -72,6 +72,12 @@ def _random_like(cast_first):
     return model(nodes, [vi("x", [10], T.DOUBLE)], [vi("y", [10])])
 
 
+def _cast_to_double_output():
+    """A Cast to double writing a graph output: QNN takes no node that writes or reads one."""
+    node = h.make_node("Cast", ["x"], ["t"], name="cast", to=T.DOUBLE)
+    return model([node], [vi("x", [4], T.BOOL)], [vi("t", [4], T.DOUBLE)], opset=21)
+
+
 def _stft(step_at_run_time):
     ins = [vi("x", [1, 128, 1])]
     inits = [_i64("l", 16)]
@@ -166,3 +172,52 @@ def test_layout_refusal_ranks_leave_out_the_claimed_ones():
                 ("GridSample", "", "float", 5, "layout_refusal", {}), ("GridSample", "", "float", 6, "layout_refusal", {})]
     rules = derive_rules(usable_evidence(evidence))[("", "GridSample")]
     assert sorted((r["min_rank"], r["max_rank"]) for r in rules if r.get("layout_refusal")) == [(3, 3), (5, 6)]
+
+
+@needs_qnn
+@pytest.mark.parametrize("variant", ["alone", "read_by_cast", "after_relu"])
+def test_double_graph_output_stays_on_cpu(variant, tmp_path):
+    """QNN leaves a node writing a double graph output to the CPU, and a node reading one, while the
+    node before it stays on QNN (test_bernoulli_double_expanded's last Cast); the table says so
+    (``refused_graph_output_dtypes``)."""
+    cpu = "CPUExecutionProvider"
+    m, expected = _cast_to_double_output(), {"cast": cpu}
+    if variant == "read_by_cast":  # the graph output is also read by a Cast back to float
+        m.graph.node.append(h.make_node("Cast", ["t"], ["y"], name="back", to=T.FLOAT))
+        m.graph.output.append(vi("y", [4]))
+        expected["back"] = cpu
+    elif variant == "after_relu":  # a float Relu on QNN makes the Cast's input
+        nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"), h.make_node("Cast", ["r"], ["t"], name="cast", to=T.DOUBLE)]
+        m = model(nodes, [vi("x", [4])], [vi("t", [4], T.DOUBLE)], opset=21)
+        expected["relu"] = QNN
+    path = save(m, tmp_path / "double_out.onnx")
+    rec, obs = _observe(path)
+    assert rec["state"] == "ok" and obs["nodes"] == expected, rec
+    summary, assignment = predict(str(path), ["qnn"])
+    assert summary["status"] == "ok" and compare(summary, assignment, obs)["agreement"] == 1.0
+
+
+@needs_qnn
+@pytest.mark.parametrize("to", ["int8", "int16", "uint16"])
+def test_cast_to_small_int_stays_on_cpu(to, tmp_path):
+    """QNN leaves a Cast to int8, int16 or uint16 to the CPU even when a QNN Cast reads its output (the table's
+    Cast lists none of them as an output, qnn_derive.CAST_REFUSED_OUTPUTS), and then the Cast back to float too
+    (no Cast of those inputs on QNN)."""
+    dtype = getattr(T, to.upper())
+    nodes = [h.make_node("Cast", ["x"], ["t"], name="cast", to=dtype),
+             h.make_node("Cast", ["t"], ["y"], name="back", to=T.FLOAT), h.make_node("Relu", ["x"], ["z"], name="relu")]
+    path = save(model(nodes, [vi("x", [4])], [vi("y", [4]), vi("z", [4])], opset=21), tmp_path / f"{to}.onnx")
+    rec, obs = _observe(path)
+    cpu = "CPUExecutionProvider"
+    assert rec["state"] == "ok" and obs["nodes"] == {"cast": cpu, "back": cpu, "relu": QNN}, rec
+    summary, assignment = predict(str(path), ["qnn"])
+    assert summary["status"] == "ok" and compare(summary, assignment, obs)["agreement"] == 1.0
+
+
+def test_generator_lists_the_cast_outputs_qnn_takes():
+    """The derived Cast rule keeps double (claimed inside a partition) and drops the small ints QNN refused."""
+    from partsim.gen.qnn import derive_rules, usable_evidence
+
+    rules = derive_rules(usable_evidence([("Cast", "", "float", 2, True, {}), ("Cast", "", "int32", 2, True, {})]))
+    outs = {tuple(r["types"]["o0"]) for r in rules[("", "Cast")]}
+    assert outs == {("float", "float16", "double", "uint8", "int32", "uint32", "int64", "bool")}
