@@ -279,7 +279,11 @@ def _prepare_stage(model_or_path, providers, rule_paths, support, support_name, 
         if len(given) != (2 if both else 1):  # not the sessions begun here
             for c in given:
                 c.close()
-            given = start_children(2 if both else 1)
+            from .io.cache import cache_enabled
+
+            # with the cache on, each child starts with its request, after the cache was asked: a warm
+            # run starts none (the command line's prestarted children come before it could look)
+            given = start_children(2 if both else 1, lazy=cache_enabled())
         child, second = given if both else given + [None]
     try:
         tables = load_tables(rule_paths)

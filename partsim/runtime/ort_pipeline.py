@@ -324,14 +324,14 @@ def start_child():
     return OrtProcess("optimize", python=target_python(), quick=True)
 
 
-def start_children(count):
+def start_children(count, lazy=False):
     """``count`` optimizer children for sessions the caller begins now, each one a stand-in for
     :func:`start_child`'s (:func:`partsim.runtime.process.optimizer_children`: side by side, or tickets
-    of one shared child on a machine with fewer than three CPUs)."""
+    of one shared child on a machine with fewer than three CPUs; ``lazy``: started by their first request)."""
     from ..versions import target_python
     from .process import optimizer_children
 
-    return optimizer_children(count, target_python())
+    return optimizer_children(count, target_python(), lazy)
 
 
 def _optimize(model, target, ort_level, disabled=(), child=None):

@@ -26,7 +26,8 @@ from pathlib import Path
 
 from .ort_protocol import ErrorRecord, ProtocolError, decode, encode
 
-__all__ = ["OrtProcess", "SharedChild", "optimizer_children", "ChildFailure", "run_request", "memory_ceiling", "kill_all", "DEFAULT_MEMORY_LIMIT", "CHILD"]
+__all__ = ["OrtProcess", "SharedChild", "LazyChild", "optimizer_children", "ChildFailure",
+           "run_request", "memory_ceiling", "kill_all", "DEFAULT_MEMORY_LIMIT", "CHILD"]
 
 CHILD = Path(__file__).with_name("ort_child.py")
 # Generous, because EPs reserve address space they never touch.
@@ -244,8 +245,9 @@ class SharedChild:
     waiting ticket's: :func:`run_request` then retries each request in a fresh child of its own.
     """
 
-    def __init__(self, process, users):
-        self.process = process
+    def __init__(self, process, users, start=None):
+        self.process = process  # None with ``start``: the child is started by the first request sent
+        self._start = start
         self.sent = 0  # requests written so far
         self.answers = []  # the records read so far, in the order of the requests
         self.failure = None  # the ChildFailure that ended the child
@@ -258,6 +260,8 @@ class SharedChild:
     def send(self, request):
         """Write ``request`` (stdin stays open for the next); its place in the answers' order."""
         seq, self.sent = self.sent, self.sent + 1
+        if self.process is None:
+            self.process = self._start()
         try:
             self.process.proc.stdin.write(encode(request).encode() + b"\n")
             self.process.proc.stdin.flush()
@@ -270,7 +274,7 @@ class SharedChild:
         """One ticket fewer that may still send: after the last, stdin is closed, so the child ends by
         itself once it has answered (its teardown overlaps partsim's work instead of delaying the kill)."""
         self._unsent -= 1
-        if self._unsent == 0 and self.process.proc is not None:
+        if self._unsent == 0 and self.process is not None and self.process.proc is not None:
             try:
                 self.process.proc.stdin.close()
             except OSError:
@@ -314,7 +318,7 @@ class SharedChild:
 
     def release(self):
         self._open -= 1
-        if self._open <= 0:
+        if self._open <= 0 and self.process is not None:
             self.process.close()
 
 
@@ -341,7 +345,7 @@ class Ticket:
         return self.shared.answer(self.seq, record_type, timeout)
 
     def stderr_text(self, limit=1 << 20):
-        return self.shared.process.stderr_text(limit)
+        return self.shared.process.stderr_text(limit) if self.shared.process is not None else ""
 
     def close(self):
         if not self.closed:
@@ -351,20 +355,60 @@ class Ticket:
             self.shared.release()
 
 
-def optimizer_children(count, python=None):
+class LazyChild:
+    """An :class:`OrtProcess` started only when its request is submitted: a session whose answer the cache
+    holds (:mod:`partsim.runtime.optimizer_cache`) then starts no process at all."""
+
+    def __init__(self, start):
+        self._start, self.child, self.closed = start, None, False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def submit(self, request):
+        if self.child is None and not self.closed:
+            self.child = self._start()
+        if self.child is not None:
+            self.child.submit(request)
+
+    def result(self, record_type, timeout):
+        if self.child is None:
+            raise ChildFailure("protocol", "no request was handed to the ORT child")
+        return self.child.result(record_type, timeout)
+
+    def stderr_text(self, limit=1 << 20):
+        return self.child.stderr_text(limit) if self.child is not None else ""
+
+    def close(self):
+        self.closed = True
+        if self.child is not None:
+            self.child.close()
+
+
+def optimizer_children(count, python=None, lazy=False):
     """``count`` ``optimize`` children started now (quick starts, ``python``: another interpreter), one per
     session the caller begins: on a machine with three CPUs or more, ``count`` processes side by side; on
     fewer, ``count`` tickets of one :class:`SharedChild` that makes the sessions one after the other.  On
     two cores two children and partsim shared them three ways and each child imported onnxruntime; one
     child answers the first session while partsim still reads the model and the second while partsim
-    predicts on the first (benchmarks/README.md, "Two sessions, one child")."""
+    predicts on the first (benchmarks/README.md, "Two sessions, one child").  ``lazy``: each process is
+    started by the first request handed to it (:class:`LazyChild`), so that answers found in the cache start
+    none; the command line starts its children before it can look (``partsim.cli._prestart``)."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
+
+    def start():
+        return OrtProcess("optimize", python=python, quick=True)
+
     if count <= 1 or cpus >= 3:
-        return [OrtProcess("optimize", python=python, quick=True) for _ in range(count)]
-    return SharedChild(OrtProcess("optimize", python=python, quick=True), count).tickets()
+        return [LazyChild(start) if lazy else start() for _ in range(count)]
+    return SharedChild(None if lazy else start(), count, start).tickets()
 
 
 def run_request(command, request, record_type, timeout, python=None, memory_limit=DEFAULT_MEMORY_LIMIT,

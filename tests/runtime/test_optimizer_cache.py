@@ -1,10 +1,11 @@
 """ORT's optimizer results kept by what ORT was given (partsim/runtime/optimizer_cache.py).
 
-A warm prediction equals the cold one byte for byte and starts no ORT process; any change to what
-ORT would be given (model bytes, level, providers' disabled transformers) is another entry.
+A warm prediction equals the cold one byte for byte and starts no ORT process (in process, not even an idle
+child); any change to what ORT would be given (model bytes, level, providers' disabled transformers) is another entry.
 """
 
 import json
+import os
 
 import pytest
 
@@ -64,6 +65,23 @@ def test_warm_prediction_equals_cold_and_runs_no_ort(tmp_path, cache, monkeypatc
     assert counter.calls == 2  # answered from the cache
     assert to_json(warm) == to_json(cold)
     assert len(list((cache / "optimized").iterdir())) == 2
+
+
+@pytest.mark.parametrize("cpus", [2, 4])
+def test_a_warm_prediction_starts_no_ort_process(tmp_path, cache, monkeypatch, cpus):
+    """In process, each optimizer child is started by its request, after the cache was asked (one shared child
+    on two CPUs, one per session on more): a warm run starts none; a cold one starts them as before."""
+    from partsim.runtime.process import OrtProcess
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cpus)))
+    started, real_init = [], OrtProcess.__init__
+    monkeypatch.setattr(OrtProcess, "__init__", lambda self, *a, **k: started.append(a) or real_init(self, *a, **k))
+    path = _conv_model(tmp_path)
+    cold, _ = predict(str(path), ["cpu"])
+    assert len(started) == (1 if cpus == 2 else 2)
+    started.clear()
+    warm, _ = predict(str(path), ["cpu"])
+    assert started == [] and to_json(warm) == to_json(cold)
 
 
 def test_a_changed_request_is_another_entry(tmp_path, cache, monkeypatch):
