@@ -46,7 +46,7 @@ print(time.perf_counter() - t0)
 # the CLI with the early start off: no child before the command line is parsed, and start_children()
 # gives none, so each optimizer child is started when its request is ready (runtime/optimizer.run_optimizer)
 LATE_CHILD = ("import sys; sys.argv[0] = 'partsim'; import partsim.cli as cli; cli._prestart = lambda argv: []; "
-              "from partsim.runtime import ort_pipeline; ort_pipeline.start_children = lambda n: [None] * n; "
+              "from partsim.runtime import ort_pipeline; ort_pipeline.start_children = lambda n, lazy=False: [None] * n; "
               "cli.run()")
 # the CLI as on a machine with four CPUs: the two sessions in two children side by side
 SIDE_BY_SIDE = ("import os, sys; sys.argv[0] = 'partsim'; os.sched_getaffinity = lambda pid: {0, 1, 2, 3}; "
