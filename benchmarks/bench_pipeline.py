@@ -4,17 +4,15 @@
 model (weights absent, as users often have them), as a whole CLI process, side by side with the
 whole process of a Python script that creates a real ORT CPU session at ORT_ENABLE_ALL on the same
 model with its weights (materialized once, before timing).  No background process exists: every
-partsim run starts ORT's optimizer in children of its own.  partsim runs four ways per round:
+partsim run starts ORT's optimizer in children of its own.  partsim runs three ways per round:
 
-- ``cold``: ``PARTSIM_NO_CACHE=1``, as shipped: the children started first of all (``cli._prestart``),
-  on a machine with fewer than three CPUs one child making both sessions in turn (``SharedChild``);
-- ``cold, side by side``: the same with the two sessions in two children at once (what partsim does on
-  three CPUs or more, and did everywhere before: the script makes partsim see four CPUs);
+- ``cold``: ``PARTSIM_NO_CACHE=1``, as shipped: the two sessions' children started first of all, before
+  the command line is parsed (``cli._prestart``);
 - ``cold, late child``: the early start switched off (each child started only when its request is
   ready), to show what the early start buys;
 - ``warm``: a cache folder of this run, filled before timing (the model checked again unchanged).
 
-The five commands run in turn, round after round (paired, so a drift of the machine's speed hits
+The four commands run in turn, round after round (paired, so a drift of the machine's speed hits
 all alike); min and median of ``--runs`` per command, and the median of the per-round ratios.
 Target (issue 32): cold partsim <= 1.5x the session's whole process.
 
@@ -48,9 +46,6 @@ print(time.perf_counter() - t0)
 LATE_CHILD = ("import sys; sys.argv[0] = 'partsim'; import partsim.cli as cli; cli._prestart = lambda argv: []; "
               "from partsim.runtime import ort_pipeline; ort_pipeline.start_children = lambda n, lazy=False: [None] * n; "
               "cli.run()")
-# the CLI as on a machine with four CPUs: the two sessions in two children side by side
-SIDE_BY_SIDE = ("import os, sys; sys.argv[0] = 'partsim'; os.sched_getaffinity = lambda pid: {0, 1, 2, 3}; "
-                "from partsim.cli import run; run()")
 
 
 def _stats(xs):
@@ -65,8 +60,8 @@ def main():
     args = ap.parse_args()
     from partsim.io.materialize import materialize_weights
 
-    times = {"partsim_cold": [], "partsim_cold_side_by_side": [], "partsim_cold_late_child": [], "partsim_warm": [],
-             "session_process": [], "session_create": []}
+    times = {"partsim_cold": [], "partsim_cold_late_child": [], "partsim_warm": [], "session_process": [],
+             "session_create": []}
     with tempfile.TemporaryDirectory(prefix="bench-pipeline-") as tmp:
         runnable = materialize_weights(args.model, Path(tmp) / "m")
         out = Path(tmp) / "summary.json"
@@ -80,10 +75,10 @@ def main():
         for _ in range(args.runs):
             times["partsim_cold"].append(timed_process(CLI + argv, env=cold_env)[0])
             cold_summary = out.read_bytes()
-            for key, script in (("partsim_cold_side_by_side", SIDE_BY_SIDE), ("partsim_cold_late_child", LATE_CHILD)):
-                times[key].append(timed_process([sys.executable, "-c", script, *argv], env=cold_env)[0])
-                if out.read_bytes() != cold_summary:
-                    raise SystemExit(f"the run {key} gave another summary than the cold run")
+            times["partsim_cold_late_child"].append(timed_process([sys.executable, "-c", LATE_CHILD, *argv],
+                                                                  env=cold_env)[0])
+            if out.read_bytes() != cold_summary:
+                raise SystemExit("the run with a late child gave another summary than the cold run")
             times["partsim_warm"].append(timed_process(CLI + argv, env=warm_env)[0])
             if out.read_bytes() != cold_summary:
                 raise SystemExit("the warm (cached) run's summary differs from the cold run's")
@@ -92,7 +87,7 @@ def main():
             times["session_create"].append(float(stdout.strip().splitlines()[-1]))
         summary = json.loads(out.read_text())
     ratios = {k: round(statistics.median(a / b for a, b in zip(times[k], times["session_process"])), 2)
-              for k in ("partsim_cold", "partsim_cold_side_by_side", "partsim_cold_late_child", "partsim_warm")}
+              for k in ("partsim_cold", "partsim_cold_late_child", "partsim_warm")}
     result = {"model": Path(args.model).name, "runs": args.runs, "nodes_predicted": summary["model"]["nodeCount"],
               "level": summary["level"], "seconds": {k: _stats(v) for k, v in times.items()},
               "median_ratio_vs_session_process": ratios,
@@ -101,7 +96,6 @@ def main():
     print(f"{result['model']} ({result['nodes_predicted']} nodes predicted, level {result['level']}), "
           f"{args.runs} rounds, seconds min / median, ratio = median of per-round ratios to the session process:")
     labels = {"partsim_cold": "partsim simulate -p cuda, cold (whole CLI process)",
-              "partsim_cold_side_by_side": "  the same, two children side by side",
               "partsim_cold_late_child": "  the same, early start off",
               "partsim_warm": "partsim simulate -p cuda, warm cache",
               "session_process": "ORT CPU session, ENABLE_ALL: whole process",

@@ -263,8 +263,8 @@ def _prepare_stage(model_or_path, providers, rule_paths, support, support_name, 
                    ep_options=None, final_early=None, children=None):
     """The request resolved and the graph ORT partitions: ``(Resolution, PreparedGraph)``.  ORT's optimizer
     (a child process: ``children`` when the caller started them) starts first and imports onnxruntime while
-    the tables load; at ``extended``/``all`` the final view's session begins at the same time (appended to
-    ``final_early``), beside the first or after it in the same child (:func:`start_children`)."""
+    the tables load; at ``extended``/``all`` the final view's session begins at the same time in a second one
+    (appended to ``final_early``), so the two sessions overlap instead of running one after the other."""
     from .ir.model import Model
     from .progress import stage
     from .runtime.pipeline import PreparedGraph
@@ -282,7 +282,7 @@ def _prepare_stage(model_or_path, providers, rule_paths, support, support_name, 
             from .io.cache import cache_enabled
 
             # with the cache on, each child starts with its request, after the cache was asked: a warm
-            # run starts none (the command line's prestarted children come before it could look)
+            # run starts none (simulate's prestarted children come before it could look)
             given = start_children(2 if both else 1, lazy=cache_enabled())
         child, second = given if both else given + [None]
     try:

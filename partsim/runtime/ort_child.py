@@ -7,10 +7,10 @@ docs/architecture.md "Processes").  The parent is :mod:`partsim.runtime.process`
 COMMAND is one of ``optimize`` (:mod:`child_optimize`), ``observe`` (:mod:`child_observe`),
 ``outputs`` (:mod:`child_outputs`), ``probe`` (:mod:`child_probe`) and ``facts`` (:mod:`child_facts`:
 what this interpreter's ORT is).  ``optimize`` (a CPU-only
-session) imports onnxruntime first, since the parent may start it before its request is ready, and
-answers each request line in turn until stdin ends; the others read their one request first, because
-a plugin EP's host must be prepared before ORT is imported (:func:`plugin_eps.prepare_host`).  Each
-record is printed as one line.  A request of
+session) imports onnxruntime first, since the parent may start it before its request is ready; the
+others read their request first, because a plugin EP's host must be prepared before ORT is imported
+(:func:`plugin_eps.prepare_host`).  The child reads one :mod:`ort_protocol` request of its command
+and prints each record as one line.  A request of
 another protocol version or shape gets an ``ErrorRecord`` and exit status 3.
 
 Imports only the standard library, onnxruntime (numpy for ``observe``/``outputs``) and the
@@ -71,39 +71,20 @@ def main(argv):
     if command not in ort_protocol.REQUESTS:
         print(f"usage: ort_child.py {{{','.join(ort_protocol.COMMANDS)}}} < request", file=sys.stderr)
         return 3
-    if command == "optimize":
-        return _optimize_each(ort_protocol)
+    # optimize: first, as a caller may start this child before its request is ready
+    ort = _import_onnxruntime() if command == "optimize" else None
     try:
         req = ort_protocol.decode(sys.stdin.read(), ort_protocol.REQUESTS[command])
     except ort_protocol.ProtocolError as exc:
         print(ort_protocol.encode(ort_protocol.ErrorRecord(str(exc))), flush=True)
         return 3
-    import plugin_eps
+    if ort is None:
+        import plugin_eps
 
-    plugin_eps.prepare_host(_providers(command, req))  # the devices ORT discovers must be there
-    ort = _import_onnxruntime()
+        plugin_eps.prepare_host(_providers(command, req))  # the devices ORT discovers must be there
+        ort = _import_onnxruntime()
     for record in importlib.import_module(f"child_{command}").run(ort, req):
         print(ort_protocol.encode(record), flush=True)
-    return 0
-
-
-def _optimize_each(ort_protocol):
-    """``optimize``: onnxruntime first (a caller may start this child before its request is ready), then
-    each request line in turn, answered as soon as its session is made, until stdin ends (one request, or
-    several from :class:`partsim.runtime.process.SharedChild`)."""
-    import child_optimize
-
-    ort = _import_onnxruntime()
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            req = ort_protocol.decode(line, ort_protocol.OptimizeRequest)
-        except ort_protocol.ProtocolError as exc:
-            print(ort_protocol.encode(ort_protocol.ErrorRecord(str(exc))), flush=True)
-            return 3
-        for record in child_optimize.run(ort, req):
-            print(ort_protocol.encode(record), flush=True)
     return 0
 
 

@@ -326,8 +326,8 @@ def start_child():
 
 def start_children(count, lazy=False):
     """``count`` optimizer children for sessions the caller begins now, each one a stand-in for
-    :func:`start_child`'s (:func:`partsim.runtime.process.optimizer_children`: side by side, or tickets
-    of one shared child on a machine with fewer than three CPUs; ``lazy``: started by their first request)."""
+    :func:`start_child`'s (:func:`partsim.runtime.process.optimizer_children`; ``lazy``: each started by its
+    first request)."""
     from ..versions import target_python
     from .process import optimizer_children
 

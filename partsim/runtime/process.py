@@ -26,8 +26,8 @@ from pathlib import Path
 
 from .ort_protocol import ErrorRecord, ProtocolError, decode, encode
 
-__all__ = ["OrtProcess", "SharedChild", "LazyChild", "optimizer_children", "ChildFailure",
-           "run_request", "memory_ceiling", "kill_all", "DEFAULT_MEMORY_LIMIT", "CHILD"]
+__all__ = ["OrtProcess", "LazyChild", "optimizer_children", "ChildFailure", "run_request", "memory_ceiling",
+           "kill_all", "DEFAULT_MEMORY_LIMIT", "CHILD"]
 
 CHILD = Path(__file__).with_name("ort_child.py")
 # Generous, because EPs reserve address space they never touch.
@@ -232,129 +232,6 @@ class OrtProcess:
         _LIVE.discard(self)
 
 
-class SharedChild:
-    """One ``optimize`` child answering several requests in turn, each user holding a :class:`Ticket` that
-    stands in for an :class:`OrtProcess` (``submit``, ``result``, ``close``, ``with``).
-
-    Two sessions one after the other in one child cost one onnxruntime import less than two children
-    side by side, and on a machine with fewer than three CPUs the second no longer competes with the
-    first and with partsim for the cores (``partsim.runtime.ort_pipeline.start_children``,
-    benchmarks/README.md).  Answers come in the order the requests went.  Once every ticket has sent its
-    request (or was closed without one) the child's stdin is closed and it ends by itself after its last
-    answer; it is killed, whatever it still does, once every ticket is closed.  A failure of the child (a crash, a timeout, a message out of protocol) is every
-    waiting ticket's: :func:`run_request` then retries each request in a fresh child of its own.
-    """
-
-    def __init__(self, process, users, start=None):
-        self.process = process  # None with ``start``: the child is started by the first request sent
-        self._start = start
-        self.sent = 0  # requests written so far
-        self.answers = []  # the records read so far, in the order of the requests
-        self.failure = None  # the ChildFailure that ended the child
-        self._open = self._unsent = users
-        self._lines = None
-
-    def tickets(self):
-        return [Ticket(self) for _ in range(self._open)]
-
-    def send(self, request):
-        """Write ``request`` (stdin stays open for the next); its place in the answers' order."""
-        seq, self.sent = self.sent, self.sent + 1
-        if self.process is None:
-            self.process = self._start()
-        try:
-            self.process.proc.stdin.write(encode(request).encode() + b"\n")
-            self.process.proc.stdin.flush()
-        except (OSError, AttributeError):
-            pass  # the child died (or never started): answer() says how
-        self.sent_or_dropped()
-        return seq
-
-    def sent_or_dropped(self):
-        """One ticket fewer that may still send: after the last, stdin is closed, so the child ends by
-        itself once it has answered (its teardown overlaps partsim's work instead of delaying the kill)."""
-        self._unsent -= 1
-        if self._unsent == 0 and self.process is not None and self.process.proc is not None:
-            try:
-                self.process.proc.stdin.close()
-            except OSError:
-                pass
-
-    def answer(self, seq, record_type, timeout):
-        """The record of request number ``seq`` (the ones before it are read and kept)."""
-        while self.failure is None and len(self.answers) <= seq:
-            try:
-                self.answers.append(self._next(record_type, timeout))
-            except ChildFailure as exc:
-                self.failure = exc
-        if self.failure is not None and len(self.answers) <= seq:
-            raise self.failure
-        record = self.answers[seq]
-        if not isinstance(record, record_type):
-            raise ChildFailure("protocol", f"the ORT child answered a {type(record).__name__}")
-        return record
-
-    def _next(self, record_type, timeout):
-        proc = self.process
-        if proc.proc is None:
-            raise ChildFailure("crashed", proc.error)
-        if self._lines is None:
-            self._lines = proc._lines(timeout)
-        line = next(self._lines, None)
-        if line is None:  # its output ended before this answer: whatever the exit status, a death
-            try:
-                code = proc.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                raise ChildFailure("timeout", f"the ORT child closed its output but did not end within "
-                                              f"{timeout:g} s") from None
-            raise ChildFailure("crashed", proc._death(code) if code else "the ORT child ended without an answer")
-        try:
-            record = decode(line, record_type, ErrorRecord)
-        except ProtocolError as exc:
-            raise ChildFailure("protocol", f"the ORT child answered out of protocol: {exc}") from None
-        if isinstance(record, ErrorRecord):
-            raise ChildFailure("protocol", f"the ORT child refused its request: {record.error}")
-        return record
-
-    def release(self):
-        self._open -= 1
-        if self._open <= 0 and self.process is not None:
-            self.process.close()
-
-
-class Ticket:
-    """One user's share of a :class:`SharedChild`, used where an :class:`OrtProcess` would be."""
-
-    def __init__(self, shared):
-        self.shared, self.seq, self.closed = shared, None, False
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-    def submit(self, request):
-        if self.seq is None and not self.closed:
-            self.seq = self.shared.send(request)
-
-    def result(self, record_type, timeout):
-        if self.seq is None or self.closed:
-            raise ChildFailure("protocol", "no request was handed to the shared ORT child")
-        return self.shared.answer(self.seq, record_type, timeout)
-
-    def stderr_text(self, limit=1 << 20):
-        return self.shared.process.stderr_text(limit) if self.shared.process is not None else ""
-
-    def close(self):
-        if not self.closed:
-            self.closed = True
-            if self.seq is None:
-                self.shared.sent_or_dropped()
-            self.shared.release()
-
-
 class LazyChild:
     """An :class:`OrtProcess` started only when its request is submitted: a session whose answer the cache
     holds (:mod:`partsim.runtime.optimizer_cache`) then starts no process at all."""
@@ -390,25 +267,19 @@ class LazyChild:
 
 
 def optimizer_children(count, python=None, lazy=False):
-    """``count`` ``optimize`` children started now (quick starts, ``python``: another interpreter), one per
-    session the caller begins: on a machine with three CPUs or more, ``count`` processes side by side; on
-    fewer, ``count`` tickets of one :class:`SharedChild` that makes the sessions one after the other.  On
-    two cores two children and partsim shared them three ways and each child imported onnxruntime; one
-    child answers the first session while partsim still reads the model and the second while partsim
-    predicts on the first (benchmarks/README.md, "Two sessions, one child").  ``lazy``: each process is
-    started by the first request handed to it (:class:`LazyChild`), so that answers found in the cache start
-    none; the command line starts its children before it can look (``partsim.cli._prestart``)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
+    """``count`` ``optimize`` children (quick starts; ``python``: another interpreter), one per session the
+    caller begins, side by side.  ``lazy``: each is started by the first request handed to it
+    (:class:`LazyChild`), so that answers found in the cache start none; else all start now (the command
+    line starts its children before it can look: ``partsim.cli._prestart``).
+
+    One child making both sessions in turn (one onnxruntime import less) was measured slower on two cores,
+    quiet or loaded: the partitioning session's answer came no sooner and the final view's later
+    (benchmarks/README.md, "One child for both sessions: measured, not kept")."""
 
     def start():
         return OrtProcess("optimize", python=python, quick=True)
 
-    if count <= 1 or cpus >= 3:
-        return [LazyChild(start) if lazy else start() for _ in range(count)]
-    return SharedChild(None if lazy else start(), count, start).tickets()
+    return [LazyChild(start) if lazy else start() for _ in range(count)]
 
 
 def run_request(command, request, record_type, timeout, python=None, memory_limit=DEFAULT_MEMORY_LIMIT,

@@ -5,7 +5,6 @@ child); any change to what ORT would be given (model bytes, level, providers' di
 """
 
 import json
-import os
 
 import pytest
 
@@ -27,21 +26,17 @@ def _conv_model(tmp_path, doc=""):
 
 
 class _Counter:
-    """The ORT sessions answered: a child's of its own, or a shared child's ticket (two sessions in one
-    child, on a machine with fewer than three CPUs)."""
-
     def __init__(self, monkeypatch):
-        from partsim.runtime.process import OrtProcess, Ticket
+        from partsim.runtime.process import OrtProcess
 
         self.calls = 0
-        for cls in (OrtProcess, Ticket):
-            real_result = cls.result
+        real_result = OrtProcess.result
 
-            def result(me, *a, _real=real_result, **k):
-                self.calls += 1
-                return _real(me, *a, **k)
+        def result(me, *a, **k):
+            self.calls += 1
+            return real_result(me, *a, **k)
 
-            monkeypatch.setattr(cls, "result", result)
+        monkeypatch.setattr(OrtProcess, "result", result)
 
 
 @pytest.fixture
@@ -67,18 +62,16 @@ def test_warm_prediction_equals_cold_and_runs_no_ort(tmp_path, cache, monkeypatc
     assert len(list((cache / "optimized").iterdir())) == 2
 
 
-@pytest.mark.parametrize("cpus", [2, 4])
-def test_a_warm_prediction_starts_no_ort_process(tmp_path, cache, monkeypatch, cpus):
-    """In process, each optimizer child is started by its request, after the cache was asked (one shared child
-    on two CPUs, one per session on more): a warm run starts none; a cold one starts them as before."""
+def test_a_warm_prediction_starts_no_ort_process(tmp_path, cache, monkeypatch):
+    """In process, each optimizer child is started by its request, after the cache was asked: a warm run
+    starts none; a cold one starts one per session, as before."""
     from partsim.runtime.process import OrtProcess
 
-    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cpus)))
     started, real_init = [], OrtProcess.__init__
     monkeypatch.setattr(OrtProcess, "__init__", lambda self, *a, **k: started.append(a) or real_init(self, *a, **k))
     path = _conv_model(tmp_path)
     cold, _ = predict(str(path), ["cpu"])
-    assert len(started) == (1 if cpus == 2 else 2)
+    assert len(started) == 2
     started.clear()
     warm, _ = predict(str(path), ["cpu"])
     assert started == [] and to_json(warm) == to_json(cold)

@@ -6,7 +6,6 @@ The references are real ONNX Runtime sessions run here through partsim's observe
 """
 
 import collections
-import os
 import json
 import re
 
@@ -283,9 +282,6 @@ def test_orts_session_starts_on_the_model_as_written_and_restarts_only_for_kept_
 
     monkeypatch.setattr(OrtProcess, "result", result)
     monkeypatch.setattr(OrtProcess, "close", close)
-    # a child per session, as on a machine with three CPUs or more (on fewer both sessions share one:
-    # tests/runtime/test_shared_child.py)
-    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(4)))
     # one session per view (the graph ORT partitions, Level 1; the final graph, Level 2/3), each started early
     s, _ = predict(shared_path("corpus", "full", "tiny_resnet.ts.onnx"), ["cuda"])
     assert s["status"] == "ok" and +calls == {"early": 2}
