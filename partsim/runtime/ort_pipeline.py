@@ -318,10 +318,7 @@ def start_child():
     """The optimizer's child process (:class:`partsim.runtime.process.OrtProcess`), started now so
     that it imports onnxruntime while the caller works; hand it to :func:`pipeline_graph`, which
     closes it.  Under another ORT's interpreter (``--ort``, ``--python``) when one is selected."""
-    from ..versions import target_python
-    from .process import OrtProcess
-
-    return OrtProcess("optimize", python=target_python(), quick=True)
+    return start_children(1)[0]
 
 
 def start_children(count, lazy=False):

@@ -274,7 +274,7 @@ def optimizer_children(count, python=None, lazy=False):
 
     One child making both sessions in turn (one onnxruntime import less) was measured slower on two cores,
     quiet or loaded: the partitioning session's answer came no sooner and the final view's later
-    (benchmarks/README.md, "One child for both sessions: measured, not kept")."""
+    (benchmarks/README.md, "Session 11: the children first, and one child for both sessions")."""
 
     def start():
         return OrtProcess("optimize", python=python, quick=True)
