@@ -285,8 +285,11 @@ def propagate_shape_values(proto):
             run.constant(node)
             continue
         inputs = node.input
-        # a node none of whose inputs carries anything to learn from (a value, a Constant's data, a
-        # tightened type) has no value to propagate and nothing to re-infer; Shape reads its input's type
+        # a node none of whose inputs carries anything to learn from (a value, a tightened type) has no
+        # value to propagate and nothing to re-infer; Shape reads its input's type.  A Constant's data
+        # alone teaches nothing new: ONNX's own inference read it already (onnx 1.23.2,
+        # onnx/shape_inference/implementation.cc ``ProcessConstant``: ``value`` and ``value_int(s)`` /
+        # ``value_float(s)`` become input data of every later node), with the same input types
         if op != "Shape" and not any(i in watched for i in inputs):
             continue
         run.propagate(node, op, inputs)
@@ -323,9 +326,9 @@ class _Propagation:
             if v is not None:
                 self.consts[t.name] = v
             self.data[t.name] = t
-        # tensors a node's inference may learn from: propagated values, Constant outputs (ORT makes them
-        # initializers; ONNX's inference without data propagation does not read them), changed types
-        self.watched, self.changed_types, self.from_constant = set(), set(), set()
+        # tensors a node's inference may learn from: propagated values and changed types (not a Constant's
+        # output: ONNX's inference read its data already, see propagate_shape_values)
+        self.watched, self.changed_types = set(), set()
         self.tightened = 0
         self.memo = {}
         # per tensor name, worked out once (dropped when its data or type changes): the data's memo key,
@@ -341,8 +344,6 @@ class _Propagation:
         if t is not None:
             self.data[name] = t
             self.data_keys.pop(name, None)
-            self.from_constant.add(name)
-            self.watched.add(name)
 
     def const(self, name):
         """The small int value of ``name`` as the latest Constant node (else the initializer) gives it."""
@@ -394,7 +395,7 @@ class _Propagation:
             return None  # its outputs are known already
         fed = [i for i in inputs if i in values and i not in self.data and
                (values[i][0] == "scalar" or all(x is not None for x in values[i][1]))]
-        if not fed and not changed_in and not any(i in self.from_constant for i in inputs):
+        if not fed and not changed_in:
             return None
         return fed
 

@@ -116,3 +116,38 @@ def test_recorded_qnn_node_tests_of_shape_value_chains():
             {"Reshape"} if "d1d2d3d4d5" in test else set()
         wrong += [(test, d.get("node"), d["observed"]) for d in v["disagreements"] if d["opType"] not in other]
     assert checked >= 30 and not wrong, (checked, wrong[:10])
+
+
+def test_constant_data_alone_is_read_by_onnx_inference(tmp_path):
+    """Why the propagation skips nodes fed only by Constant data (no propagated value, no tightened type):
+    ONNX's own inference, as partsim runs it, reads every kind of Constant (``value``, ``value_ints``,
+    ``value_int``) as input data already, so re-inferring those nodes would tighten
+    nothing; the shapes equal a real ORT CPU session's and the propagation tightens none of them."""
+    import onnx
+    import onnxruntime as ort
+
+    from partsim.io.shape_values import propagate_shape_values
+
+    nodes = [N("Constant", [], ["t"], value=nh.from_array(np.array([2, 6], dtype=np.int64), "t")),
+             N("Reshape", ["x", "t"], ["a"]),
+             N("Constant", [], ["v"], value_ints=[6, 2]), N("Reshape", ["x2", "v"], ["b"]),
+             N("Constant", [], ["one"], value_int=2), N("Constant", [], ["shp"], value_ints=[2, 3]),
+             N("ConstantOfShape", ["shp"], ["c"]), N("Constant", [], ["ax"], value_ints=[0]),
+             N("Unsqueeze", ["x", "ax"], ["d"]), N("Constant", [], ["s0"], value_int=0),
+             N("Constant", [], ["lim"], value_int=7), N("Range", ["s0", "lim", "one"], ["e"])]
+    outs = ["a", "b", "c", "d", "e"]
+    m = _model(nodes, {}, outs)
+    inferred = onnx.shape_inference.infer_shapes(m, check_type=False, strict_mode=False)
+    shapes = {vi.name: [d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim]
+              for vi in list(inferred.graph.value_info) + list(inferred.graph.output)}
+    assert shapes["a"] == [2, 6] and shapes["b"] == [6, 2] and shapes["c"] == [2, 3] and shapes["d"] == [1, 3, 4]
+    assert shapes["e"] == [4]  # Range(0, 7, 2): ONNX read all three scalars
+    assert propagate_shape_values(inferred) == 0
+    path = tmp_path / "constants.onnx"
+    onnx.save(m, str(path))
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    ours = load_model(str(path))
+    for o in sess.get_outputs():
+        assert list(ours.value(o.name).shape) == o.shape, o.name
