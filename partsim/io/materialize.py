@@ -68,11 +68,13 @@ _ELEM = {
 
 
 def _walk_tensors(graph):
-    """Yield (TensorProto, description, consumer hint) for every tensor of ``graph`` and the graphs
-    inside it (:func:`partsim.io.subgraphs.all_graphs`, graph by graph).
+    """Yield (TensorProto, description, consumer hint) for every external-data tensor of ``graph`` and
+    the graphs inside it (:func:`partsim.io.subgraphs.all_graphs`, graph by graph).
 
-    Covers initializers, sparse initializers, and TENSOR/TENSORS attributes
+    Covers initializers, sparse initializers, and TENSOR/TENSORS/SPARSE_TENSOR attributes
     (Constant values).  The hint is ``"batchnorm_var"`` for a BatchNormalization variance initializer.
+    Tensors stored in the file are passed over before any description is made (a model's Constants
+    are most of its nodes).
     """
     from .subgraphs import all_graphs
 
@@ -84,26 +86,33 @@ def _graph_tensors(graph):
     """:func:`_walk_tensors` of one graph, its bodies left out."""
     import onnx
 
-    A = onnx.AttributeProto
-    bn_var = set()
-    for n in graph.node:
-        if n.op_type == "BatchNormalization" and n.domain in ("", "ai.onnx") and len(n.input) > 4:
-            bn_var.add(n.input[4])
+    A, EXTERNAL = onnx.AttributeProto, onnx.TensorProto.EXTERNAL
+    bn_var = None
     for t in graph.initializer:
-        yield t, f"initializer {t.name!r}", ("batchnorm_var" if t.name in bn_var else None)
+        if t.data_location == EXTERNAL:
+            if bn_var is None:
+                bn_var = {n.input[4] for n in graph.node
+                          if n.op_type == "BatchNormalization" and n.domain in ("", "ai.onnx") and len(n.input) > 4}
+            yield t, f"initializer {t.name!r}", ("batchnorm_var" if t.name in bn_var else None)
     for s in graph.sparse_initializer:
-        yield s.values, f"sparse initializer {s.values.name!r} (values)", None
-        yield s.indices, f"sparse initializer {s.values.name!r} (indices)", None
+        if s.values.data_location == EXTERNAL:
+            yield s.values, f"sparse initializer {s.values.name!r} (values)", None
+        if s.indices.data_location == EXTERNAL:
+            yield s.indices, f"sparse initializer {s.values.name!r} (indices)", None
     for n in graph.node:
         for a in n.attribute:
-            if a.type == A.TENSOR:
-                yield a.t, f"node {n.name!r} attribute {a.name!r}", None
-            elif a.type == A.TENSORS:
+            kind = a.type
+            if kind == A.TENSOR:
+                if a.t.data_location == EXTERNAL:
+                    yield a.t, f"node {n.name!r} attribute {a.name!r}", None
+            elif kind == A.TENSORS:
                 for t in a.tensors:
-                    yield t, f"node {n.name!r} attribute {a.name!r}", None
-            elif a.type == A.SPARSE_TENSOR:
-                yield a.sparse_tensor.values, f"node {n.name!r} attribute {a.name!r} (values)", None
-                yield a.sparse_tensor.indices, f"node {n.name!r} attribute {a.name!r} (indices)", None
+                    if t.data_location == EXTERNAL:
+                        yield t, f"node {n.name!r} attribute {a.name!r}", None
+            elif kind == A.SPARSE_TENSOR:
+                for part, t in (("values", a.sparse_tensor.values), ("indices", a.sparse_tensor.indices)):
+                    if t.data_location == EXTERNAL:
+                        yield t, f"node {n.name!r} attribute {a.name!r} ({part})", None
 
 
 def external_tensors(proto, model_path):
@@ -127,8 +136,6 @@ def external_tensors(proto, model_path):
     base = Path(model_path).resolve().parent
     out = []
     for t, what, hint in _walk_tensors(proto.graph):
-        if t.data_location != onnx.TensorProto.EXTERNAL:
-            continue
         target, info = check_external_location(t, what, base, model_path)
         loc = info["location"]
         try:
@@ -288,19 +295,20 @@ def materialize_weights(model_path, out_dir, seed=0):
     return target
 
 
-def absent_external_data(proto, model_path):
+def absent_external_data(proto, model_path, entries=None):
     """``{"files": [...], "tensors": n}`` for the external-data files ``proto`` references that are not
-    beside ``model_path`` (graph-only models), or None when every referenced file is there.  The
-    locations are not checked here (the IR build refuses unsafe ones); nothing is opened."""
-    import onnx
-
+    beside ``model_path`` (graph-only models), or None when every referenced file is there.  Nothing is
+    opened.  ``entries``: :func:`external_tensors`' list when the caller has it (no second walk); without
+    it the locations are not checked here (the IR build refuses unsafe ones)."""
     base = Path(model_path).resolve().parent
-    files, tensors = set(), 0
-    for t, _, _ in _walk_tensors(proto.graph):
-        if t.data_location != onnx.TensorProto.EXTERNAL:
-            continue
-        loc = next((e.value for e in t.external_data if e.key == "location"), "")
-        if loc and not (base / loc).is_file():
+    if entries is not None:
+        locations = [e["location"] for e in entries]
+    else:
+        locations = [next((e.value for e in t.external_data if e.key == "location"), "")
+                     for t, _, _ in _walk_tensors(proto.graph)]
+    files, tensors, present = set(), 0, {}
+    for loc in locations:
+        if loc and not present.setdefault(loc, (base / loc).is_file()):
             files.add(loc)
             tensors += 1
     return {"files": sorted(files), "tensors": tensors} if files else None

@@ -331,6 +331,7 @@ class _Written:
     inlined_outputs: dict = field(default_factory=dict)  # outputs of a node an inlined body made -> op
     round_outputs: dict = field(default_factory=dict)  # outputs of a schema-body node -> its round
     names: object = None  # every name of the model as written (:func:`_written_names`), when computed
+    sizes: object = None  # external-data file -> bytes the model reads from it (:func:`_external_sizes`)
 
     def adopt(self, source):
         """Take the node names, ops and every name from an earlier pass's :class:`WrittenSource`."""
@@ -374,10 +375,15 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
         model = _as_written(ask, written)
         return PreparedGraph(model, _origins(model, written), level, "", (), _facts(model, written, None),
                              frozenset(written.whole), None)
-    from ..io.materialize import absent_external_data, stand_in_note
+    from ..io.materialize import absent_external_data, external_data_ends, external_tensors, stand_in_note
 
-    # ORT's session needs the weights: absent ones are stand-ins
-    stand_in = source.stand_in if source is not None else absent_external_data(proto, path)
+    # ORT's session needs the weights (absent ones are stand-ins): the external tensors, checked, read once
+    if source is not None:
+        stand_in, written.sizes = source.stand_in, source.sizes
+    else:
+        entries = external_tensors(proto, path)
+        stand_in, written.sizes = absent_external_data(proto, path, entries), external_data_ends(entries)
+        del entries
     summary_notes = (stand_in_note(stand_in),) if stand_in else ()
     got = _optimized(ask, written, child, early)
     if isinstance(got, PreparedGraph):  # ORT failed: predicted on the graph as written
@@ -459,11 +465,10 @@ def _optimized(ask, written, child, early):
     """ORT's optimized graph for ``ask.level`` as IR, ORT's pipeline result and the :class:`WrittenSource`
     found: ``(model, PipelineResult, WrittenSource)``, or the :class:`PreparedGraph` of the graph as written
     when ORT could not build the session."""
-    from .ort_pipeline import _external_sizes, pipeline_graph
+    from .ort_pipeline import pipeline_graph
 
-    proto, source = written.proto, written.source
+    proto, source, sizes = written.proto, written.source, written.sizes
     built = {}  # the optimized graph's IR and what the model as written gives it
-    sizes = source.sizes if source is not None else _external_sizes(proto, ask.path)
 
     def check():
         # partsim's own checks, while ORT's session runs: a bad model is a usage error (exit 2,
