@@ -139,25 +139,17 @@ def function_claims(proto, tables):
     return out
 
 
-def _written_keys(original, loaded=None):
+def _written_keys(original):
     """``{key: ORT node index}`` of the main-graph nodes of the model as written.  A node is keyed by
     its name, an unnamed one by its first output (kept through ORT's rewrites).  ORT's index is
     the node's position when the graph was loaded, Constant nodes not counted (they become
-    initializers, ``graph.cc``).  ``loaded``: those nodes (:func:`~partsim.sim.names.loaded_nodes`), when
-    the caller has them."""
-    from ..sim.names import loaded_nodes
-
-    keys = {}
-    for index, n in enumerate(loaded_nodes(original.graph.node) if loaded is None else loaded):
-        keys.setdefault(_node_key(n), index)
-    return keys
+    initializers, ``graph.cc``)."""
+    return _Written(original).read_nodes()[0]
 
 
 def _loaded_count(proto):
     """How many nodes ORT's graph has when ``proto`` is loaded (Constant nodes become initializers)."""
-    from ..sim.names import loaded_nodes
-
-    return len(loaded_nodes(proto.graph.node))
+    return _Written(proto).read_nodes()[1]
 
 
 def _node_key(n):
@@ -341,19 +333,37 @@ class _Written:
         """What this pass found, for a second pass on the same bytes (:class:`WrittenSource`)."""
         return WrittenSource(self.sha256, dict(self.original), dict(self.unnamed), dict(keys), self.names, sizes)
 
-    def read_nodes(self):
-        """The model's own nodes by name (and unnamed ones by first output), before any rewrite."""
-        from ..io.subgraphs import all_nodes
+    def read_nodes(self, names=False):
+        """One walk of the model as written, before any rewrite: its own nodes by name (unnamed ones by first
+        output, bodies included), and ``{key: ORT node index}`` of its main-graph nodes (:func:`_written_keys`),
+        returned with how many nodes ORT loads (:func:`_loaded_count`); ``names``: every node and tensor
+        name too (:func:`_written_names`, into ``self.names``)."""
+        from ..io.subgraphs import all_nodes, node_graphs
 
-        original, unnamed = self.original, self.unnamed
-        for n in all_nodes(self.proto.graph):
-            name = n.name
+        original, unnamed, keys, seen = self.original, self.unnamed, {}, set()
+        graph, index = self.proto.graph, 0
+        for n in graph.node:
+            name, outputs, op, domain = n.name, n.output, n.op_type, n.domain or ""
+            if names:
+                seen.update(n.input)
+                seen.update(outputs)
             if name:
-                original[name] = (n.domain or "", n.op_type)
-            else:
-                outputs = n.output
-                if outputs:
-                    unnamed[outputs[0]] = (n.domain or "", n.op_type)
+                original[name] = (domain, op)
+            elif outputs:
+                unnamed[outputs[0]] = (domain, op)
+            if op != "Constant" or domain not in ("", "ai.onnx"):  # sim/names.loaded_nodes
+                keys.setdefault(_node_key(n), index)
+                index += 1
+            for inner in (m for g in node_graphs(n) for m in all_nodes(g)):
+                if inner.name:
+                    original[inner.name] = (inner.domain or "", inner.op_type)
+                elif inner.output:
+                    unnamed[inner.output[0]] = (inner.domain or "", inner.op_type)
+        if names:
+            seen.update(original)
+            seen.update(t.name for t in graph.initializer)
+            self.names = frozenset(seen)
+        return keys, index
 
 
 def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None, unclaimed=frozenset(), early=None,
@@ -398,21 +408,17 @@ def _as_written(ask, written):
     """The IR of the graph as written after ORT's EP-aware inlining and EnsureUniqueDQForNodeUnit (level
     ``disable``); ``written`` gets the model's own nodes, the nodes kept whole and what inlining made."""
     from ..io.load import model_from_proto
-    from ..sim.names import NameGenerator, loaded_nodes
+    from ..sim.names import NameGenerator
     from ..sim.inline import ort_node_indices
     from ..sim.unique_dq import ensure_unique_dq
 
     proto, resolution, unclaimed = written.proto, ask.resolution, ask.unclaimed
     claims = function_claims(proto, resolution.tables)
-    written.read_nodes()  # before inlining rewrites the proto
+    keys, loaded = written.read_nodes()  # before inlining rewrites the proto
     # function nodes kept whole that the CPU does not claim: the ones ORT may inline in a later
     # partitioning round, when their provider refuses them (a CPU kernel takes the others)
     written.whole.update(proto.graph.node[k].name for k, (_, eps) in claims.items()
                          if eps and CPU not in eps and proto.graph.node[k].name not in unclaimed)
-    loaded_protos = loaded_nodes(proto.graph.node)
-    keys = _written_keys(proto, loaded_protos)
-    loaded = len(loaded_protos)  # before inlining rewrites the proto
-    del loaded_protos
     if unclaimed or any(not eps for _, eps in claims.values()):
         names = NameGenerator.for_graph(proto.graph)
         rounds = {}
@@ -481,9 +487,7 @@ def _optimized(ask, written, child, early):
         from ..io.load import model_from_proto
 
         model_from_proto(proto, str(ask.path), written.sha256, infer_shapes=False)
-        written.read_nodes()
-        built["keys"] = _written_keys(proto)
-        written.names = frozenset(_written_names(written.original, proto))
+        built["keys"] = written.read_nodes(names=True)[0]
         if ask.modify is None:  # a changed copy's facts are no other pass's
             built["source"] = written.to_source(built["keys"], sizes)
 
