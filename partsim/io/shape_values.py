@@ -290,7 +290,7 @@ def propagate_shape_values(proto):
         # alone teaches nothing new: ONNX's own inference read it already (onnx 1.23.2,
         # onnx/shape_inference/implementation.cc ``ProcessConstant``: ``value`` and ``value_int(s)`` /
         # ``value_float(s)`` become input data of every later node), with the same input types
-        if op != "Shape" and not any(i in watched for i in inputs):
+        if op != "Shape" and watched.isdisjoint(inputs):
             continue
         run.propagate(node, op, inputs)
         fed = run.fed_inputs(node, op, inputs)
@@ -319,8 +319,9 @@ class _Propagation:
                     types[name] = vi.type
         self.types = types
         # propagated (channel, values); small int initializers; Constant nodes by output (their small
-        # ints are read when a propagator asks); TensorProtos
-        self.values, self.consts, self.const_nodes, self.data = {}, {}, {}, {}
+        # ints are read when a propagator asks); TensorProtos (a Constant's once a node re-inferred reads
+        # it: ``unread`` are those not read yet)
+        self.values, self.consts, self.const_nodes, self.data, self.unread = {}, {}, {}, {}, set()
         for t in graph.initializer:
             v = _small_ints(t)
             if v is not None:
@@ -336,14 +337,27 @@ class _Propagation:
         self.data_keys, self.static, self.knowns, self.schemas = {}, {}, {}, {}
 
     def constant(self, node):
-        if not node.output:
+        """Note a Constant node; its tensor is read when a node re-inferred reads its output (most never are)."""
+        outputs = node.output
+        if not outputs:
             return
-        name = node.output[0]
+        name = outputs[0]
         self.const_nodes.setdefault(name, []).append(node)
-        t = _constant_tensor(node)
-        if t is not None:
-            self.data[name] = t
-            self.data_keys.pop(name, None)
+        self.unread.add(name)
+
+    def read_constants(self, inputs):
+        """Make the data of the Constants noted so far that ``inputs`` name: the latest one with a tensor
+        (:func:`_constant_tensor`) gives it, over an initializer of that name."""
+        unread = self.unread
+        for name in inputs:
+            if name in unread:
+                unread.discard(name)
+                for node in reversed(self.const_nodes[name]):
+                    t = _constant_tensor(node)
+                    if t is not None:
+                        self.data[name] = t
+                        self.data_keys.pop(name, None)
+                        break
 
     def const(self, name):
         """The small int value of ``name`` as the latest Constant node (else the initializer) gives it."""
@@ -388,7 +402,9 @@ class _Propagation:
         """The inputs whose propagated values ``node``'s inference should be given, when it has something
         new to learn (``None``: nothing to re-infer).  The caller checked that an input is watched."""
         values, changed = self.values, self.changed_types
-        changed_in = any(i in changed for i in inputs) if changed else False
+        if not self.unread.isdisjoint(inputs):
+            self.read_constants(inputs)  # the data below and the inference read
+        changed_in = not changed.isdisjoint(inputs) if changed else False
         if op not in _READS_DATA and not changed_in:
             return None  # only a changed input type can tell its inference something new
         if not changed_in and all(self.is_static(o) for o in node.output if o):
