@@ -115,10 +115,11 @@ def _claimers(proto, node, tables, opset, cache):
     return cache[key]
 
 
-def function_claims(proto, tables):
+def function_claims(proto, tables, ops=None):
     """For each function node of ``proto``'s main graph: which of ``tables`` (RuleTables)
     claim it, by op, domain and schema version (the check ORT's AOT inlining makes through
-    each provider's GetCapability; dtypes are not looked at).
+    each provider's GetCapability; dtypes are not looked at).  ``ops``: per node ``(domain, op_type)``,
+    when the caller read them already (:meth:`_Written.read_nodes`).
 
     Returns ``{node position: (op_type, [providers claiming it])}``.
     """
@@ -126,10 +127,11 @@ def function_claims(proto, tables):
 
     cache, claims, out, plain = {}, {}, {}, set()
     opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
-    for k, n in enumerate(proto.graph.node):
-        key = (n.domain, n.op_type)
+    nodes = proto.graph.node
+    for k, key in enumerate(ops if ops is not None else [(n.domain or "", n.op_type) for n in nodes]):
         if key in plain:
             continue
+        n = nodes[k]
         # a context-dependent function (LayerNormalization, CastLike ...) is a function node; its
         # body, built from the node's input types, is only needed where it is inlined
         if not is_context_dependent(proto, n) and function_body(proto, n, cache) is None:
@@ -192,11 +194,13 @@ def _orts_index_order(optimized, original, keys=None):
     return sorted(range(len(nodes)), key=key.__getitem__)
 
 
-def _name_unnamed(optimized, keys):
+def _name_unnamed(optimized, keys, at=None):
     """Name the optimized graph's unnamed nodes of the model as written as ORT's profiler does,
     ``<op>_<node index>`` (``sequential_executor.cc``) with the index they were loaded with: the
-    name partsim's IR gives them at level ``disable``, whatever ORT's rewrites did to the list."""
-    for n in optimized.graph.node:
+    name partsim's IR gives them at level ``disable``, whatever ORT's rewrites did to the list.
+    ``at``: the positions of the unnamed nodes, when the caller knows them."""
+    nodes = optimized.graph.node
+    for n in (nodes if at is None else [nodes[k] for k in at]):
         if not n.name:
             index = keys.get(_node_key(n))
             if index is not None:
@@ -323,6 +327,10 @@ class _Written:
     inlined_outputs: dict = field(default_factory=dict)  # outputs of a node an inlined body made -> op
     round_outputs: dict = field(default_factory=dict)  # outputs of a schema-body node -> its round
     names: object = None  # every name of the model as written (:func:`_written_names`), when computed
+    # per main-graph node, from read_nodes: (domain, op); the unnamed ones' positions; whether one is a DQ
+    ops: list = field(default_factory=list)
+    unnamed_at: list = field(default_factory=list)
+    maybe_dq: bool = False
     sizes: object = None  # external-data file -> bytes the model reads from it (:func:`_external_sizes`)
 
     def adopt(self, source):
@@ -342,18 +350,25 @@ class _Written:
 
         original, unnamed, keys, seen = self.original, self.unnamed, {}, set()
         graph, index = self.proto.graph, 0
-        for n in graph.node:
+        ops, unnamed_at = [], []
+        self.ops, self.unnamed_at = ops, unnamed_at
+        for k, n in enumerate(graph.node):
             name, outputs, op, domain = n.name, n.output, n.op_type, n.domain or ""
+            ops.append((domain, op))
             if names:
                 seen.update(n.input)
                 seen.update(outputs)
             if name:
                 original[name] = (domain, op)
-            elif outputs:
-                unnamed[outputs[0]] = (domain, op)
+            else:
+                unnamed_at.append(k)
+                if outputs:
+                    unnamed[outputs[0]] = (domain, op)
             if op != "Constant" or domain not in ("", "ai.onnx"):  # sim/names.loaded_nodes
                 keys.setdefault(_node_key(n), index)
                 index += 1
+                if op == "DequantizeLinear":
+                    self.maybe_dq = True
             for inner in (m for g in node_graphs(n) for m in all_nodes(g)):
                 if inner.name:
                     original[inner.name] = (inner.domain or "", inner.op_type)
@@ -413,12 +428,13 @@ def _as_written(ask, written):
     from ..sim.unique_dq import ensure_unique_dq
 
     proto, resolution, unclaimed = written.proto, ask.resolution, ask.unclaimed
-    claims = function_claims(proto, resolution.tables)
     keys, loaded = written.read_nodes()  # before inlining rewrites the proto
+    claims = function_claims(proto, resolution.tables, written.ops)
     # function nodes kept whole that the CPU does not claim: the ones ORT may inline in a later
     # partitioning round, when their provider refuses them (a CPU kernel takes the others)
     written.whole.update(proto.graph.node[k].name for k, (_, eps) in claims.items()
                          if eps and CPU not in eps and proto.graph.node[k].name not in unclaimed)
+    unnamed_at = written.unnamed_at
     if unclaimed or any(not eps for _, eps in claims.values()):
         names = NameGenerator.for_graph(proto.graph)
         rounds = {}
@@ -427,9 +443,10 @@ def _as_written(ask, written):
         written.round_outputs = {tuple(proto.graph.node[k].output): r for k, r in rounds.items()}
         copies = ensure_unique_dq(proto, names)
         keys.update(ort_node_indices(made_keys, loaded, len(copies)))
-    else:
-        ensure_unique_dq(proto)
-    _name_unnamed(proto, keys)
+        unnamed_at = None  # the list changed
+    elif written.maybe_dq and ensure_unique_dq(proto):
+        unnamed_at = None  # copies made: positions moved
+    _name_unnamed(proto, keys, unnamed_at)
     return model_from_proto(proto, str(ask.path), written.sha256, shown_as=ask.shown_as, notes=ask.notes)
 
 
