@@ -40,7 +40,8 @@ _FORMAT = "partsim-ort-facts-1"
 # newer ORT predicted makes them "may be stale" in the summary until `partsim rules refresh` (the
 # regenerable ones) or a person (the others) checks them again.
 ORT_FACTS = (
-    ("ORT's own operator schemas (com.microsoft contrib ops)", "1.31.1", "partsim/data/contrib_schemas.json",
+    ("ORT's operator schemas (com.microsoft contrib ops; the ONNX ops' versions and attributes)", "1.31.1",
+     "partsim/data/contrib_schemas.json",
      "partsim rules refresh"),
     ("Level 2/3 transformers and the providers each touches", "1.31.1", "partsim/sim/pipeline.py", ""),
     ("CPU kernel constructor checks (RNN/GRU/LSTM layout)", "1.31.1", "partsim/gen/ort_kernels.py", ""),

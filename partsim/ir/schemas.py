@@ -1,7 +1,8 @@
 """Operator schema lookup: ``since_version`` and type-constraint ports of a node.
 
-ONNX domains come from ``onnx.defs``; ORT's own domains (``com.microsoft`` …) from the
-snapshot in ``partsim/data/contrib_schemas.json`` (see :mod:`partsim.gen.contrib_schemas`).
+ONNX domains come from ``onnx.defs``, at the versions ORT's registry has (a newer onnx may know a
+version ORT does not); ORT's own domains (``com.microsoft`` …) from the snapshot in
+``partsim/data/contrib_schemas.json`` (see :mod:`partsim.gen.contrib_schemas`).
 Ops that neither knows return ``None``: the node is kept and flagged, never rejected.
 """
 
@@ -11,7 +12,7 @@ from functools import lru_cache
 
 from ..data import data_path
 
-__all__ = ["OpSchemaInfo", "lookup_schema", "normalize_domain", "known_domains"]
+__all__ = ["OpSchemaInfo", "lookup_schema", "normalize_domain", "known_domains", "ort_attributes"]
 
 
 @dataclass(frozen=True)
@@ -57,9 +58,39 @@ def normalize_domain(domain):
 
 
 @lru_cache(maxsize=1)
+def _snapshot():
+    return json.loads(data_path("contrib_schemas.json").read_text())
+
+
 def _contrib():
-    text = data_path("contrib_schemas.json").read_text()
-    return json.loads(text)["ops"]
+    return _snapshot()["ops"]
+
+
+@lru_cache(maxsize=None)
+def _ort_newest(domain):
+    """The newest ``since_version`` of any schema of ``domain`` in the snapshot's registry."""
+    prefix = f"{domain}:"
+    return max(
+        (int(v) for k, vs in _snapshot().get("attributes", {}).items() if k.startswith(prefix) for v in vs), default=0
+    )
+
+
+def ort_attributes(domain, op_type, opset):
+    """``(release, since_version, attribute names)`` of the ONNX-domain schema ORT's own registry resolves a
+    node of ``op_type`` to under ``opset`` (the snapshot's release), or ``None`` when it has none.
+
+    >>> release, since, names = ort_attributes("", "Attention", 25)
+    >>> since, "left_window_size" in names, "q_num_heads" in names
+    (24, False, True)
+    """
+    snapshot = _snapshot()
+    versions = snapshot.get("attributes", {}).get(f"{normalize_domain(domain)}:{op_type}")
+    if not versions or opset is None:
+        return None
+    since = max((int(v) for v in versions if int(v) <= opset), default=None)
+    if since is None:
+        return None
+    return snapshot.get("release"), since, frozenset(versions[str(since)])
 
 
 @lru_cache(maxsize=1)
@@ -117,6 +148,13 @@ def lookup_schema(domain, op_type, opset):
         )
     try:
         schema = onnx.defs.get_schema(op_type, max_inclusive_version=opset, domain=domain)
+        # ORT resolves the node with the schemas of the ONNX release it was built with: where the installed
+        # onnx has a newer version than ORT's registry (Attention-25 in onnx 1.23, onnxruntime 1.31.1 stops at
+        # 24), the node gets ORT's version, the one its kernels are registered for
+        # (a model at an opset beyond every version the snapshot's registry has is for a newer ORT: onnx's then)
+        found = ort_attributes(domain, op_type, opset)
+        if found is not None and found[1] < schema.since_version and opset <= _ort_newest(domain):
+            schema = onnx.defs.get_schema(op_type, max_inclusive_version=found[1], domain=domain)
     except (onnx.defs.SchemaError, TypeError, ValueError, OverflowError):
         return None  # unknown op, or a corrupt opset number / op name
     variadic = onnx.defs.OpSchema.FormalParameterOption.Variadic

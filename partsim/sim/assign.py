@@ -264,9 +264,13 @@ def _cpu_fallback(w, resolution):
 
 
 def _session_status(w, resolution, policy, layout_refused, no_kernel):
-    """``(status, failure, failure nodes)`` of the session: the whole-graph policy, a provider's refusal, a node
-    with no kernel, ORT's refusals at load and at kernel creation (sim/refusals.py)."""
+    """``(status, failure, failure nodes)`` of the session, in the order ORT meets them: its refusals at load
+    (sim/refusals.py), then the whole-graph policy, a provider's refusal, a node with no kernel, and the
+    refusals at kernel creation."""
     model, first = w.model, w.first
+    refusal = load_refusal(model, resolution.tables)
+    if refusal:  # Model::Model / Graph::Resolve: before any provider is asked
+        return "session_would_fail", refusal, ()
     cpu_fallback = [i for i in w.order if w.assigned[i] == CPU and first != CPU]
     if policy == "whole-graph" and cpu_fallback and any(t.provider != CPU for t in resolution.tables):
         names = [model.nodes[i].name for i in cpu_fallback]
@@ -290,9 +294,6 @@ def _session_status(w, resolution, policy, layout_refused, no_kernel):
             failure += (f"; ORT: Could not find an implementation for {node.op_type}"
                         f"({node.since_version}) node with name '{node.name}'")
         return "session_would_fail", failure, tuple(i for i, _ in no_kernel)
-    refusal = load_refusal(model, resolution.tables)
-    if refusal:
-        return "session_would_fail", refusal, ()
     created = kernel_creation_failures(model, w.assigned, w.rules, w.order) or compiled_graph_failures(
         model, w.assigned, resolution.tables, w.order)
     if created:

@@ -8,6 +8,12 @@ Load (onnxruntime 1.31.1; checked against the ONNX node tests recorded with it):
 - ``ValidateOpsetForDomain`` (``onnxruntime/core/graph/model_load_utils.h``) refuses an
   ai.onnx opset above the newest official one: "Current official support for domain ai.onnx
   is till opset 26" (opset 27 "is under development").
+- ``Graph::VerifyNodeAndOpMatch`` (``onnxruntime/core/graph/graph.cc``) checks every node against the
+  schema ORT's registry resolves it to (``OpSchema::Verify``): an attribute that schema lacks is "an
+  invalid model" ("Unrecognized attribute: left_window_size for operator Attention": opset 25's
+  Attention in onnx 1.23, which ORT 1.31.1 resolves to its Attention-24).  The attribute names come
+  from ORT's registry (``partsim/data/contrib_schemas.json``, :func:`partsim.ir.schemas.ort_attributes`),
+  checked only when that snapshot describes the ORT predicted.
 
 Kernel creation: a table rule's ``kernel_requires`` lists what the kernel's constructor
 enforces (``ORT_ENFORCE`` / ``ORT_THROW``); the provider's ``GetCapability`` does not look,
@@ -44,6 +50,26 @@ def load_refusal(model, tables=()):
     if opset is not None and max_opset is not None and opset > max_opset:
         return (f"ORT refuses the model at load: ai.onnx opset {opset}, official support in onnxruntime "
                 f"{release} ends at {max_opset} (model_load_utils.h: ValidateOpsetForDomain)")
+    return _unrecognized_attribute(model, release)
+
+
+def _unrecognized_attribute(model, release):
+    """ORT's refusal of the first node (file order, bodies included) with an attribute the ONNX schema in ORT's
+    registry lacks, or ``None`` (also when the snapshot describes another release than ``release``)."""
+    from ..ir.schemas import ort_attributes
+
+    for node in model.nodes:
+        if not node.attrs or node.domain not in ("", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview"):
+            continue
+        found = ort_attributes(node.domain, node.op_type, model.opsets.get(node.domain))
+        if found is None or found[0] != release:
+            continue
+        unknown = sorted(set(node.attrs) - found[2])
+        if unknown:
+            return (f"ORT refuses the model at load: node {node.name} ({node.qualified_op}) has attribute "
+                    f"{unknown[0]!r}, which {node.op_type}-{found[1]}, the schema onnxruntime {release} resolves "
+                    f"it to at opset {model.opsets.get(node.domain)}, does not have (graph.cc VerifyNodeAndOpMatch: "
+                    f"\"Unrecognized attribute: {unknown[0]} for operator {node.op_type}\")")
     return None
 
 
