@@ -53,6 +53,15 @@ def load_refusal(model, tables=()):
     return _unrecognized_attribute(model, release)
 
 
+# Schemas whose unknown attributes ORT does not refuse: LayerNormalization-17 declares
+# ``AllowUncheckedAttributes()`` (onnx/defs/nn/defs.cc; of every schema of onnx 1.23.2, the only one
+# onnx.checker.check_node lets an unknown attribute through), and the old ONNX-domain versions ORT registers
+# itself, which onnx does not have (LayerNormalization-1, MeanVarianceNormalization-1, ThresholdedRelu-1 in
+# onnxruntime 1.31.1's registry): not checked here.
+_UNCHECKED = frozenset({("LayerNormalization", 17), ("LayerNormalization", 1), ("MeanVarianceNormalization", 1),
+                        ("ThresholdedRelu", 1)})
+
+
 def _unrecognized_attribute(model, release):
     """ORT's refusal of the first node (file order, bodies included) with an attribute the ONNX schema in ORT's
     registry lacks, or ``None`` (also when the snapshot describes another release than ``release``)."""
@@ -62,7 +71,7 @@ def _unrecognized_attribute(model, release):
         if not node.attrs or node.domain not in ("", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview"):
             continue
         found = ort_attributes(node.domain, node.op_type, model.opsets.get(node.domain))
-        if found is None or found[0] != release:
+        if found is None or found[0] != release or (node.domain == "" and (node.op_type, found[1]) in _UNCHECKED):
             continue
         unknown = sorted(set(node.attrs) - found[2])
         if unknown:

@@ -154,3 +154,20 @@ def test_the_attribute_snapshot_is_the_installed_orts_registry():
             key = f"{'' if s.domain == 'ai.onnx' else s.domain}:{s.name}"
             registry.setdefault(key, {})[str(s.since_version)] = sorted(s.attributes)
     assert snapshot["attributes"] == registry and len(registry) > 150
+
+
+def test_an_unknown_attribute_of_a_schema_that_allows_them_loads():
+    """LayerNormalization-17 declares AllowUncheckedAttributes (onnx/defs/nn/defs.cc): ORT loads a node with an
+    attribute it does not know, and partsim does not refuse it either."""
+    x = vi("x", T.FLOAT, [2, 4])
+    inits = [numpy_helper.from_array(np.ones(4, np.float32), "s")]
+    node = helper.make_node("LayerNormalization", ["x", "s"], ["y"], name="ln", axis=-1, partsim_extra=1)
+    m = _model([node], [x], [vi("y", T.FLOAT, [2, 4])], inits, opset=17)
+    assert _ort_refuses(m) is None
+    assert _status(m, ["cpu"])[0] == "ok"
+    relu = helper.make_node("Relu", ["x"], ["y"], name="r", partsim_extra=1)
+    m = _model([relu], [x], [vi("y", T.FLOAT, [2, 4])])
+    refused = _ort_refuses(m)
+    assert refused and "Unrecognized attribute: partsim_extra" in refused
+    status, failure = _status(m, ["cpu"])
+    assert status == "session_would_fail" and "'partsim_extra'" in failure and "Relu-14" in failure
