@@ -99,6 +99,29 @@ else:
 os.environ.pop("PARTSIM_NO_CACHE", None)
 
 
+def materialized(model):
+    """A runnable copy of ``model`` (:func:`partsim.io.materialize.materialize_weights`, seed 0), made once per
+    test run and shared by its tests and workers (in the run's cache folder): a graph-only corpus model is
+    observed by several files at several levels, and its weights took 0.3-1 s to write each time.  Only read it."""
+    import hashlib
+
+    from partsim.io.materialize import materialize_weights
+
+    model = Path(model).resolve()
+    stat = model.stat()
+    key = hashlib.sha256(f"{model}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:24]
+    final = Path(os.environ["PARTSIM_TEST_CACHE_OF_RUN"]) / "test-materialized" / key
+    if not final.is_dir():
+        final.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f"{key}-", dir=final.parent))
+        materialize_weights(model, work)
+        try:
+            os.rename(work, final)  # whole or not at all; another worker may have been first
+        except OSError:
+            shutil.rmtree(work, ignore_errors=True)
+    return final / model.name
+
+
 # --- markers: what a test needs beyond Python (registered in pyproject.toml; `make test-fast` leaves them out) ---
 # Read off each test's own source and the fixtures it uses (conservatively: a test whose source may start ORT is
 # marked `ort`), so a new test is classified without a list to keep.

@@ -314,11 +314,12 @@ def begin_early(model_path, level, providers, child=None, like=None):
     return begin_optimize(model_path, ort_level, disabled, sizes, lambda copy: copy.write_bytes(data), child, data)
 
 
-def start_child():
+def start_child(lazy=False):
     """The optimizer's child process (:class:`partsim.runtime.process.OrtProcess`), started now so
     that it imports onnxruntime while the caller works; hand it to :func:`pipeline_graph`, which
-    closes it.  Under another ORT's interpreter (``--ort``, ``--python``) when one is selected."""
-    return start_children(1)[0]
+    closes it.  Under another ORT's interpreter (``--ort``, ``--python``) when one is selected.
+    ``lazy``: started by its request instead (:class:`partsim.runtime.process.LazyChild`)."""
+    return start_children(1, lazy)[0]
 
 
 def start_children(count, lazy=False):

@@ -237,7 +237,11 @@ def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None
         from .ort_pipeline import begin_early, start_child
 
         if child is None:
-            child = start_child()  # imports onnxruntime while partsim reads and checks the model
+            from ..io.cache import cache_enabled
+
+            # it imports onnxruntime while partsim reads and checks the model; a session begun at once with
+            # the cache on starts it with its request, after the cache was asked (a warm run starts none)
+            child = start_child(lazy=modify is None and cache_enabled())
         if modify is None:
             # ORT's session gets its request now, from the file's bytes, before partsim imports onnx
             early = begin_early(path, level, [(t.provider, t.is_compiling) for t in resolution.tables], child)

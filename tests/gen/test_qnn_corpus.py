@@ -4,33 +4,27 @@ a real session of the onnxruntime-qnn plugin (HTP emulator, soc_model 60), each 
 by name, Memcpy counts and the session's status.  Small graphs built for one rule are in test_qnn.py.
 """
 
-from pathlib import Path
-
 import pytest
 
 from partsim.analysis.verify import compare
 from partsim.api import predict as _predict_all
 from partsim.runtime.observe import observation_from_run, run_session
-from tests.conftest import shared_path
+from tests.conftest import materialized, shared_path
 from tests.gen.test_qnn import QNN, needs_qnn
 
 
 @pytest.fixture(scope="module")
-def qnn_corpus(tmp_path_factory):
+def qnn_corpus():
     """``get(name, level)``: a real QNN session on the corpus model ``name`` (weights materialized,
     ORT_DISABLE_ALL or ``level``, soc_model 60, created and not run) and partsim's prediction at ``level``:
     ``(summary, observation, verify comparison)``.  Each (model, level) is observed once for all the tests
     of this module that check it (several check different things of the same session)."""
-    from partsim.io.materialize import materialize_weights
-
     seen = {}
 
     def get(name, level):
         if (name, level) not in seen:
             path = shared_path(f"corpus/{name}.onnx")
-            work = tmp_path_factory.mktemp(Path(name).name.replace(".", "_"))
-            rec = run_session(materialize_weights(str(path), work), [QNN], level, run=False,
-                              ep_options={"soc_model": "60"})
+            rec = run_session(materialized(path), [QNN], level, run=False, ep_options={"soc_model": "60"})
             obs = observation_from_run(rec, level)
             summary, assignment = _predict_all(str(path), ["qnn"], level=level)
             seen[name, level] = summary, obs, compare(summary, assignment, obs, 0.0, True)

@@ -14,9 +14,8 @@ import pytest
 
 from partsim.analysis.verify import compare_final, pair_unnamed
 from partsim.api import predict
-from partsim.io.materialize import materialize_weights
 from partsim.runtime.observe import observation_from_run, run_session
-from tests.conftest import ROOT, shared_path
+from tests.conftest import ROOT, materialized, shared_path
 
 CPU = "CPUExecutionProvider"
 CUDA = "CUDAExecutionProvider"
@@ -54,7 +53,7 @@ def _zero_feeds(model, path):
 
 
 def _real(model, providers, level, tmp_path):
-    runnable = materialize_weights(model, tmp_path / "real")
+    runnable = materialized(model)
     rec = run_session(runnable, providers, level, inputs_npz=_zero_feeds(runnable, tmp_path / "feeds.npz"),
                       timeout=300)
     assert rec["state"] == "ok", rec.get("error")
