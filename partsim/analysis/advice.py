@@ -105,6 +105,9 @@ def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=N
     [['whatif', 'm.onnx', '--support', 'Relu', '--add-support', 'Erf'], ['blame', 'm.onnx', '--support', 'Relu']]
     """
     providers = summary["effectiveProviders"]
+    failing = _failure_step(summary)
+    if failing is not None and not causes(summary):
+        return [failing]
     if not providers or providers[0] == CPU:
         return [{"text": "only the CPU was asked for: name an accelerator, e.g. -p nnapi, -p cuda, -p openvino "
                          "(`partsim rules list` shows every shipped table)", "command": None}]
@@ -124,7 +127,7 @@ def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=N
         return [{"text": f"the nodes off {providers[0]} stay there for reasons a model change does not "
                          f"remove ({why})", "command": None},
                 {"text": "measure what each cause would save anyway:", "command": blame}]
-    steps = []
+    steps = [failing] if failing is not None else []
     for cause in found[:3]:
         cause["decompose"] = () if cause["domain"] else decompose_sources(cause["opType"], cause["origins"], 0,
                                                                            known=set(decomposable))
@@ -139,6 +142,24 @@ def next_steps(summary, request, symbolic_dims=(), optimized=False, fixed_dims=N
     steps.append({"text": "rank every cause by what lifting it alone saves (partitions, transfers, copies):",
                   "command": blame})
     return steps
+
+
+def _failure_step(summary):
+    """The first step when ORT would not create the session at all (``status: session_would_fail``): what to do
+    about its ``failure``, before anything about placement; ``None`` for a session that would run."""
+    if summary.get("status") != "session_would_fail":
+        return None
+    failure = summary.get("failure") or ""
+    if failure.startswith("ORT refuses the model at load"):
+        if "Unrecognized attribute" in failure:
+            todo = ("export the model at an opset whose schema this ORT knows, or without that attribute; "
+                    "`--ort VERSION` predicts a newer onnxruntime")
+        else:
+            todo = ("export the model for the IR version and opset this ORT loads, or predict a newer one with "
+                    "`--ort VERSION`")
+        return {"text": f"ORT would refuse to load the model, so nothing below runs: {todo}", "command": None}
+    return {"text": "ORT would not create this session (see `failure` above); the counts below describe a session "
+                    "that fails: fix the failure first", "command": None}
 
 
 def _cause_step(cause):

@@ -211,3 +211,27 @@ def test_next_steps_keep_the_users_dims_in_the_whatif_line(run_cli):
     result = json.loads(out)
     assert result["changes"] == [{"change": "fix-dim", "value": "seq=1"}]
     assert result["before"]["acceleratorPartitions"] == shown["partitionCount"]  # whatif's before is the prediction
+
+
+def test_next_steps_of_a_session_ort_would_not_load_say_so_first(run_cli, tmp_path):
+    """A model onnxruntime 1.31.1 refuses at load (opset 25's Attention attribute ``left_window_size``, which its
+    Attention-24 lacks; checked against a real session) gets no "nothing to change": the first step says the
+    session fails at load and what to change."""
+    import onnxruntime as ort
+    from onnx import TensorProto as T
+    from onnx import helper
+
+    vi = helper.make_tensor_value_info
+    io = [vi(n, T.FLOAT, [1, 2, 4, 8]) for n in "QKV"]
+    node = helper.make_node("Attention", ["Q", "K", "V"], ["Y"], name="att", is_causal=1, left_window_size=2)
+    m = helper.make_model(helper.make_graph([node], "g", io, [vi("Y", T.FLOAT, None)]),
+                          opset_imports=[helper.make_opsetid("", 25)], ir_version=11)
+    path = tmp_path / "windowed.onnx"
+    onnx.save(m, path)
+    with pytest.raises(Exception, match="Unrecognized attribute: left_window_size"):
+        ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    table, s = _table_and_json(run_cli, path, "-p", "qnn")
+    assert s["status"] == "session_would_fail" and "left_window_size" in s["failure"]
+    steps = table.split("next steps:")[1]
+    assert "nothing to change" not in table
+    assert steps.lstrip().startswith("- ORT would refuse to load the model") and "opset" in steps
