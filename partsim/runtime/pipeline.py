@@ -364,20 +364,25 @@ class _Written:
                 seen.update(outputs)
             if name:
                 original[name] = (domain, op)
+                key = ("name", name, domain, op)  # _node_key, from the fields read
             else:
                 unnamed_at.append(k)
+                first = outputs[0] if outputs else ""
                 if outputs:
-                    unnamed[outputs[0]] = (domain, op)
+                    unnamed[first] = (domain, op)
+                key = ("output", first, domain, op)
             if op != "Constant" or domain not in ("", "ai.onnx"):  # sim/names.loaded_nodes
-                keys.setdefault(_node_key(n), index)
+                keys.setdefault(key, index)
                 index += 1
                 if op == "DequantizeLinear":
                     self.maybe_dq = True
-            for inner in (m for g in node_graphs(n) for m in all_nodes(g)):
-                if inner.name:
-                    original[inner.name] = (inner.domain or "", inner.op_type)
-                elif inner.output:
-                    unnamed[inner.output[0]] = (inner.domain or "", inner.op_type)
+            bodies = node_graphs(n)
+            if bodies:
+                for inner in (m for g in bodies for m in all_nodes(g)):
+                    if inner.name:
+                        original[inner.name] = (inner.domain or "", inner.op_type)
+                    elif inner.output:
+                        unnamed[inner.output[0]] = (inner.domain or "", inner.op_type)
         if names:
             seen.update(original)
             seen.update(t.name for t in graph.initializer)
