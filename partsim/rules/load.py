@@ -315,14 +315,21 @@ _HEADER_DEFAULT = re.compile(r"^default_variant:[ \t]*(true|false)", re.M)
 
 def _scan_header(path):
     """(provider, variant, kind, default_variant) read cheaply from a table's top-level keys, or
-    (None, "", None, None); a key not found is ``None`` (the table's parse decides)."""
+    (None, "", None, None); a key not found is ``None`` (the table's parse decides).  Read once per process
+    while the file keeps its size and modification time (every prediction lists the shipped tables)."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the open: the parse refuses it
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block the open: the parse refuses it
             return None, "", None, None
-        with open(path, encoding="utf-8", errors="replace") as f:
-            head = f.read(65536)
-    except OSError:
+        return _header_of_file(str(path), st.st_size, st.st_mtime_ns)
+    except OSError:  # not kept: a file unreadable now may be readable later
         return None, "", None, None
+
+
+@lru_cache(maxsize=256)
+def _header_of_file(path, _size, _mtime):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        head = f.read(65536)
     m = _HEADER_PROVIDER.search(head)
     v = _HEADER_VARIANT.search(head)
     k = _HEADER_KIND.search(head)

@@ -59,3 +59,21 @@ def test_cache_can_be_turned_off(tmp_path, monkeypatch):
     monkeypatch.setenv("PARTSIM_NO_CACHE", "1")
     ruletable.parse_table((ROOT / "rules" / "nnapi.yaml").read_text(), "my-nnapi.yaml")
     assert not (tmp_path / "tables").exists()
+
+
+def test_table_headers_are_read_again_when_the_file_changes(tmp_path):
+    """A folder of tables lists each file's header lines (provider, variant, kind) without parsing it; they
+    are read once per process while the file keeps its size and mtime, and again once it changes."""
+    import os
+
+    text = (ROOT / "rules" / "nnapi.yaml").read_text()
+    path = tmp_path / "mine.yaml"
+    path.write_text(text)
+    first = ruletable.builtin_tables(tmp_path).headers()
+    assert list(first) == ["NnapiExecutionProvider"]
+    assert ruletable.builtin_tables(tmp_path).headers()["NnapiExecutionProvider"][0].kind == \
+        first["NnapiExecutionProvider"][0].kind
+    path.write_text(text.replace("NnapiExecutionProvider", "MyExecutionProvider", 1) + "\n")
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # a later mtime, whatever the clock
+    assert list(ruletable.builtin_tables(tmp_path).headers()) == ["MyExecutionProvider"]
