@@ -4,17 +4,18 @@ inference (:mod:`partsim.io.shape_inference`), so that a runaway allocation fail
 ``std::bad_alloc``) instead of paging the machine.  Only lowers: a tighter limit already set (``ulimit
 -v``) stays.  Where the OS has no such limit (no ``resource`` module), nothing happens."""
 
-__all__ = ["lower_address_space", "restore_address_space", "address_space_in_use"]
+__all__ = ["lower_address_space", "restore_address_space", "address_space_in_use", "can_lower_another"]
 
 
-def lower_address_space(cap):
-    """Lower this process's soft ``RLIMIT_AS`` to ``cap`` bytes (no higher than the hard limit).
-    Returns what :func:`restore_address_space` takes, or ``None`` when nothing changed (already as
-    tight, or not on this platform)."""
+def lower_address_space(cap, pid=0):
+    """Lower this process's soft ``RLIMIT_AS`` (or that of process ``pid``: Linux's ``prlimit``, see
+    :func:`can_lower_another`) to ``cap`` bytes (no higher than the hard limit).  Returns what
+    :func:`restore_address_space` takes, or ``None`` when nothing changed (already as tight, or not on
+    this platform)."""
     try:
         import resource
 
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        soft, hard = resource.prlimit(pid, resource.RLIMIT_AS) if pid else resource.getrlimit(resource.RLIMIT_AS)
     except (ImportError, OSError, ValueError, AttributeError):
         return None
     if hard != resource.RLIM_INFINITY:
@@ -22,10 +23,22 @@ def lower_address_space(cap):
     if soft != resource.RLIM_INFINITY and soft <= cap:
         return None  # already as tight
     try:
-        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+        if pid:
+            resource.prlimit(pid, resource.RLIMIT_AS, (cap, hard))
+        else:
+            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
     except (ValueError, OSError):
         return None
     return soft, hard
+
+
+def can_lower_another():
+    """Whether :func:`lower_address_space` can lower another process's limit here (``resource.prlimit``)."""
+    try:
+        import resource
+    except ImportError:
+        return False
+    return hasattr(resource, "prlimit")
 
 
 def restore_address_space(saved):

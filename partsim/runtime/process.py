@@ -58,7 +58,11 @@ class ChildFailure(Exception):
 
 def memory_ceiling(limit):
     """A ``preexec_fn`` that caps the child's address space at ``limit`` bytes (where the OS can: elsewhere
-    the timeout still bounds the run)."""
+    the timeout still bounds the run).  Used only where this process cannot cap the child once it runs
+    (:func:`partsim.address_space.can_lower_another`): a ``preexec_fn`` makes Python ``fork()`` this whole
+    process instead of ``vfork()``-ing it, and every page this process writes afterwards faults once more
+    (65 ms of system time per child of a 200 MB process, 280 ms of a 1 GB one; benchmarks/README.md, "Test
+    suite time (issue 32)")."""
     from ..address_space import lower_address_space
 
     return lambda: lower_address_space(limit)
@@ -106,11 +110,17 @@ class OrtProcess:
         self.owner = os.getpid()
         self._tmp = tempfile.mkdtemp(prefix="partsim-child-")  # the child's TMPDIR, removed by close()
         _LIVE.add(self)
+        from ..address_space import can_lower_another, lower_address_space
+
+        cap_after = bool(memory_limit) and can_lower_another()  # before the child is handed its request
         try:
             self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=self._stderr, env=_child_env(self._tmp, quick),
                                          start_new_session=True,
-                                         preexec_fn=memory_ceiling(memory_limit) if memory_limit else None)
+                                         preexec_fn=memory_ceiling(memory_limit) if memory_limit and not cap_after
+                                         else None)
+            if cap_after:
+                lower_address_space(memory_limit, self.proc.pid)
         except BaseException as exc:
             self.close()
             if not isinstance(exc, OSError):

@@ -120,6 +120,25 @@ def test_a_timeout_kills_the_whole_process_group(misbehave, monkeypatch, tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/limits"), reason="reads /proc/<pid>/limits (Linux)")
+@pytest.mark.parametrize("after_start", [True, False])
+def test_the_child_runs_under_its_address_space_ceiling(monkeypatch, after_start):
+    """The child's soft RLIMIT_AS is the ceiling asked for, set from here once it runs (``prlimit``: the child
+    is then started by ``vfork``) or, where that cannot be done, by a ``preexec_fn``; a tighter limit of this
+    process stays."""
+    import resource
+
+    from partsim import address_space
+
+    monkeypatch.setattr(address_space, "can_lower_another", lambda: after_start)
+    cap = 3 * 1024**3
+    own = resource.getrlimit(resource.RLIMIT_AS)[0]
+    with OrtProcess("optimize", memory_limit=cap) as child:
+        with open(f"/proc/{child.proc.pid}/limits") as f:
+            soft = next(line.split()[3] for line in f if line.startswith("Max address space"))
+    assert int(soft) == (cap if own == resource.RLIM_INFINITY else min(cap, own))
+
+
 @pytest.mark.parametrize("how, cause", [("crash", "crashed"), ("babble", "protocol")])
 def test_a_child_that_dies_or_babbles_gives_no_record(misbehave, how, cause):
     misbehave(how)
