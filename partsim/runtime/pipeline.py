@@ -465,13 +465,14 @@ def _origins(model, written):
 
     origins, original, inlined = {}, written.original, written.inlined_outputs
     for n in model.nodes:
-        tensors = n.inputs + n.outputs
-        if n.name not in original and n.outputs and written.unnamed.get(n.outputs[0]) == (n.domain, n.op_type):
+        if n.name in original:  # a node of the model as written, or one ORT rewrote under its name
+            origins[n.name] = origin_of(n.name, n.domain, n.op_type, original)
+        elif n.outputs and written.unnamed.get(n.outputs[0]) == (n.domain, n.op_type):
             origins[n.name] = "model"
-        elif n.name not in original and tuple(n.outputs) in inlined:
+        elif tuple(n.outputs) in inlined:
             origins[n.name] = f"inlined:{inlined[tuple(n.outputs)]}"
-        elif n.name not in original and any(t.startswith("_inlfunc_") for t in tensors):
-            op = next(t for t in tensors if t.startswith("_inlfunc_"))[len("_inlfunc_"):].split("_")[0]
+        elif any(t.startswith("_inlfunc_") for t in n.inputs + n.outputs):
+            op = next(t for t in n.inputs + n.outputs if t.startswith("_inlfunc_"))[len("_inlfunc_"):].split("_")[0]
             origins[n.name] = f"inlined:{op}"
         else:
             origins[n.name] = origin_of(n.name, n.domain, n.op_type, original)
@@ -485,11 +486,12 @@ def _facts(model, written, result):
                             else _written_names(written.original, written.proto))
     # later rounds form their own partitions (sim/rounds.py)
     rounds = {n.index: written.round_outputs[tuple(n.outputs)] for n in model.nodes
-              if tuple(n.outputs) in written.round_outputs}
+              if tuple(n.outputs) in written.round_outputs} if written.round_outputs else {}
     pinned = dict.fromkeys(result.pinned, CPU) if result is not None and result.pinned else {}
     # sim/qnn_tensors.py: nodes the EPs never saw in this form
     later = result.cpu_pass_nodes if result is not None and result.cpu_pass_nodes else ()
-    unnamed = [n.index for n in model.nodes if n.outputs and written.unnamed.get(n.outputs[0]) == (n.domain, n.op_type)]
+    unnamed = [n.index for n in model.nodes if n.outputs and written.unnamed.get(n.outputs[0]) == (n.domain, n.op_type)
+               ] if written.unnamed else []
     return SessionFacts(counter, rounds, frozenset(later), pinned, frozenset(unnamed))
 
 
