@@ -11,8 +11,8 @@ ORT's registry also holds the ONNX schemas of the ONNX release ORT was built wit
 than the ``onnx`` package installed beside partsim (onnxruntime 1.31.1 knows Attention-23 and -24, onnx
 1.23 also Attention-25 with ``left_window_size``).  ORT checks every node's attributes against the schema
 *it* resolves (``OpSchema::Verify`` from ``Graph::VerifyNodeAndOpMatch``, graph.cc: "Unrecognized
-attribute"), so ``attributes`` lists, for every schema of the ONNX domains, the attribute names per
-``since_version`` (:func:`partsim.sim.refusals.load_refusal`).
+attribute"), so ``attributes`` lists, for every schema of ORT's registry (ONNX and ORT's own domains),
+the attribute names per ``since_version`` (:func:`partsim.sim.refusals.load_refusal`).
 """
 
 from ..report.output import to_json
@@ -37,9 +37,9 @@ def generate_contrib_schemas():
 
     ops, attributes = {}, {}
     for s in C.get_all_operator_schema():
+        domain = "" if s.domain == "ai.onnx" else s.domain
+        attributes.setdefault(f"{domain}:{s.name}", {})[str(s.since_version)] = sorted(s.attributes)
         if s.domain in ONNX_DOMAINS:
-            domain = "" if s.domain == "ai.onnx" else s.domain
-            attributes.setdefault(f"{domain}:{s.name}", {})[str(s.since_version)] = sorted(s.attributes)
             continue
         key = f"{s.domain}:{s.name}"
         ops.setdefault(key, {})[str(s.since_version)] = {

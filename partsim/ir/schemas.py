@@ -76,8 +76,8 @@ def _ort_newest(domain):
 
 
 def ort_attributes(domain, op_type, opset):
-    """``(release, since_version, attribute names)`` of the ONNX-domain schema ORT's own registry resolves a
-    node of ``op_type`` to under ``opset`` (the snapshot's release), or ``None`` when it has none.
+    """``(release, since_version, attribute names)`` of the schema ORT's own registry resolves a node of
+    ``op_type`` in ``domain`` to under ``opset`` (the snapshot's release), or ``None`` when it has none.
 
     >>> release, since, names = ort_attributes("", "Attention", 25)
     >>> since, "left_window_size" in names, "q_num_heads" in names
