@@ -40,7 +40,7 @@ _FORMAT = "partsim-ort-facts-1"
 # newer ORT predicted makes them "may be stale" in the summary until `partsim rules refresh` (the
 # regenerable ones) or a person (the others) checks them again.
 ORT_FACTS = (
-    ("ORT's operator schemas (com.microsoft contrib ops; the ONNX ops' versions and attributes)", "1.31.1",
+    ("ORT's operator schemas (contrib ops' ports; every schema's versions and attributes)", "1.31.1",
      "partsim/data/contrib_schemas.json",
      "partsim rules refresh"),
     ("Level 2/3 transformers and the providers each touches", "1.31.1", "partsim/sim/pipeline.py", ""),
