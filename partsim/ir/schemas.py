@@ -75,6 +75,7 @@ def _ort_newest(domain):
     )
 
 
+@lru_cache(maxsize=None)
 def ort_attributes(domain, op_type, opset):
     """``(release, since_version, attribute names)`` of the schema ORT's own registry resolves a node of
     ``op_type`` in ``domain`` to under ``opset`` (the snapshot's release), or ``None`` when it has none.

@@ -71,22 +71,24 @@ _NOT_CHECKED = frozenset(
 
 
 def _unrecognized_attribute(model, release):
-    """ORT's refusal of the first node (file order, bodies included) with an attribute the ONNX schema in ORT's
+    """ORT's refusal of the first node (file order, bodies included) with an attribute the schema in ORT's
     registry lacks, or ``None`` (also when the snapshot describes another release than ``release``)."""
     from ..ir.schemas import ort_attributes
 
+    opsets = model.opsets
     for node in model.nodes:
-        if not node.attrs or node.op_type == "Constant":
+        attrs = node.attrs
+        if not attrs:
             continue
-        found = ort_attributes(node.domain, node.op_type, model.opsets.get(node.domain))
-        if found is None or found[0] != release or (node.domain, node.op_type, found[1]) in _NOT_CHECKED:
+        found = ort_attributes(node.domain, node.op_type, opsets.get(node.domain))
+        if (found is None or found[2].issuperset(attrs) or found[0] != release or node.op_type == "Constant"
+                or (node.domain, node.op_type, found[1]) in _NOT_CHECKED):
             continue
-        unknown = sorted(set(node.attrs) - found[2])
-        if unknown:
-            return (f"ORT refuses the model at load: node {node.name} ({node.qualified_op}) has attribute "
-                    f"{unknown[0]!r}, which {node.op_type}-{found[1]}, the schema onnxruntime {release} resolves "
-                    f"it to at opset {model.opsets.get(node.domain)}, does not have (graph.cc VerifyNodeAndOpMatch: "
-                    f"\"Unrecognized attribute: {unknown[0]} for operator {node.op_type}\")")
+        unknown = sorted(set(attrs) - found[2])[0]
+        return (f"ORT refuses the model at load: node {node.name} ({node.qualified_op}) has attribute "
+                f"{unknown!r}, which {node.op_type}-{found[1]}, the schema onnxruntime {release} resolves "
+                f"it to at opset {opsets.get(node.domain)}, does not have (graph.cc VerifyNodeAndOpMatch: "
+                f"\"Unrecognized attribute: {unknown} for operator {node.op_type}\")")
     return None
 
 
