@@ -77,6 +77,23 @@ def test_a_warm_prediction_starts_no_ort_process(tmp_path, cache, monkeypatch):
     assert started == [] and to_json(warm) == to_json(cold)
 
 
+def test_a_warm_preparation_starts_no_ort_process(tmp_path, cache, monkeypatch):
+    """prepare_graph (what check, blame and what-if build on: runtime.pipeline.prepare) asks the cache before it
+    starts ORT's child too: a warm preparation starts none, a cold one one."""
+    from partsim.api import prepare_graph
+    from partsim.runtime.process import OrtProcess
+
+    started, real_init = [], OrtProcess.__init__
+    monkeypatch.setattr(OrtProcess, "__init__", lambda self, *a, **k: started.append(a) or real_init(self, *a, **k))
+    path = _conv_model(tmp_path)
+    cold = prepare_graph(str(path), "all")
+    assert len(started) == 1
+    started.clear()
+    warm = prepare_graph(str(path), "all")
+    assert started == []
+    assert [(n.name, n.op_type) for n in warm.model.nodes] == [(n.name, n.op_type) for n in cold.model.nodes]
+
+
 def test_a_changed_request_is_another_entry(tmp_path, cache, monkeypatch):
     path = _conv_model(tmp_path)
     counter = _Counter(monkeypatch)
