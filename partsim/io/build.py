@@ -136,8 +136,11 @@ def _attr_value(a):
 
 
 class _Builder:
-    def __init__(self, proto, path, sha256, opsets, warnings, file_order=None, resort=False, shown_as=None, notes=()):
+    def __init__(self, proto, path, sha256, opsets, warnings, file_order=None, resort=False, shown_as=None, notes=(),
+                 listed=None):
         self.proto = proto
+        # the main graph's (name, ValueInfoProto) per list, as the shape-value propagation read them (or None)
+        self.listed = listed or None
         self.file_order = file_order  # main-graph node positions in file order, when the proto was sorted
         self.resort = resort  # stop (build() -> None) at a main graph listed out of topological order
         self.unsorted = False
@@ -186,6 +189,7 @@ class _Builder:
         del g
         ir_version = int(self.proto.ir_version)
         self.proto = None  # the IR is complete: let the proto go before edges are built
+        self.listed = None
         nodes, self.nodes = self.nodes, None
         # already topological: no sort, and no cycle
         known = {"topological_order": list(range(len(nodes)))} if self.in_order else {}
@@ -252,7 +256,7 @@ class _Builder:
         the nodes are listed in topological order.
         """
         visible = dict(outer)
-        info = self._value_types(g)
+        info = self._value_types(g, self.listed if parent is None else None)
         init_names = self._initializers(g, scope, visible, parent)
         inputs = self._graph_inputs(g, scope, visible, info, init_names)
         if parent is None:
@@ -276,18 +280,22 @@ class _Builder:
             self._main_outputs = outs
         return reads_outer
 
-    def _value_types(self, g):
-        """Tensor name -> parsed type of ``g``'s value_info, inputs and outputs (one parse per distinct type)."""
+    def _value_types(self, g, listed=None):
+        """Tensor name -> parsed type of ``g``'s value_info, inputs and outputs (one parse per distinct type);
+        ``listed``: those lists as ``(name, ValueInfoProto)`` pairs read already."""
         types = self.types
         info = {}
-        for vis in (g.value_info, g.input, g.output):
-            for vi in vis:
+        if listed is None:
+            listed = {which: [(vi.name, vi) for vi in vis] for which, vis in
+                      (("value_info", g.value_info), ("input", g.input), ("output", g.output))}
+        for which in ("value_info", "input", "output"):
+            for name, vi in listed[which]:
                 tp = vi.type
                 key = tp.SerializeToString()
                 typ = types.get(key)
                 if typ is None:
                     typ = types[key] = _parse_type(tp)
-                info[vi.name] = typ
+                info[name] = typ
         return info
 
     def _initializers(self, g, scope, visible, parent):

@@ -64,9 +64,9 @@ def model_from_proto(proto, path="<memory>", sha256="", infer_shapes=True, shown
     """
     if index_order is not None and infer_shapes and _listed_in_order(proto.graph):
         _check_declared_dims(proto, path)
-        warnings = []
-        inferred = _infer_shapes_as_listed(proto, warnings)
-        return _try_build(inferred, path, sha256, warnings, list(index_order), False, shown_as, notes)[0]
+        warnings, listed = [], {}
+        inferred = _infer_shapes_as_listed(proto, warnings, listed)
+        return _try_build(inferred, path, sha256, warnings, list(index_order), False, shown_as, notes, listed)[0]
     if index_order is not None:
         import onnx
 
@@ -101,12 +101,12 @@ def _build_from_box(box, path, sha256, infer_shapes, shown_as=None, notes=()):
     proto = box.pop()
     if infer_shapes:
         _check_declared_dims(proto, path)
-        warnings = []
-        inferred = _infer_shapes_as_listed(proto, warnings)
+        warnings, listed = [], {}  # the main graph's value infos as the propagation read them
+        inferred = _infer_shapes_as_listed(proto, warnings, listed)
         del proto
         proto = inferred
         del inferred
-        model, builder = _try_build(proto, path, sha256, warnings, None, True, shown_as, notes)
+        model, builder = _try_build(proto, path, sha256, warnings, None, True, shown_as, notes, listed)
         if model is not None:
             return model
         proto = builder.proto  # listed out of order: infer again on a sorted copy
@@ -117,7 +117,7 @@ def _build_from_box(box, path, sha256, infer_shapes, shown_as=None, notes=()):
     return _try_build(proto, path, sha256, [], None, False, shown_as, notes)[0]
 
 
-def _try_build(proto, path, sha256, warnings, file_order, resort, shown_as=None, notes=()):
+def _try_build(proto, path, sha256, warnings, file_order, resort, shown_as=None, notes=(), listed=None):
     opsets = {}
     for o in proto.opset_import:
         if o.domain.__class__ is not str:
@@ -127,7 +127,7 @@ def _try_build(proto, path, sha256, warnings, file_order, resort, shown_as=None,
         opsets[""] = ORT_DEFAULT_ONNX_OPSET  # their newest opset), e.g. for an ai.onnx.ml-only model
         warnings.append(f"no opset import for the default ONNX domain: ai.onnx {ORT_DEFAULT_ONNX_OPSET} "
                         "assumed, as onnxruntime 1.31.1 does")
-    builder = _Builder(proto, path, sha256, opsets, warnings, file_order, resort, shown_as, notes)
+    builder = _Builder(proto, path, sha256, opsets, warnings, file_order, resort, shown_as, notes, listed)
     del proto
     try:
         return builder.build(), builder

@@ -56,8 +56,10 @@ def _infer_shapes_sorted(proto, warnings):
     return inferred, file_order
 
 
-def _infer_shapes_as_listed(proto, warnings):
-    """ONNX shape inference, then the shape values ORT propagates; never fatal, memory-capped.
+def _infer_shapes_as_listed(proto, warnings, listed=None):
+    """ONNX shape inference, then the shape values ORT propagates; never fatal, memory-capped.  ``listed``: as
+    :func:`~partsim.io.shape_values.propagate_shape_values` fills it (left empty when the propagation did not
+    finish).
 
     ONNX's own data propagation (``data_prop=True``) is not used: it resolves shapes ORT leaves
     symbolic (``ConstantOfShape(Slice(Shape(x), ...))``: its Slice/Concat/Add propagators read
@@ -79,9 +81,11 @@ def _infer_shapes_as_listed(proto, warnings):
         inferred = _through_contrib_ops(proto, inferred, False)
     try:
         with _memory_cap(SHAPE_INFERENCE_MEMORY + 4 * inferred.ByteSize()):
-            propagate_shape_values(inferred)
+            propagate_shape_values(inferred, listed)
     except MemoryError:
         warnings.append("shape values not propagated (out of memory)")
+        if listed is not None:
+            listed.clear()
     return inferred
 
 

@@ -267,14 +267,16 @@ def _constant_value(node):
     return None
 
 
-def propagate_shape_values(proto):
+def propagate_shape_values(proto, listed=None):
     """Tighten, in place, the ``value_info`` of ``proto``'s main graph (already through ONNX
     inference, nodes in topological order) with the shapes ORT infers from propagated shape values.
-    Returns the number of tensors whose shape got more known dimensions."""
+    Returns the number of tensors whose shape got more known dimensions.  ``listed`` (a dict), when given,
+    gets the main graph's ``input``, ``value_info`` and ``output`` as read here, each a list of
+    ``(name, ValueInfoProto)`` in order, the entries added last (the IR builder reads them from there)."""
     opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), None)
     if opset is None:
         return 0
-    run = _Propagation(proto, opset)
+    run = _Propagation(proto, opset, listed)
     watched = run.watched
     for node in proto.graph.node:
         domain = node.domain
@@ -302,21 +304,29 @@ def propagate_shape_values(proto):
 class _Propagation:
     """The state of one :func:`propagate_shape_values` pass over a graph."""
 
-    def __init__(self, proto, opset):
+    def __init__(self, proto, opset, listed=None):
         graph = proto.graph
         self.proto, self.graph, self.opset = proto, graph, opset
         self.opset_imports = list(proto.opset_import)
         # name -> TypeProto the inference reads (an input's, else the first value_info's, else an output's);
         # name -> ValueInfoProto a tightened type is written to (the last value_info, else the last output)
         types, self.value_infos, self.outputs = {}, {}, {}
+        # (name, ValueInfoProto) of each list, as read (propagate_shape_values's ``listed``)
+        inputs, self.listed_infos, outputs = [], [], []
         for vi in graph.input:
-            types.setdefault(vi.name, vi.type)
-        for vis, by_name in ((graph.value_info, self.value_infos), (graph.output, self.outputs)):
+            name = vi.name
+            inputs.append((name, vi))
+            types.setdefault(name, vi.type)
+        for vis, by_name, pairs in ((graph.value_info, self.value_infos, self.listed_infos),
+                                    (graph.output, self.outputs, outputs)):
             for vi in vis:
                 name = vi.name
+                pairs.append((name, vi))
                 by_name[name] = vi
                 if name not in types:
                     types[name] = vi.type
+        if listed is not None:
+            listed.update(input=inputs, value_info=self.listed_infos, output=outputs)
         self.types = types
         # propagated (channel, values); small int initializers; Constant nodes by output (their small
         # ints are read when a propagator asks); TensorProtos (a Constant's once a node re-inferred reads
@@ -493,6 +503,7 @@ class _Propagation:
                 vi = graph.value_info.add()
                 vi.name = name
                 self.value_infos[name] = vi
+                self.listed_infos.append((name, vi))
             vi.type.CopyFrom(tp)
             types[name] = vi.type
             self.static.pop(name, None)
