@@ -166,7 +166,7 @@ def test_a_session_that_crashes_or_hangs_is_never_a_prediction(run_cli, misbehav
     from partsim.runtime import optimizer
 
     monkeypatch.setenv("PARTSIM_NO_CACHE", "1")
-    monkeypatch.setattr(optimizer, "SESSION_TIMEOUT_S", 2)
+    monkeypatch.setattr(optimizer, "SESSION_TIMEOUT_S", 1)  # a hung child never answers: 1 s per try is a timeout
     misbehave(how)
     code, out, err = run_cli("simulate", CHAIN, "-p", "cuda")
     assert code == 2 and out == ""
