@@ -69,8 +69,10 @@ def _infer_shapes_as_listed(proto, warnings, listed=None):
     import onnx
 
     try:
-        with _memory_cap(SHAPE_INFERENCE_MEMORY + 4 * proto.ByteSize()):
-            inferred = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False)
+        data = proto.SerializeToString()  # what infer_shapes would serialize itself; its length is ByteSize()
+        with _memory_cap(SHAPE_INFERENCE_MEMORY + 4 * len(data)):
+            inferred = onnx.shape_inference.infer_shapes(data, check_type=False, strict_mode=False)
+        del data
     except MemoryError:
         warnings.append("shape inference failed: out of memory")
         return proto
