@@ -139,9 +139,15 @@ XDIST := -n $(TEST_JOBS) --dist loadfile
 # ~40 s, which the main run's two workers absorb (after the main run they were ~30 s more on the clock;
 # benchmarks/README.md, "Test suite time").  Its output is shown after the main run's; `make test` fails if either
 # run fails, and the highest-ORT run is stopped if the recipe is.
+#
+# partsim's modules are compiled first, as `pip install` compiles them: the suite starts hundreds of partsim and
+# ORT-child processes, and where the environment sets PYTHONDONTWRITEBYTECODE (this project's machines do) each
+# of them compiled every module it imported from source, ~0.08 s of CPU a process (benchmarks/README.md, "Test
+# suite time").
 HI_LOG := out/test-ort-highest.log
 test: setup browser openvino openvino-plugin webgpu zoo-models ort-highest
 	@mkdir -p out
+	$(BIN)/python -m compileall -q -j 0 partsim
 	PARTSIM_OTHER_ORT_PYTHON=$(CURDIR)/$(BIN)/python $(HI_VENV)/bin/python -m pytest -q -p no:cacheprovider \
 	  $(HIGHEST_TESTS) > $(HI_LOG) 2>&1 & hi=$$!; trap 'kill $$hi 2>/dev/null' EXIT; trap 'exit 1' INT TERM; \
 	PARTSIM_OTHER_ORT_PYTHON=$(CURDIR)/$(HI_VENV)/bin/python $(BIN)/python -m pytest -q $(XDIST); main=$$?; \

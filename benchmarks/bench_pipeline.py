@@ -14,6 +14,7 @@ partsim run starts ORT's optimizer in children of its own.  partsim runs three w
 
 The four commands run in turn, round after round (paired, so a drift of the machine's speed hits
 all alike); min and median of ``--runs`` per command, and the median of the per-round ratios.
+partsim's modules are compiled first, as ``pip install`` leaves them.
 Target (issue 32): cold partsim <= 1.5x the session's whole process.
 
     python benchmarks/bench_pipeline.py [--runs 9] [--model PATH]
@@ -58,7 +59,13 @@ def main():
     ap.add_argument("--model", default=str(ROOT.parent / "shared" / "corpus" / "graph_only" / "swin_t.ts.onnx"))
     ap.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "bench_pipeline.json"))
     args = ap.parse_args()
+    import compileall
+
     from partsim.io.materialize import materialize_weights
+
+    # partsim as `pip install` leaves it: its modules compiled (onnx and onnxruntime in the venv are), also where
+    # the environment sets PYTHONDONTWRITEBYTECODE and a checkout would compile every module in every run
+    compileall.compile_dir(str(ROOT / "partsim"), quiet=1)
 
     times = {"partsim_cold": [], "partsim_cold_late_child": [], "partsim_warm": [], "session_process": [],
              "session_create": []}
