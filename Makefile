@@ -130,13 +130,15 @@ browser:
 	  { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; } || \
 	    echo "chromium not installed: the browser tests will be skipped"; }
 
-# two pytest workers (pytest-xdist), one test file each at a time: a file's module-scoped fixtures (one real
-# session shared by the tests that check it) are made once, and tests/project/test_doc_commands.py runs a page in order
-TEST_JOBS ?= 2
+# three pytest workers (pytest-xdist) on two cores, one test file each at a time: a file's module-scoped fixtures (one
+# real session shared by the tests that check it) are made once, and tests/project/test_doc_commands.py runs a page in
+# order.  A third worker fills the time the others wait on their ORT children (quiet, warm caches: main run 322 s with
+# two, 291-310 s with three, 304 s with four; benchmarks/README.md, "Test suite time")
+TEST_JOBS ?= 3
 XDIST := -n $(TEST_JOBS) --dist loadfile
 
 # The highest-ORT run goes alongside the main run, not after it: its ~50 tests keep about one core busy for
-# ~40 s, which the main run's two workers absorb (after the main run they were ~30 s more on the clock;
+# ~40 s, which the main run's workers absorb (after the main run they were ~30 s more on the clock;
 # benchmarks/README.md, "Test suite time").  Its output is shown after the main run's; `make test` fails if either
 # run fails, and the highest-ORT run is stopped if the recipe is.
 #
