@@ -295,20 +295,15 @@ def materialize_weights(model_path, out_dir, seed=0):
     return target
 
 
-def absent_external_data(proto, model_path, entries=None):
-    """``{"files": [...], "tensors": n}`` for the external-data files ``proto`` references that are not
-    beside ``model_path`` (graph-only models), or None when every referenced file is there.  Nothing is
-    opened.  ``entries``: :func:`external_tensors`' list when the caller has it (no second walk); without
-    it the locations are not checked here (the IR build refuses unsafe ones)."""
+def absent_external_data(entries, model_path):
+    """``{"files": [...], "tensors": n}`` for the external-data files the tensors ``entries``
+    (:func:`external_tensors`' list, locations checked) read that are not beside ``model_path`` (graph-only
+    models), or None when every referenced file is there.  Nothing is opened."""
     base = Path(model_path).resolve().parent
-    if entries is not None:
-        locations = [e["location"] for e in entries]
-    else:
-        locations = [next((e.value for e in t.external_data if e.key == "location"), "")
-                     for t, _, _ in _walk_tensors(proto.graph)]
     files, tensors, present = set(), 0, {}
-    for loc in locations:
-        if loc and not present.setdefault(loc, (base / loc).is_file()):
+    for e in entries:
+        loc = e["location"]
+        if not present.setdefault(loc, (base / loc).is_file()):
             files.add(loc)
             tensors += 1
     return {"files": sorted(files), "tensors": tensors} if files else None

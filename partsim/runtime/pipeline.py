@@ -416,7 +416,7 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
         stand_in, written.sizes = source.stand_in, source.sizes
     else:
         entries = external_tensors(proto, path)
-        stand_in, written.sizes = absent_external_data(proto, path, entries), external_data_ends(entries)
+        stand_in, written.sizes = absent_external_data(entries, path), external_data_ends(entries)
         del entries
     summary_notes = (stand_in_note(stand_in),) if stand_in else ()
     got = _optimized(ask, written, child, early)
