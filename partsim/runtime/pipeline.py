@@ -155,11 +155,13 @@ def _loaded_count(proto):
 
 
 def _node_key(n):
-    name, domain = n.name, n.domain
-    if name:
-        return ("name", name, domain or "", n.op_type)
     outputs = n.output
-    return ("output", outputs[0] if outputs else "", domain or "", n.op_type)
+    return _key(n.name, outputs[0] if outputs else "", n.domain or "", n.op_type)
+
+
+def _key(name, first_output, domain, op):
+    """A node's key (:func:`_node_key`) from its fields: its name, or its first output when it has none."""
+    return ("name", name, domain, op) if name else ("output", first_output, domain, op)
 
 
 def _inline(proto, resolution, unclaimed, names=None, rounds=None):
@@ -362,17 +364,15 @@ class _Written:
             if names:
                 seen.update(n.input)
                 seen.update(outputs)
+            first = outputs[0] if outputs else ""
             if name:
                 original[name] = (domain, op)
-                key = ("name", name, domain, op)  # _node_key, from the fields read
             else:
                 unnamed_at.append(k)
-                first = outputs[0] if outputs else ""
                 if outputs:
                     unnamed[first] = (domain, op)
-                key = ("output", first, domain, op)
             if op != "Constant" or domain not in ("", "ai.onnx"):  # sim/names.loaded_nodes
-                keys.setdefault(key, index)
+                keys.setdefault(_key(name, first, domain, op), index)
                 index += 1
                 if op == "DequantizeLinear":
                     self.maybe_dq = True
