@@ -69,18 +69,21 @@ def _model(nodes, inits, outs):
     return m
 
 
-@pytest.mark.parametrize("name,nodes,inits,outs", CASES, ids=[c[0] for c in CASES])
-def test_shapes_equal_real_ort(name, nodes, inits, outs, tmp_path):
+def _real_and_ours(m, path):
+    """``m`` saved at ``path``: a real ORT CPU session of it (ORT_DISABLE_ALL) and partsim's loaded IR."""
     import onnx
     import onnxruntime as ort
 
-    m = _model(nodes, inits, outs)
-    path = tmp_path / f"{name}.onnx"
     onnx.save(m, str(path))
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
-    ours = load_model(str(path))
+    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]), load_model(str(path))
+
+
+@pytest.mark.parametrize("name,nodes,inits,outs", CASES, ids=[c[0] for c in CASES])
+def test_shapes_equal_real_ort(name, nodes, inits, outs, tmp_path):
+
+    sess, ours = _real_and_ours(_model(nodes, inits, outs), tmp_path / f"{name}.onnx")
     for o in sess.get_outputs():
         theirs = [d if isinstance(d, int) else None for d in o.shape]
         v = ours.value(o.name)
@@ -124,7 +127,6 @@ def test_constant_data_alone_is_read_by_onnx_inference(tmp_path):
     ``value_int``) as input data already, so re-inferring those nodes would tighten
     nothing; the shapes equal a real ORT CPU session's and the propagation tightens none of them."""
     import onnx
-    import onnxruntime as ort
 
     from partsim.io.shape_values import propagate_shape_values
 
@@ -143,11 +145,6 @@ def test_constant_data_alone_is_read_by_onnx_inference(tmp_path):
     assert shapes["a"] == [2, 6] and shapes["b"] == [6, 2] and shapes["c"] == [2, 3] and shapes["d"] == [1, 3, 4]
     assert shapes["e"] == [4]  # Range(0, 7, 2): ONNX read all three scalars
     assert propagate_shape_values(inferred) == 0
-    path = tmp_path / "constants.onnx"
-    onnx.save(m, str(path))
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
-    ours = load_model(str(path))
+    sess, ours = _real_and_ours(m, tmp_path / "constants.onnx")
     for o in sess.get_outputs():
         assert list(ours.value(o.name).shape) == o.shape, o.name
