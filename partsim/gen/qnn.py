@@ -31,12 +31,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .qnn_probes import (ATTR_ONLY, DTYPES, DYNAMIC_SIDE, LAYOUT_REFUSAL, NO_KERNEL, PROBE_OPS, QNN_LAYOUT_CHECKS,
-                         RANKS, build_probe, build_qdq_probe, probe_specs, qdq_specs)
+from .qnn_probes import (ATTR_ONLY, DTYPES, DYNAMIC_SIDE, INT64_IO_PASSTHROUGH_OPS, LAYOUT_REFUSAL, NO_KERNEL,
+                         PROBE_OPS, QNN_LAYOUT_CHECKS, RANKS, build_probe, build_qdq_probe, build_qnn_probe,
+                         probe_specs, qdq_specs)
 from .qnn_derive import (_claimed, _covers, _explained_after_layout, _features, derive_rules, qdq_unit_types,
                          usable_evidence)
 
-__all__ = ["PROBE_OPS", "DTYPES", "RANKS", "probe_specs", "build_probe", "qdq_specs", "build_qdq_probe", "probe_models", "probe_specs_as_models",
+__all__ = ["PROBE_OPS", "DTYPES", "RANKS", "probe_specs", "build_probe", "build_qnn_probe", "qdq_specs", "build_qdq_probe", "probe_models", "probe_specs_as_models",
            "derive_rules", "usable_evidence", "qdq_unit_types", "qnn_table"]
 
 def probe_specs_as_models(specs, build, provider, prefix, python=None, work=None, ep_options=None, timeout=120.0):
@@ -219,7 +220,7 @@ def _write_probes(base_dir, ops, ranks, models, qdq):
     for op, dtype, rank, variant in probe_specs(ops, ranks):
         tag = "".join(f".{k}={v}" for k, v in variant)
         p = base_dir / f"{op}.{dtype}.r{rank}{tag}.onnx"
-        onnx.save(build_probe(op, dtype, rank, variant), str(p))
+        onnx.save(build_qnn_probe(op, dtype, rank, variant), str(p))
         paths.append(str(p))
         probes.add(str(p))
         expect[str(p)] = (op, "", dtype, rank, f"n0_{op}", dict(variant))
@@ -275,6 +276,12 @@ def _partitioning_facts(table, unit_types, converted, claimed_sensitive):
     # graph output is left to the CPU, as is a Cast reading one (test_bernoulli_double_expanded's n2_Cast), while the
     # same Cast to double is claimed when a QNN node reads its output (sim/graph_inputs.py graph_output_dtype_nodes)
     table["partitioning"]["refused_graph_output_dtypes"] = ["double"]
+    # onnxruntime/onnxruntime-qnn transpose_op_builder.cc (ProcessAttributesAndOutputs, main @cee6c0d): an int64 input
+    # 0 that is a graph input is cast to int32 (base_op_builder.cc ProcessInt64Tensors, "<name>_cast_int32"); when the
+    # output is a graph output too the builder plans a Cast back to int64 from a tensor no node writes: GetCapability
+    # refuses such a node on the model's graph I/O, and the graph of a partition whose input and output it is does not
+    # compose (sim/graph_inputs.py int64_io_nodes; probes on 2.7.0, tests/gen/test_qnn_refusals.py)
+    table["partitioning"]["int64_io_passthrough_ops"] = list(INT64_IO_PASSTHROUGH_OPS)
     # the STFT builder reads frame_step/frame_length (and the window) as initializers without checking: fed at
     # run time the process crashes (test_stft, test_stft_with_window) or the graph does not finalize
     table["partitioning"]["build_needs_constant_inputs"] = {"STFT": [1, 2, 3]}

@@ -178,6 +178,27 @@ def build_probe(op, dtype, rank, variant=()):
     return m
 
 
+#: ops whose QNN builder mishandles an int64 input 0 that is a graph input of the compiled graph (the EP casts it to
+#: int32 on the way in) when the output is a graph output too (partsim/sim/graph_inputs.py int64_io_nodes): their
+#: int64 probes read a tensor an Add makes, so that the dtypes and ranks the op takes are measured apart from that
+#: graph-I/O rule, which comes from the source (onnxruntime/onnxruntime-qnn transpose_op_builder.cc)
+INT64_IO_PASSTHROUGH_OPS = ("Transpose",)
+
+
+def build_qnn_probe(op, dtype, rank, variant=()):
+    """:func:`build_probe`, but an int64 probe of :data:`INT64_IO_PASSTHROUGH_OPS` reads ``Add(x, x)``
+    (node ``pre_Add``) instead of the graph input ``x``."""
+    m = build_probe(op, dtype, rank, variant)
+    if dtype != "int64" or op not in INT64_IO_PASSTHROUGH_OPS:
+        return m
+    from onnx import helper
+
+    node = m.graph.node[0]
+    node.input[0] = "x_made"
+    m.graph.node.insert(0, helper.make_node("Add", ["x", "x"], ["x_made"], name="pre_Add"))
+    return m
+
+
 def _elementwise_inputs(p, op, dtype, rank):
     """Binary, comparison, reduction, MatMul, LayerNormalization and CastLike probes' inputs (False: not one of them)."""
     import numpy as np

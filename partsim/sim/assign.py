@@ -24,7 +24,7 @@ from .node_groups import node_group_members
 from .ov_clusters import openvino_clusters
 from .qdq import find_node_units
 from .qnn_tensors import quantized_tensor_verdicts, unit_types_refusal
-from .graph_inputs import graph_output_dtype_nodes, partition_refusals
+from .graph_inputs import graph_io_node_refusals, partition_refusals
 from .plugin_groups import rejected_group
 from .rounds import partition_rounds
 from .wave import create_supported_groups
@@ -381,11 +381,10 @@ def _exclusions(w, table, matched):
     for i in excluded:
         if i in matched:
             w.note_reason(i, ep, Rejection("stop_op_downstream", "downstream of a stop op of this provider"))
-    for i, t in graph_output_dtype_nodes(model, table.option("refused_graph_output_dtypes")).items():
+    for i, why in graph_io_node_refusals(model, table).items():
         if i in matched:  # sim/graph_inputs.py
             excluded.add(i)
-            w.note_reason(i, ep, Rejection("dtype", f"{ep} takes no node writing or reading the graph output "
-                                           f"'{t}' ({model.value(t).dtype}; refused_graph_output_dtypes)"))
+            w.note_reason(i, ep, Rejection("dtype", why))
     return excluded, io_excluded
 
 

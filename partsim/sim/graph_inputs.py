@@ -19,11 +19,13 @@ A builder makes no tensor for an input it reads only for its type: CastLike's se
 (CastLike)"; measured: the affine_grid ``_expanded`` node tests, whose partition's first input is
 the ``theta`` that only CastLikes read).  The table lists such inputs
 (``partitioning.type_only_inputs``).  The nodes QNN refuses for a dtype of a model graph output
-(``partitioning.refused_graph_output_dtypes``) are found here too.  Pure.
+(``partitioning.refused_graph_output_dtypes``) or for an int64 tensor passed from a graph input to a graph output
+(``partitioning.int64_io_passthrough_ops``) are found here too.  Pure.
 """
 
 __all__ = ["compiled_inputs", "no_graph_input", "refused_input_dtype", "graph_output_dtype_nodes",
-           "needs_constant", "dynamic_input", "partition_refusals"]
+           "needs_constant", "dynamic_input", "int64_io_nodes", "int64_io_failure", "graph_io_node_refusals",
+           "partition_refusals"]
 
 from .zero_size import zero_size_failure
 
@@ -113,6 +115,87 @@ def graph_output_dtype_nodes(model, dtypes):
     return out
 
 
+def _int64_io(model, node, inputs, outputs):
+    """``(input, output)`` of a node whose int64 input 0 is in ``inputs`` (not a constant) and whose output 0 is in
+    ``outputs``, or ``None``."""
+    if not node.inputs or not node.outputs or not node.inputs[0] or not node.outputs[0]:
+        return None
+    t_in, t_out = node.inputs[0], node.outputs[0]
+    value = model.value(t_in)
+    if value.dtype != "int64" or value.is_constant or t_in not in inputs or t_out not in outputs:
+        return None
+    return t_in, t_out
+
+
+def int64_io_nodes(model, ops):
+    """``{node index: (input, output)}``: the main-graph nodes of ``ops`` (``partitioning.int64_io_passthrough_ops``)
+    whose int64 input 0 is a graph input of the model and whose output 0 is a graph output of it.
+
+    onnxruntime/onnxruntime-qnn ``transpose_op_builder.cc`` (``ProcessAttributesAndOutputs``, main @cee6c0d): the
+    EP keeps int64 only on graph inputs and outputs (a native int64 tensor becomes int32, ``qnn_def.h``
+    ``QnnTensorWrapper``), casts an int64 graph input to int32 for the node (``base_op_builder.cc``
+    ``ProcessInt64Tensors``: ``<name>_cast_int32``), and when such an input feeds a Transpose whose output is a
+    graph output plans a Cast back to int64 from a tensor no node writes.  GetCapability validates on the model's
+    graph I/O: the node is left to the CPU.  Measured on 2.7.0 (tests/gen/test_qnn_refusals.py): graph input ->
+    Transpose -> graph output on the CPU; Add -> Transpose -> graph output, graph input -> Transpose -> Add, both
+    on QNN.
+    """
+    if not ops:
+        return {}
+    inputs = {t for t in model.graph_inputs if not model.value(t).is_constant}
+    outputs = set(model.graph_outputs)
+    out = {}
+    for n in model.nodes:
+        if not n.scope and n.op_type in ops and not n.domain:
+            io = _int64_io(model, n, inputs, outputs)
+            if io:
+                out[n.index] = io
+    return out
+
+
+def _fused_outputs(model, group):
+    """The tensors ``group``'s members make that a graph output or a node outside the group reads."""
+    members = set(group)
+    graph_outputs = set(model.graph_outputs)
+    out = set()
+    for i in group:
+        for t in model.nodes[i].outputs:
+            if t and (t in graph_outputs or any(c not in members for c in model.consumers.get(t, ()))):
+                out.add(t)
+    return out
+
+
+def int64_io_failure(model, group, ops):
+    """Why the compiled graph of ``group`` does not compose, or ``None``: a claimed node of ``ops`` whose int64
+    input 0 comes from outside the partition and whose output 0 leaves it (the rule of :func:`int64_io_nodes` on
+    the fused node's inputs and outputs, ``qnn_model.cc`` ComposeGraph: "Failed to compose Qnn graph").  Measured on
+    2.7.0: Shape (CPU) -> Transpose -> graph output fails the session; Shape -> Add -> Transpose -> graph output runs.
+    """
+    if not ops:
+        return None
+    inputs, outputs = set(_fused_inputs(model, group)), _fused_outputs(model, group)
+    for i in group:
+        node = model.nodes[i]
+        io = _int64_io(model, node, inputs, outputs) if node.op_type in ops and not node.domain else None
+        if io:
+            return (f"{node.name} ({node.op_type}) reads the int64 partition input '{io[0]}' and writes the partition "
+                    f"output '{io[1]}', which its builder cannot compose (QNN: \"Failed to compose Qnn graph\")")
+    return None
+
+
+def graph_io_node_refusals(model, table):
+    """``{node index: why}``: the main-graph nodes ``table``'s provider leaves to the next one for a tensor of the
+    model's graph I/O (``refused_graph_output_dtypes``, ``int64_io_passthrough_ops``)."""
+    ep = table.provider
+    out = {i: (f"{ep} takes no node writing or reading the graph output '{t}' ({model.value(t).dtype}; "
+               "refused_graph_output_dtypes)")
+           for i, t in graph_output_dtype_nodes(model, table.option("refused_graph_output_dtypes")).items()}
+    for i, (t_in, t_out) in int64_io_nodes(model, table.option("int64_io_passthrough_ops")).items():
+        out.setdefault(i, f"{ep} takes no {model.nodes[i].op_type} from the int64 graph input '{t_in}' to the graph "
+                          f"output '{t_out}' (int64_io_passthrough_ops)")
+    return out
+
+
 def needs_constant(model, group, option):
     """Why the compiled graph of ``group`` cannot be built, or ``None``: a node whose inputs listed in
     ``option`` (``{op type: [input positions]}``) are present but not constant initializers.
@@ -171,7 +254,8 @@ def partition_refusals(model, group, table):
     if failed:
         out.append(failed)
     bad_input = (refused_input_dtype(model, group, table.option("refused_graph_input_dtypes"))
-                 or needs_constant(model, group, table.option("build_needs_constant_inputs")))
+                 or needs_constant(model, group, table.option("build_needs_constant_inputs"))
+                 or int64_io_failure(model, group, table.option("int64_io_passthrough_ops")))
     if bad_input:
         out.append((f"{ep} claims a partition ({names}): {bad_input}", tuple(group)))
     dynamic = dynamic_input(model, group) if table.option("static_partition_io") else None

@@ -136,14 +136,14 @@ def test_graph_io_quantization_stays_on_cpu(tmp_path):
 def test_single_op_probes_agree(tmp_path):
     """A seeded sample of 320 single-op probes (op x dtype x rank x attribute variant) through the real EP
     in one child process: the shipped table predicts every placement."""
-    from partsim.gen.qnn import build_probe, probe_models, probe_specs
+    from partsim.gen.qnn import build_qnn_probe, probe_models, probe_specs
     import onnx
 
     specs = random.Random(19).sample(probe_specs(), 320)
     paths = []
     for k, (op, dtype, rank, variant) in enumerate(specs):
         p = tmp_path / f"p{k}.onnx"
-        onnx.save(build_probe(op, dtype, rank, variant), str(p))
+        onnx.save(build_qnn_probe(op, dtype, rank, variant), str(p))
         paths.append(str(p))
     recs = probe_models(paths, {"soc_model": "60"})
     agree = compared = 0
@@ -157,7 +157,7 @@ def test_single_op_probes_agree(tmp_path):
             continue  # a function op ORT inlined: no node of that name
         summary, _ = predict(p, ["qnn"])
         compared += 1
-        got = summary["nodes"][0]["provider"]
+        got = next(n["provider"] for n in summary["nodes"] if n["name"] == f"n0_{op}")
         if got == obs[f"n0_{op}"]:
             agree += 1
         else:
