@@ -1,4 +1,8 @@
 """Build partsim's IR (:class:`partsim.ir.model.Model`) from an inferred ModelProto.
+
+Repeated protobuf fields are read as slices (``n.input[:]``, a list made in one call): a loop over the
+field itself ends in an IndexError that upb formats with ``sprintf`` (~2,300 instructions a loop, 20 M a
+build of swin_t).
 """
 
 import struct
@@ -44,7 +48,7 @@ def _parse_type(tp):
         bad = None
         if tt.HasField("shape"):
             dims = []
-            for d in tt.shape.dim:
+            for d in tt.shape.dim[:]:
                 w = d.WhichOneof("value")
                 if w == "dim_value":
                     v = int(d.dim_value)
@@ -124,14 +128,14 @@ def _attr_value(a):
     if t == _STRING:
         return a.s.decode("utf-8", "replace")
     if t == _INTS:
-        return tuple(int(x) for x in a.ints)
+        return tuple([int(x) for x in a.ints[:]])
     if t == _FLOATS:
-        return tuple(float(x) for x in a.floats)
+        return tuple([float(x) for x in a.floats[:]])
     if t == _STRINGS:
-        return tuple(x.decode("utf-8", "replace") for x in a.strings)
+        return tuple([x.decode("utf-8", "replace") for x in a.strings[:]])
     if t == _TENSOR:
         return {"dtype": _dtype_name(a.t.data_type).lower(),
-                "dims": tuple(int(d) for d in a.t.dims)}
+                "dims": tuple([int(d) for d in a.t.dims[:]])}
     return None  # graphs and the rest: not used by predicates
 
 
@@ -304,7 +308,7 @@ class _Builder:
 
         EXTERNAL = onnx.TensorProto.EXTERNAL
         init_names = set()
-        for init in g.initializer:
+        for init in g.initializer[:]:
             self.text(init.name, "an initializer name")
             if init.name in init_names:
                 self.error(f"initializer {init.name!r} is defined twice")
@@ -340,10 +344,6 @@ class _Builder:
     def _node_outputs(self, g, scope, parent, visible, info, outer_uniques):
         """Define every node output of ``g`` (all are visible to every node of it: the file order need not be
         sorted) and Constant nodes' values; returns ``(output -> position, nodes to make)``."""
-        import onnx
-
-        A = onnx.AttributeProto
-        TENSOR, SPARSE_TENSOR, EXTERNAL = A.TENSOR, A.SPARSE_TENSOR, onnx.TensorProto.EXTERNAL
         produced_here = {}
         g_nodes = g.node
         if parent is None and self.file_order is not None:
@@ -357,33 +357,22 @@ class _Builder:
                                 ("a node name", n.name)):
                     self.text(x, what)
             domain = "" if raw_domain == "" or raw_domain == "ai.onnx" else raw_domain  # normalize_domain
-            constant = op_type == "Constant" and domain == ""
-            kind = "constant" if constant else "intermediate"
-            value_attr, int_of = None, []
-            if constant:
-                for a in n.attribute:
-                    atype = a.type
-                    if atype == TENSOR:
-                        t = a.t
-                        if t.data_location == EXTERNAL:
-                            self.external(t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
-                        if a.name == "value":
-                            value_attr = t
-                    elif a.name in ("value_ints", "value_int") and n.output:
-                        ints = tuple(a.ints) if a.name == "value_ints" else (a.i,)
-                        int_of.append(ints)
-                    elif atype == SPARSE_TENSOR:
-                        for t in (a.sparse_tensor.values, a.sparse_tensor.indices):
-                            if t.data_location == EXTERNAL:
-                                self.external(t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
             outputs = n.output[:]
+            if op_type == "Constant" and domain == "":
+                # ORT turns Constant nodes into initializers when it loads a graph, so they are never assigned
+                # to a provider: their outputs are defined here as constants, and no node is made
+                kind = "constant"
+                value_attr, first_ints = self._constant_attributes(n, bool(outputs))
+            else:
+                kind, value_attr, first_ints = "intermediate", None, None
+                todo.append((n, op_type, domain, node_name, outputs, k))
             for o in outputs:
                 if not o:
                     continue
                 if o.__class__ is not str:
                     self.text(o, f"an output name of node {n.name or n.op_type!r}")
-                if o in produced_here or (o in visible and visible[o] in values
-                                          and visible[o] not in outer_uniques):
+                u = visible.get(o)  # every output produced here is visible: one lookup for both checks
+                if u is not None and (o in produced_here or (u in values and u not in outer_uniques)):
                     self.error(f"tensor {o!r} is produced twice (node {n.name or n.op_type!r})")
                 produced_here[o] = k
                 typ = info.get(o)
@@ -397,13 +386,30 @@ class _Builder:
                     visible[o] = o
             if value_attr is not None and outputs and outputs[0]:
                 self._keep_values(visible[outputs[0]], value_attr, parent is None)
-            if int_of and outputs and outputs[0]:
-                self.int_consts[visible[outputs[0]]] = int_of[0]
-            if not constant:
-                # ORT turns Constant nodes into initializers when it loads a graph, so they are
-                # never assigned to a provider; their outputs were defined above as constants.
-                todo.append((n, op_type, domain, node_name, outputs, k))
+            if first_ints is not None and outputs and outputs[0]:
+                self.int_consts[visible[outputs[0]]] = first_ints
         return produced_here, todo
+
+    def _constant_attributes(self, n, has_outputs):
+        """``(value tensor or None, the first value_int(s) as a tuple or None)`` of Constant node ``n``; checks
+        the external-data locations of its tensors."""
+        value_attr, first_ints = None, None
+        for a in n.attribute[:]:
+            atype = a.type
+            if atype == _TENSOR:
+                t = a.t
+                if t.data_location == _EXTERNAL:
+                    self.external(t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
+                if a.name == "value":
+                    value_attr = t
+            elif a.name in ("value_ints", "value_int") and has_outputs:
+                if first_ints is None:
+                    first_ints = tuple(a.ints) if a.name == "value_ints" else (a.i,)
+            elif atype == _SPARSE_TENSOR:
+                for t in (a.sparse_tensor.values, a.sparse_tensor.indices):
+                    if t.data_location == _EXTERNAL:
+                        self.external(t, lambda: f"attribute {a.name!r} of node {n.name or n.op_type!r}")
+        return value_attr, first_ints
 
     def _make_nodes(self, todo, scope, parent, visible, produced_here, outer_uniques, reads_outer):
         """Make the IR nodes of ``todo`` (their subgraphs walked); ``False`` when the main graph reads a tensor a
@@ -425,7 +431,7 @@ class _Builder:
                 name = f"{scope}/{name}" if scope and f"{scope}/{name}" not in names else f"{name}_{index}"
             names.add(name)
             ins = []
-            for t in n.input:
+            for t in n.input[:]:
                 if not t:
                     ins.append("")
                     continue
@@ -472,7 +478,7 @@ class _Builder:
             _EXTERNAL
         attrs = {}
         implicit = []
-        for a in n.attribute:
+        for a in n.attribute[:]:
             atype = a.type
             if a.name.__class__ is not str:
                 self.text(a.name, f"an attribute name of node {name!r}")

@@ -80,12 +80,12 @@ def model_from_proto(proto, path="<memory>", sha256="", infer_shapes=True, shown
 
 def _listed_in_order(graph):
     """Whether every main-graph node comes after the producers of its inputs."""
-    later = {o for n in graph.node for o in n.output if o}
+    later = {o for n in graph.node for o in n.output[:] if o}
     for n in graph.node:
-        for t in n.input:
+        for t in n.input[:]:
             if t in later:
                 return False
-        later.difference_update(n.output)
+        later.difference_update(n.output[:])
     return True
 
 
@@ -146,13 +146,13 @@ def _check_declared_dims(proto, path):
             tt = vi.type.tensor_type if vi.type.WhichOneof("value") == "tensor_type" else None
             if tt is None or not tt.HasField("shape"):
                 continue
-            for d in tt.shape.dim:
+            for d in tt.shape.dim[:]:
                 if d.WhichOneof("value") == "dim_value" and d.dim_value == DYNAMIC_DIM:
                     d.Clear()  # in memory only: shape inference sees an unknown dimension
                 elif d.WhichOneof("value") == "dim_value" and not 0 <= d.dim_value <= MAX_DIM:
                     raise ModelError(f"tensor {vi.name!r} has an impossible dimension {d.dim_value}", path)
-        for t in g.initializer:
-            for d in t.dims:
+        for t in g.initializer[:]:
+            for d in t.dims[:]:
                 if not 0 <= d <= MAX_DIM:
                     raise ModelError(f"tensor {t.name!r} has an impossible dimension {d}", path)
         for n in g.node:

@@ -42,7 +42,7 @@ def _static_dims(tp):
     if not tp.HasField("tensor_type") or not tp.tensor_type.HasField("shape"):
         return None
     dims = []
-    for d in tp.tensor_type.shape.dim:
+    for d in tp.tensor_type.shape.dim[:]:
         if not d.HasField("dim_value"):
             return None
         dims.append(d.dim_value)
@@ -53,13 +53,13 @@ def _known(tp):
     """Number of known dimensions of a type (-1: no shape)."""
     if not tp.HasField("tensor_type") or not tp.tensor_type.HasField("shape"):
         return -1
-    return sum(1 for d in tp.tensor_type.shape.dim if d.HasField("dim_value"))
+    return sum([1 for d in tp.tensor_type.shape.dim[:] if d.HasField("dim_value")])
 
 
 def _attr(node, name, default=None):
     import onnx
 
-    for a in node.attribute:
+    for a in node.attribute[:]:
         if a.name == name:
             return onnx.helper.get_attribute_value(a)
     return default
@@ -94,7 +94,7 @@ def _shape_values(op, node, ins, types, const, opset):
     t = types.get(node.input[0])
     if t is None or not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
         return None
-    dims = [d.dim_value if d.HasField("dim_value") else None for d in t.tensor_type.shape.dim]
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in t.tensor_type.shape.dim[:]]
     r = len(dims)
     start, end = _attr(node, "start", 0), _attr(node, "end", r)
     start, end = (start + r if start < 0 else start), (end + r if end < 0 else end)
@@ -200,7 +200,7 @@ def _data_key(t):
     """What of a TensorProto the inference can read, for the memo key: a small tensor by content (not
     its name), a big one by name."""
     n = 1
-    for d in t.dims:
+    for d in t.dims[:]:
         n *= d
     if n > MAX_VALUES or t.data_location:
         return ("named", t.name)
@@ -222,7 +222,7 @@ def _copy_type(tp):
 
 def _constant_tensor(node):
     """The TensorProto a Constant node makes (``value`` or the scalar/list attributes), or None."""
-    for a in node.attribute:
+    for a in node.attribute[:]:
         name = a.name
         if name == "value":
             return a.t  # read only; its own name does not matter to the inference
@@ -257,7 +257,7 @@ def _small_ints(t):
 
 
 def _constant_value(node):
-    for a in node.attribute:
+    for a in node.attribute[:]:
         if a.name == "value":
             return _small_ints(a.t)
         if a.name == "value_int":
@@ -286,7 +286,7 @@ def propagate_shape_values(proto, listed=None):
         if op == "Constant":  # ORT makes it an initializer, which every later inference can read
             run.constant(node)
             continue
-        inputs = node.input
+        inputs = node.input[:]  # a list: iterating the repeated field itself ends in a formatted IndexError
         # a node none of whose inputs carries anything to learn from (a value, a tightened type) has no
         # value to propagate and nothing to re-infer; Shape reads its input's type.  A Constant's data
         # alone teaches nothing new: ONNX's own inference read it already (onnx 1.23.2,
@@ -417,7 +417,7 @@ class _Propagation:
         changed_in = not changed.isdisjoint(inputs) if changed else False
         if op not in _READS_DATA and not changed_in:
             return None  # only a changed input type can tell its inference something new
-        if not changed_in and all(self.is_static(o) for o in node.output if o):
+        if not changed_in and all(self.is_static(o) for o in node.output[:] if o):
             return None  # its outputs are known already
         fed = [i for i in inputs if i in values and i not in self.data and
                (values[i][0] == "scalar" or all(x is not None for x in values[i][1]))]
@@ -467,7 +467,7 @@ class _Propagation:
         # keyed by its bytes (a symbolic dimension may reappear, by name, in an output type: Reshape
         # copies a 0 of its target); a propagated value by its values (made into a TensorProto only
         # when the inference runs)
-        key = (op, tuple(a.SerializeToString() for a in node.attribute),
+        key = (op, tuple([a.SerializeToString() for a in node.attribute[:]]),
                tuple((in_types[i].SerializeToString(), self.data_key(i) if i in data else
                       fed_keys.get(i)) if i else None for i in inputs),
                len(node.output))
@@ -481,8 +481,8 @@ class _Propagation:
                     ir_version=self.proto.ir_version or 8)
             except Exception:  # ONNX's inference refused the node: ORT would keep what it had
                 got = {}
-            self.memo[key] = [None if got.get(o) is None else (got[o], _known(got[o])) for o in node.output]
-        return {o: got for o, got in zip(node.output, self.memo[key]) if o and got is not None}
+            self.memo[key] = [None if got.get(o) is None else (got[o], _known(got[o])) for o in node.output[:]]
+        return {o: got for o, got in zip(node.output[:], self.memo[key]) if o and got is not None}
 
     def tighten(self, inferred):
         """Keep each inferred type that knows more dimensions than the one the graph has."""

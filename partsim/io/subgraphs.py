@@ -22,7 +22,7 @@ __all__ = ["node_graphs", "all_graphs", "all_nodes"]
 def node_graphs(node):
     """The graphs ``node``'s attributes hold, in attribute order (``g``, then each of ``graphs``)."""
     out = []
-    for a in node.attribute:
+    for a in node.attribute[:]:  # a list: iterating the field itself ends in a formatted IndexError
         if a.HasField("g"):
             out.append(a.g)
         if a.graphs:

@@ -22,8 +22,8 @@ def _written_names(original, proto):
     """Every node and tensor name of the model as written (``original``: its node names)."""
     written = set(original)
     for n in proto.graph.node:
-        written.update(n.input)
-        written.update(n.output)
+        written.update(n.input[:])
+        written.update(n.output[:])
     written.update(t.name for t in proto.graph.initializer)
     return written
 
@@ -362,8 +362,8 @@ class _Written:
             name, outputs, op, domain = n.name, n.output, n.op_type, n.domain or ""
             ops.append((domain, op))
             if names:
-                seen.update(n.input)
-                seen.update(outputs)
+                seen.update(n.input[:])
+                seen.update(outputs[:])
             first = outputs[0] if outputs else ""
             if name:
                 original[name] = (domain, op)
