@@ -18,19 +18,13 @@ TABLE_FACTS = ("op_not_in_table", "opset_version", "dtype", "dynamic_shape", "ra
 
 def _next_since(domain, op, since):
     """The schema version after ``since`` of ``domain:op`` (None when ``since`` is the newest)."""
-    from ..ir.schemas import _contrib
+    from ..ir.schemas import _contrib, onnx_schema_history
 
     contrib = _contrib().get(f"{domain}:{op}")
     if contrib is not None:
         later = sorted(int(v) for v in contrib if int(v) > since)
         return later[0] if later else None
-    import onnx.defs
-
-    try:
-        versions = sorted({s.since_version for s in onnx.defs.get_all_schemas_with_history()
-                           if s.name == op and (s.domain or "") == domain})
-    except Exception:  # noqa: BLE001 - onnx raises several types for odd names
-        return None
+    versions = sorted({s.since_version for s in onnx_schema_history(op, domain)})
     later = [v for v in versions if v > since]
     return later[0] if later else None
 

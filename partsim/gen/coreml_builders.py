@@ -38,9 +38,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import onnx.defs
-
 from ..errors import UsageError
+from ..ir.schemas import onnx_schema_history
 from .coreml_conditions import CONDITIONS
 from .yamlout import dump_table
 
@@ -218,8 +217,7 @@ def _base_defaults(src):
 def _domain_versions(op, lo, hi):
     """``(domain, [first since-version >= lo, hi])`` of the op (a node's since-version must lie in [lo, hi]);
     an op ai.onnx lacks is ORT's com.microsoft one (FusedConv, QuickGelu: since-version 1)."""
-    since = sorted({s.since_version for s in onnx.defs.get_all_schemas_with_history()
-                    if s.name == op and s.domain == ""})
+    since = sorted({s.since_version for s in onnx_schema_history(op)})
     if not since:
         return "com.microsoft", ([1, 1] if lo <= 1 <= hi else None)
     firsts = [v for v in since if lo <= v <= hi]

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from ..ir.schemas import onnx_schema_history
 from .yamlout import dump_table
 from .cuda_facts import (CUDA_ATTR_VETOES, CUDA_CONST_INPUTS, CUDA_HOST_MEMORY, CUDA_KERNEL_REQUIRES, CUDA_NOTES,
                          DOC_SUPPLEMENT, OBSERVED_KERNELS)
@@ -93,10 +94,7 @@ def _schema_versions(domain, op):
     contrib = _contrib().get(f"{domain}:{op}")
     if contrib is not None:
         return sorted(int(v) for v in contrib)
-    import onnx.defs
-
-    return sorted({s.since_version for s in onnx.defs.get_all_schemas_with_history()
-                   if s.name == op and (s.domain or "") == domain})
+    return sorted({s.since_version for s in onnx_schema_history(op, domain)})
 
 
 def _observed_rows(merged, observed):

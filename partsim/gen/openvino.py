@@ -243,12 +243,10 @@ def _domains_and_constraints(op):
     contrib schemas define an op of that name too (QuantizeLinear, DequantizeLinear, Gelu ...): the EP
     compares the op type only, so a model's com.microsoft DequantizeLinear (16-bit QDQ models made with
     ORT's quantization tools) is taken as well (seen on onnxruntime-openvino 1.24.1)."""
-    import onnx.defs
-
-    from ..ir.schemas import _contrib
+    from ..ir.schemas import _contrib, onnx_schema_history
 
     out = []
-    onnx_schemas = [s for s in onnx.defs.get_all_schemas_with_history() if s.name == op and s.domain in ("", "ai.onnx")]
+    onnx_schemas = onnx_schema_history(op)
     if onnx_schemas:
         out.append(("", sorted({tc.type_param_str for s in onnx_schemas for tc in s.type_constraints})))
     for key, versions in sorted(_contrib().items()):

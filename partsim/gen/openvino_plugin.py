@@ -246,9 +246,9 @@ def write_evidence(path, evidence):
 # --- the table ----------------------------------------------------------------------------------------------------
 
 def _first_since(op):
-    import onnx
+    from ..ir.schemas import onnx_schema_history
 
-    sinces = [s.since_version for s in onnx.defs.get_all_schemas_with_history() if s.name == op and s.domain == ""]
+    sinces = [s.since_version for s in onnx_schema_history(op)]
     return min(sinces), max(sinces)
 
 

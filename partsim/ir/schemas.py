@@ -58,6 +58,26 @@ def normalize_domain(domain):
 
 
 @lru_cache(maxsize=1)
+def _onnx_history():
+    import onnx.defs
+
+    out = {}
+    for s in onnx.defs.get_all_schemas_with_history():
+        out.setdefault((normalize_domain(s.domain), s.name), []).append(s)
+    return {key: tuple(schemas) for key, schemas in out.items()}
+
+
+def onnx_schema_history(op_type, domain=""):
+    """Every version of ``op_type``'s schema that the installed onnx knows in ``domain`` (``()`` when none),
+    read once per process: ``onnx.defs.get_all_schemas_with_history()`` builds ~2,000 schema objects a call.
+
+    >>> sorted(s.since_version for s in onnx_schema_history("Relu"))
+    [1, 6, 13, 14]
+    """
+    return _onnx_history().get((normalize_domain(domain), op_type), ())
+
+
+@lru_cache(maxsize=1)
 def _snapshot():
     return json.loads(data_path("contrib_schemas.json").read_text())
 
@@ -97,9 +117,7 @@ def ort_attributes(domain, op_type, opset):
 @lru_cache(maxsize=1)
 def known_domains():
     """Every domain that has at least one known schema."""
-    import onnx.defs
-
-    domains = {normalize_domain(s.domain) for s in onnx.defs.get_all_schemas_with_history()}
+    domains = {domain for domain, _ in _onnx_history()}
     domains.update(k.split(":", 1)[0] for k in _contrib())
     return frozenset(domains)
 
