@@ -35,9 +35,9 @@ def run(ort, req):
                                               disabled_optimizers=list(req.disabled)))
     except Exception as exc:  # onnxruntime raises its own exception types (Fail, InvalidGraph, ...)
         text = str(exc).strip()
-        yield OptimizeRecord("failed", text.splitlines()[0] if text else type(exc).__name__)
+        yield OptimizeRecord("failed", text.splitlines()[0] if text else type(exc).__name__, target=req.target)
         return
-    yield OptimizeRecord("ok", runtime=f"onnxruntime {ort.__version__}")
+    yield OptimizeRecord("ok", runtime=f"onnxruntime {ort.__version__}", target=req.target)
 
 
 def _sink_weights(weights):

@@ -6,11 +6,10 @@ docs/architecture.md "Processes").  The parent is :mod:`partsim.runtime.process`
 
 COMMAND is one of ``optimize`` (:mod:`child_optimize`), ``observe`` (:mod:`child_observe`),
 ``outputs`` (:mod:`child_outputs`), ``probe`` (:mod:`child_probe`) and ``facts`` (:mod:`child_facts`:
-what this interpreter's ORT is).  ``optimize`` (a CPU-only
-session) imports onnxruntime first, since the parent may start it before its request is ready; the
-others read their request first, because a plugin EP's host must be prepared before ORT is imported
-(:func:`plugin_eps.prepare_host`).  The child reads one :mod:`ort_protocol` request of its command
-and prints each record as one line.  A request of
+what this interpreter's ORT is).  ``optimize`` (CPU-only sessions) imports onnxruntime first, since the
+parent may start it before its requests are ready, and then makes one session per request line, side by
+side; the others read their one request first, because a plugin EP's host must be prepared before ORT is
+imported (:func:`plugin_eps.prepare_host`).  Each record is printed as one line.  A request of
 another protocol version or shape gets an ``ErrorRecord`` and exit status 3.
 
 Imports only the standard library, onnxruntime (numpy for ``observe``/``outputs``) and the
@@ -61,6 +60,46 @@ def _die_with_parent():
     return str(os.getppid()) == parent  # a parent that died before the prctl: nothing kills this one
 
 
+def _serve_optimize(ort_protocol, ort):
+    """``optimize``: one request a line, each session in a thread of its own as its line comes, records
+    printed as they come (each names its request's ``target``); ends when stdin does and every session has
+    answered.  ORT releases the GIL while it builds a session, so two sessions (the partitioning graph's and
+    the final view's) run side by side in one process, which imports onnxruntime once."""
+    import threading
+
+    lock, threads = threading.Lock(), []
+
+    def emit(record):
+        with lock:  # one whole line at a time: print() writes the text and its end separately
+            sys.stdout.write(ort_protocol.encode(record) + "\n")
+            sys.stdout.flush()
+
+    def session(req):
+        try:
+            for record in importlib.import_module("child_optimize").run(ort, req):
+                emit(record)
+        except BaseException:  # an error of this script, not ORT's answer: the parent sees the child die
+            import traceback
+
+            traceback.print_exc()
+            sys.stderr.flush()
+            os._exit(1)
+
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            req = ort_protocol.decode(line, ort_protocol.OptimizeRequest)
+        except ort_protocol.ProtocolError as exc:
+            emit(ort_protocol.ErrorRecord(str(exc)))
+            return 3
+        threads.append(threading.Thread(target=session, args=(req,)))
+        threads[-1].start()
+    for thread in threads:
+        thread.join()
+    return 0
+
+
 def main(argv):
     import ort_protocol
 
@@ -71,8 +110,9 @@ def main(argv):
     if command not in ort_protocol.REQUESTS:
         print(f"usage: ort_child.py {{{','.join(ort_protocol.COMMANDS)}}} < request", file=sys.stderr)
         return 3
-    # optimize: first, as a caller may start this child before its request is ready
-    ort = _import_onnxruntime() if command == "optimize" else None
+    if command == "optimize":  # onnxruntime first, as a caller may start this child before its requests are ready
+        return _serve_optimize(ort_protocol, _import_onnxruntime())
+    ort = None
     try:
         req = ort_protocol.decode(sys.stdin.read(), ort_protocol.REQUESTS[command])
     except ort_protocol.ProtocolError as exc:

@@ -318,14 +318,14 @@ def start_child(lazy=False):
     """The optimizer's child process (:class:`partsim.runtime.process.OrtProcess`), started now so
     that it imports onnxruntime while the caller works; hand it to :func:`pipeline_graph`, which
     closes it.  Under another ORT's interpreter (``--ort``, ``--python``) when one is selected.
-    ``lazy``: started by its request instead (:class:`partsim.runtime.process.LazyChild`)."""
+    ``lazy``: started by its request instead (:class:`partsim.runtime.process.SharedOptimizer`)."""
     return start_children(1, lazy)[0]
 
 
 def start_children(count, lazy=False):
-    """``count`` optimizer children for sessions the caller begins now, each one a stand-in for
-    :func:`start_child`'s (:func:`partsim.runtime.process.optimizer_children`; ``lazy``: each started by its
-    first request)."""
+    """``count`` handles on one optimizer child for sessions the caller begins now, made side by side,
+    each one a stand-in for :func:`start_child`'s (:func:`partsim.runtime.process.optimizer_children`;
+    ``lazy``: the child is started by the first request)."""
     from ..versions import target_python
     from .process import optimizer_children
 

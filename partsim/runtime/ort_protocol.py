@@ -50,12 +50,14 @@ class OptimizeRequest:
 
 @dataclass(frozen=True)
 class OptimizeRecord:
-    """ORT's answer: ``state`` ``ok`` or ``failed`` (ORT refused the session: ``error``, its message)."""
+    """ORT's answer: ``state`` ``ok`` or ``failed`` (ORT refused the session: ``error``, its message);
+    ``target``: the request's (one child makes several sessions side by side)."""
 
     TYPE: ClassVar[str] = "optimize_record"
     state: str
     error: str = ""
     runtime: str = ""
+    target: str = ""
 
 
 @dataclass(frozen=True)

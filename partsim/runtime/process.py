@@ -22,11 +22,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from .ort_protocol import ErrorRecord, ProtocolError, decode, encode
+from .ort_protocol import ErrorRecord, OptimizeRecord, ProtocolError, decode, encode
 
-__all__ = ["OrtProcess", "LazyChild", "optimizer_children", "ChildFailure", "run_request", "memory_ceiling",
+__all__ = ["OrtProcess", "SharedOptimizer", "OptimizerSlot", "optimizer_children", "ChildFailure", "run_request", "memory_ceiling",
            "kill_all", "DEFAULT_MEMORY_LIMIT", "CHILD"]
 
 CHILD = Path(__file__).with_name("ort_child.py")
@@ -134,16 +135,29 @@ class OrtProcess:
         self.close()
         return False
 
-    def submit(self, request):
-        """Hand the child its request (one of :mod:`partsim.runtime.ort_protocol`'s) and return at once."""
+    def submit(self, request, last=True):
+        """Hand the child its request (one of :mod:`partsim.runtime.ort_protocol`'s) and return at once.
+        ``last=False``: more may follow (an ``optimize`` child makes one session per request line), until
+        :meth:`end_input`."""
+        if self.proc is None or self.submitted:
+            return
+        try:
+            self.proc.stdin.write(encode(request).encode() + b"\n")  # small: never blocks on the pipe
+            self.proc.stdin.flush()
+        except OSError:
+            pass  # the child died: result() says how
+        if last:
+            self.end_input()
+
+    def end_input(self):
+        """No more requests: the child's stdin ends."""
         if self.proc is None or self.submitted:
             return
         self.submitted = True
         try:
-            self.proc.stdin.write(encode(request).encode() + b"\n")  # small: never blocks on the pipe
             self.proc.stdin.close()
         except OSError:
-            pass  # the child died: result() says how
+            pass
 
     def records(self, record_types, timeout):
         """Each record the child prints, as it comes; ``timeout`` seconds for each.
@@ -242,12 +256,75 @@ class OrtProcess:
         _LIVE.discard(self)
 
 
-class LazyChild:
-    """An :class:`OrtProcess` started only when its request is submitted: a session whose answer the cache
-    holds (:mod:`partsim.runtime.optimizer_cache`) then starts no process at all."""
+class SharedOptimizer:
+    """One ``optimize`` child making the sessions of several :class:`OptimizerSlot` side by side, one
+    thread each (``ort_child.py``): one onnxruntime import instead of one per session.  ``lazy``: the
+    process starts with the first request handed to a slot, so that answers found in the cache
+    (:mod:`partsim.runtime.optimizer_cache`) start none; a slot started after the process was killed
+    starts a fresh one.  The process is killed when the last slot closes, or when a slot still waiting
+    for its session closes while no other slot waits (an abandoned session stops at once)."""
 
-    def __init__(self, start):
-        self._start, self.child, self.closed = start, None, False
+    def __init__(self, count, python=None, lazy=False):
+        self.python, self.proc = python, None
+        self.slots = [OptimizerSlot(self) for _ in range(count)]
+        self._stream, self._answers = None, {}
+        if not lazy:
+            self._start()
+
+    def _start(self):
+        self.proc, self._stream, self._answers = OrtProcess("optimize", python=self.python, quick=True), None, {}
+        return self.proc
+
+    def submit(self, slot, request):
+        proc = self.proc if self.proc is not None and self.proc.proc is not None else self._start()
+        slot.proc, slot.target = proc, request.target
+        proc.submit(request, last=False)
+        self._end_input()
+
+    def result(self, slot, timeout):
+        """``slot``'s record (its ``target`` cleared), reading the child's records as they come."""
+        proc = slot.proc
+        if proc is None or proc is not self.proc:
+            raise ChildFailure("crashed", "the ORT child was closed")
+        try:
+            if self._stream is None:
+                self._stream = proc.records((OptimizeRecord,), timeout)
+            while slot.target not in self._answers:
+                record = next(self._stream, None)
+                if record is None:
+                    raise ChildFailure("protocol", "the ORT child ended without answering every request")
+                self._answers[record.target] = record
+        except ChildFailure:
+            self._kill()
+            raise
+        slot.proc = None
+        return replace(self._answers.pop(slot.target), target="")
+
+    def release(self, slot):
+        waiting = slot.proc is not None and slot.proc is self.proc
+        slot.proc = None
+        if all(s.closed for s in self.slots) or (waiting and not any(s.proc is self.proc for s in self.slots)):
+            self._kill()
+        else:
+            self._end_input()
+
+    def _end_input(self):
+        """The child's stdin ends once no open slot can send it a request any more."""
+        if self.proc is not None and not any(not s.closed and s.target is None for s in self.slots):
+            self.proc.end_input()
+
+    def _kill(self):
+        if self.proc is not None:
+            self.proc.close()
+            self.proc = None
+
+
+class OptimizerSlot:
+    """One session's share of a :class:`SharedOptimizer`, used as an :class:`OrtProcess` (``submit``,
+    ``result``, ``stderr_text``, ``close``, a context manager) by :func:`run_request`."""
+
+    def __init__(self, shared):
+        self.shared, self.proc, self.target, self.closed = shared, None, None, False
 
     def __enter__(self):
         return self
@@ -257,39 +334,34 @@ class LazyChild:
         return False
 
     def submit(self, request):
-        if self.child is None and not self.closed:
-            self.child = self._start()
-        if self.child is not None:
-            self.child.submit(request)
+        if not self.closed and self.target is None:
+            self.shared.submit(self, request)
 
     def result(self, record_type, timeout):
-        if self.child is None:
+        if self.target is None:
             raise ChildFailure("protocol", "no request was handed to the ORT child")
-        return self.child.result(record_type, timeout)
+        return self.shared.result(self, timeout)
 
     def stderr_text(self, limit=1 << 20):
-        return self.child.stderr_text(limit) if self.child is not None else ""
+        proc = self.shared.proc
+        return proc.stderr_text(limit) if proc is not None else ""
 
     def close(self):
-        self.closed = True
-        if self.child is not None:
-            self.child.close()
+        if not self.closed:
+            self.closed = True
+            self.shared.release(self)
 
 
 def optimizer_children(count, python=None, lazy=False):
-    """``count`` ``optimize`` children (quick starts; ``python``: another interpreter), one per session the
-    caller begins, side by side.  ``lazy``: each is started by the first request handed to it
-    (:class:`LazyChild`), so that answers found in the cache start none; else all start now (the command
-    line starts its children before it can look: ``partsim.cli._prestart``).
+    """``count`` handles on one ``optimize`` child (a quick start; ``python``: another interpreter), one per
+    session the caller begins, made side by side in that child (:class:`SharedOptimizer`).  ``lazy``: the
+    child is started by the first request handed to one of them, so that answers found in the cache start
+    none; else it starts now (the command line starts it before it can look: ``partsim.cli._prestart``).
 
-    One child making both sessions in turn (one onnxruntime import less) was measured slower on two cores,
-    quiet or loaded: the partitioning session's answer came no sooner and the final view's later
-    (benchmarks/README.md, "Session 11: the children first, and one child for both sessions")."""
-
-    def start():
-        return OrtProcess("optimize", python=python, quick=True)
-
-    return [LazyChild(start) if lazy else start() for _ in range(count)]
+    Two children side by side (one per session) were measured faster than one child making the sessions in
+    turn (benchmarks/README.md, "Session 11"); one child making them side by side, in threads, imports
+    onnxruntime once (benchmarks/README.md, "Session 13")."""
+    return SharedOptimizer(count, python, lazy).slots
 
 
 def run_request(command, request, record_type, timeout, python=None, memory_limit=DEFAULT_MEMORY_LIMIT,

@@ -16,7 +16,8 @@ DEMO = ROOT / "fixtures" / "demo.onnx"
 
 @pytest.fixture
 def started(monkeypatch):
-    """The ORT children started, as (command,) tuples; every one must be closed by the end of the command."""
+    """The ORT children started, as (command,) tuples (one ``optimize`` child makes both views' sessions);
+    every one must be closed by the end of the command."""
     log, real_init = [], OrtProcess.__init__
     monkeypatch.setattr(OrtProcess, "__init__", lambda self, *a, **k: log.append(a) or real_init(self, *a, **k))
     monkeypatch.setenv("PARTSIM_NO_CACHE", "1")
@@ -26,14 +27,14 @@ def started(monkeypatch):
 def test_the_prestarted_children_make_the_sessions(monkeypatch, started, tmp_path):
     out = tmp_path / "with.json"
     assert main(["simulate", str(DEMO), "-p", "cuda", "--format", "json", "-o", str(out)]) == 0
-    assert len(started) == 2  # the guess held: nothing started again
+    assert len(started) == 1  # one child for both sessions; the guess held: nothing started again
     assert not process._LIVE  # and every child is gone
     # the same run with the children started where predict begins its sessions
     monkeypatch.setattr("partsim.cli._prestart", lambda argv: [])
     started.clear()
     late = tmp_path / "late.json"
     assert main(["simulate", str(DEMO), "-p", "cuda", "--format", "json", "-o", str(late)]) == 0
-    assert len(started) == 2 and late.read_bytes() == out.read_bytes()
+    assert len(started) == 1 and late.read_bytes() == out.read_bytes()
 
 
 @pytest.mark.parametrize("argv, count", [
@@ -48,11 +49,11 @@ def test_children_are_started_early_only_where_a_session_begins_at_once(monkeypa
 
 def test_a_usage_error_after_the_prestart_leaves_no_child(started):
     assert main(["simulate", str(DEMO), "--no-such-option"]) == 2
-    assert len(started) == 2 and not process._LIVE
+    assert len(started) == 1 and not process._LIVE
 
 
 def test_a_guess_the_command_does_not_confirm_is_closed(monkeypatch, started, tmp_path):
     """``--lev disable`` (argparse's abbreviation) is level disable: the children started for level all
     are closed unused, and the graph as written is predicted."""
     assert main(["simulate", str(DEMO), "--lev", "disable", "-o", str(tmp_path / "t.txt")]) == 0
-    assert len(started) == 2 and not process._LIVE
+    assert len(started) == 1 and not process._LIVE

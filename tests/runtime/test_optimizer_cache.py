@@ -26,17 +26,19 @@ def _conv_model(tmp_path, doc=""):
 
 
 class _Counter:
+    """The ORT sessions requested: each request handed to a child (one child may make several)."""
+
     def __init__(self, monkeypatch):
         from partsim.runtime.process import OrtProcess
 
         self.calls = 0
-        real_result = OrtProcess.result
+        real_submit = OrtProcess.submit
 
-        def result(me, *a, **k):
+        def submit(me, request, *a, **k):
             self.calls += 1
-            return real_result(me, *a, **k)
+            return real_submit(me, request, *a, **k)
 
-        monkeypatch.setattr(OrtProcess, "result", result)
+        monkeypatch.setattr(OrtProcess, "submit", submit)
 
 
 @pytest.fixture
@@ -63,15 +65,16 @@ def test_warm_prediction_equals_cold_and_runs_no_ort(tmp_path, cache, monkeypatc
 
 
 def test_a_warm_prediction_starts_no_ort_process(tmp_path, cache, monkeypatch):
-    """In process, each optimizer child is started by its request, after the cache was asked: a warm run
-    starts none; a cold one starts one per session, as before."""
+    """In process, the optimizer child is started by the first request, after the cache was asked: a warm run
+    starts none; a cold one starts one, which makes both views' sessions."""
     from partsim.runtime.process import OrtProcess
 
     started, real_init = [], OrtProcess.__init__
     monkeypatch.setattr(OrtProcess, "__init__", lambda self, *a, **k: started.append(a) or real_init(self, *a, **k))
+    counter = _Counter(monkeypatch)
     path = _conv_model(tmp_path)
     cold, _ = predict(str(path), ["cpu"])
-    assert len(started) == 2
+    assert len(started) == 1 and counter.calls == 2
     started.clear()
     warm, _ = predict(str(path), ["cpu"])
     assert started == [] and to_json(warm) == to_json(cold)

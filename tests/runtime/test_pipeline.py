@@ -264,24 +264,29 @@ def test_orts_session_starts_on_the_model_as_written_and_restarts_only_for_kept_
     """The optimizer's session gets the model as written before partsim has looked for function nodes a
     requested provider claims; only where there are some (HardSwish on CUDA) is it ended and started
     again on the copy with placeholders, and the prediction is the same as with the placeholders first."""
-    from partsim.runtime.process import OrtProcess
+    from partsim.runtime.process import OptimizerSlot, OrtProcess
 
     monkeypatch.setenv("PARTSIM_NO_CACHE", "1")
     calls = collections.Counter()
-    real_result, real_close = OrtProcess.result, OrtProcess.close
+    real_slot_result, real_result, real_close = OptimizerSlot.result, OrtProcess.result, OptimizerSlot.close
 
-    def result(me, *a, **k):
+    def slot_result(me, *a, **k):  # a session of the child started early
         me.collected = True
-        calls["early" if "-S" in me.argv else "fresh"] += 1  # the early child starts quick (python -S)
+        calls["early"] += 1
+        return real_slot_result(me, *a, **k)
+
+    def result(me, *a, **k):  # a session in a fresh child of its own
+        calls["fresh"] += 1
         return real_result(me, *a, **k)
 
     def close(me):
-        calls["abandoned"] += me.proc is not None and not getattr(me, "collected", False)
+        calls["abandoned"] += me.target is not None and not getattr(me, "collected", False)
         return real_close(me)
 
+    monkeypatch.setattr(OptimizerSlot, "result", slot_result)
     monkeypatch.setattr(OrtProcess, "result", result)
-    monkeypatch.setattr(OrtProcess, "close", close)
-    # one session per view (the graph ORT partitions, Level 1; the final graph, Level 2/3), each started early
+    monkeypatch.setattr(OptimizerSlot, "close", close)
+    # one session per view (the graph ORT partitions, Level 1; the final graph, Level 2/3), each begun early
     s, _ = predict(shared_path("corpus", "full", "tiny_resnet.ts.onnx"), ["cuda"])
     assert s["status"] == "ok" and +calls == {"early": 2}
     calls.clear()
