@@ -123,6 +123,8 @@ def compiled_graph_failures(model, assigned, tables, order):
       returns the input as the output and the compiled model loses the input's name ("Input names mismatch");
     - a node reading a graph input with a zero-sized dimension (the same message: OpenVINO drops the input);
     - an Unsqueeze of run-time axes (its output's rank is unknown to OpenVINO, whose CPU plugin needs ranks);
+    - a Reduce* whose axes come from a Range of run-time bounds on the same provider (OpenVINO 1.24.1's ONNX
+      frontend needs the axes tensor's shape, and its own shape inference cannot tell that Range's length);
     - a MaxPool-22 with ``ceil_mode`` whose output ONNX shortens by one (the last window would start past the
       input): OpenVINO computes the plain ceil size ("I/O size mismatch"; MaxPool-12 ran in the same case);
     - an If with a branch holding a Constant of no element (torchvision's empty boxes in fasterrcnn's NMS
@@ -131,7 +133,8 @@ def compiled_graph_failures(model, assigned, tables, order):
     options = {}
     for t in tables:
         opts = {k: t.option(k) for k in ("passthrough_fail_ops", "zero_size_input_fails", "dynamic_rank_fails",
-                                         "pool_ceil_output_fails", "empty_constant_branch_fails")}
+                                         "pool_ceil_output_fails", "empty_constant_branch_fails",
+                                         "dynamic_reduce_axes_fails")}
         if any(opts.values()):
             options[t.provider] = opts
     if not options:
@@ -142,14 +145,14 @@ def compiled_graph_failures(model, assigned, tables, order):
         opts = options.get(assigned[i])
         if opts is None:
             continue
-        why = _compiled_failure(model, model.nodes[i], opts, inputs, outputs)
+        why = _compiled_failure(model, model.nodes[i], opts, inputs, outputs, assigned)
         if why:
             out.append((i, f"{assigned[i]} claims {model.nodes[i].name} ({model.nodes[i].qualified_op}) and its "
                            f"compiled graph fails: {why}"))
     return out
 
 
-def _compiled_failure(model, node, opts, inputs, outputs):
+def _compiled_failure(model, node, opts, inputs, outputs, assigned):
     given = [t for t in node.inputs if t]
     if (node.op_type in (opts["passthrough_fail_ops"] or ()) and len(given) == 1 and given[0] in inputs
             and node.outputs and node.outputs[0] in outputs):
@@ -175,6 +178,16 @@ def _compiled_failure(model, node, opts, inputs, outputs):
         if not model.value(node.inputs[1]).is_constant:
             return f"its axes are read at run time, so OpenVINO cannot know the output's rank " \
                    f"({opts['dynamic_rank_fails']})"
+    if (opts["dynamic_reduce_axes_fails"] and node.op_type.startswith("Reduce") and not node.domain
+            and len(node.inputs) > 1 and node.inputs[1]):
+        made_by = model.producer.get(node.inputs[1])
+        rng = model.nodes[made_by] if made_by is not None else None
+        # OpenVINO infers the shapes of its own subgraph: a Range of run-time bounds there has a length it cannot
+        # tell (ORT's data propagation may know it: the subgraph's declared types do not reach that far)
+        if (rng is not None and rng.op_type == "Range" and not rng.domain and assigned[made_by] == assigned[node.index]
+                and not all(model.value(t).is_constant for t in rng.inputs if t)):
+            return f"its axes come from {rng.name} (a Range of run-time bounds on the same provider), whose length " \
+                   f"OpenVINO cannot tell ({opts['dynamic_reduce_axes_fails']})"
     return None
 
 

@@ -55,10 +55,10 @@ def _partsim(*argv):
     return code, out.getvalue(), err.getvalue()
 
 
-def _verify(model, tmp_path):
-    out = tmp_path / (Path(model).stem + ".verify.json")
+def _verify(model, tmp_path, level="all"):
+    out = tmp_path / (Path(model).stem + f".{level}.verify.json")
     code, _, err = _partsim("verify", model, "-p", "openvino:1.24", "--observe", "--python", OV_PY, "--format", "json",
-                            "-o", out)
+                            "--level", level, "-o", out)
     assert out.exists(), err
     return code, json.loads(out.read_text())["verify"]
 
@@ -418,3 +418,45 @@ def test_the_ort_build_openvino_ships_refuses_opset_26(tmp_path):
             assert summary["status"] == "ok" and rep["agreeing"] == rep["compared"] == 1
         cpu_only, _ = predict(str(model), ["cpu"])
         assert cpu_only["status"] == "ok"  # ORT 1.31.1 itself loads both
+
+
+def _reduce_axes_graphs(tmp_path):
+    """ReduceMean-18 of x*x over axes that are (a) a Range from 1 to Size(Shape(x)) (RMSNormalization's function
+    body), (b) a Constant, (c) computed to a known length (Shape(x)[1:]*0+1); and an Unsqueeze of run-time axes."""
+    x, y = _vi("x", shape=(2, 3, 4)), _vi("y", shape=("a", "b", "c"))
+    scalar = lambda name, v: h.make_node("Constant", [], [name], name=f"K_{name}",  # noqa: E731
+                                         value=h.make_tensor(name, T.INT64, [], [v]))
+    tail = [h.make_node("Mul", ["x", "x"], ["sq"], name="M"), h.make_node("ReduceMean", ["sq", "axes"], ["m"], name="RM"),
+            h.make_node("Sqrt", ["m"], ["y"], name="Q")]
+    from_range = [h.make_node("Shape", ["x"], ["s"], name="S"), h.make_node("Size", ["s"], ["r"], name="Z"),
+                  scalar("one", 1), scalar("start", 1), h.make_node("Range", ["start", "r", "one"], ["axes"], name="R")]
+    constant = [h.make_node("Constant", [], ["axes"], name="KA", value=h.make_tensor("axes", T.INT64, [2], [1, 2]))]
+    known_length = [h.make_node("Shape", ["x"], ["s"], name="S", start=1), scalar("zero", 0), scalar("one", 1),
+                    h.make_node("Mul", ["s", "zero"], ["z"], name="MZ"), h.make_node("Add", ["z", "one"], ["axes"], name="AD")]
+    unsqueeze = [h.make_node("Unsqueeze", ["x", "ax"], ["u"], name="U"), _relu("u", "a", "A"), _relu("a", "b", "B"),
+                 h.make_node("Abs", ["b"], ["y"], name="C")]
+    y4 = _vi("y", shape=("a", "b", "c", "d"))
+    return {name: _save(tmp_path, name, nodes, ins, [out], opset=18) for name, nodes, ins, out in (
+        ("axes_from_range", from_range + tail, [x], y), ("axes_constant", constant + tail, [x], y),
+        ("axes_known_length", known_length + tail, [x], y),
+        ("unsqueeze_runtime_axes", unsqueeze, [x, _vi("ax", T.INT64, (1,))], y4))}
+
+
+@needs_ov
+def test_compile_failures_of_claimed_nodes_follow_real_sessions(tmp_path):
+    """OpenVINO 1.24.1 claims a ReduceMean whose axes a Range of run-time bounds makes, and an Unsqueeze of run-time
+    axes, then fails to compile them (table options dynamic_reduce_axes_fails, dynamic_rank_fails): the session
+    fails and partsim predicts it; the same ReduceMean over constant axes or axes of a known length runs."""
+    failing = {"axes_from_range": "Range", "unsqueeze_runtime_axes": "run time"}
+    for name, path in _reduce_axes_graphs(tmp_path).items():
+        summary = json.loads(_partsim("simulate", path, "-p", "openvino:1.24", "--level", "disable", "-f", "json")[1])
+        rc, rep = _verify(path, tmp_path, "disable")
+        assert rc == 0 and rep["passed"], (name, rep)
+        if name in failing:
+            assert rep["refusal"]["observed"] and summary["status"] == "session_would_fail", name
+            assert failing[name] in summary["failure"], summary["failure"]
+        else:
+            assert summary["status"] == "ok" and rep["agreeing"] == rep["compared"] > 0, name
+    # at ORT's default level, Level 1 folds Shape -> Size -> Range of the static input into constant axes: it runs
+    rc, rep = _verify(tmp_path / "axes_from_range.onnx", tmp_path)
+    assert rc == 0 and not rep.get("refusal") and rep["agreeing"] == rep["compared"] > 0
