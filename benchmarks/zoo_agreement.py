@@ -79,7 +79,7 @@ def main(argv=None):
                     help="keep each real session's observation in DIR and reuse it on the next run")
     args = ap.parse_args(argv)
     models = sorted(p for d in map(Path, args.folders) for p in ([d] if d.is_file() else d.rglob("*.onnx")))
-    agree = total = exact = refusals = absent = final_agree = final_total = refused_wrong = 0
+    agree = total = exact = refusals = absent = final_agree = final_total = final_extra = refused_wrong = 0
     tally = collections.defaultdict(lambda: _Pair(0, 0))  # predicted/observed sums per count
     for m in models:
         rep, why = verify(m, args.provider, args.level, args.python, args.timeout, args.observations)
@@ -100,6 +100,7 @@ def main(argv=None):
         if final:
             final_agree += final["agreeing"]
             final_total += final["compared"]
+            final_extra += len(final["unobserved"])
         for k, v in rep["counts"].items():
             if k.startswith(("layoutTransposes", "memcpy")) and v["observed"] is not None:
                 tally[k] += (v["predicted"], v["observed"])
@@ -110,6 +111,7 @@ def main(argv=None):
         print(f"{m.name:45s} {rep['agreeing']:5d}/{rep['compared']:<5d} {'exact' if rep['passed'] else 'DIFFERS'}"
               + (f"  absent {len(rep['unpredicted'])}" if rep.get("unpredicted") else "")
               + (f"  final {final['agreeing']}/{final['compared']}" if final else "")
+              + (f" (+{len(final['unobserved'])} not run)" if final and final["unobserved"] else "")
               + (f"  status {rep['status']}" if rep.get("status", {}).get("observed") not in
                  (None, rep.get("status", {}).get("predicted")) else "")
               + (f"  counts {counts}" if counts else "") + (f"  ops {dict(ops.most_common(4))}" if ops else ""))
@@ -121,7 +123,8 @@ def main(argv=None):
         print("counts predicted/observed: " + ", ".join(f"{k} {v.predicted}/{v.observed}"
                                                        for k, v in sorted(tally.items())))
     if final_total:
-        print(f"final view: {final_agree}/{final_total} kernels ({final_agree / final_total:.2%})")
+        print(f"final view: {final_agree}/{final_total} kernels ({final_agree / final_total:.2%}); "
+              f"{final_extra} predicted final nodes the session did not run")
     return 0
 
 

@@ -14,7 +14,8 @@ from .sim.pipeline import LEVELS as PREDICTED_LEVELS
 __all__ = ["load_tables", "predict", "load_for_prediction", "prepare_graph", "DEFAULT_PROVIDERS", "OPTIMIZE_LEVELS", "LEVELS",
            "build_request", "resolve_level"]
 
-DEFAULT_PROVIDERS = ("CPUExecutionProvider",)
+CPU = "CPUExecutionProvider"
+DEFAULT_PROVIDERS = (CPU,)
 
 
 def load_tables(rule_paths=()):
@@ -344,14 +345,25 @@ def _add_final_view(summary, assignment, path, level, dims, resolution, policy, 
     copies last); a session ORT cannot finish building at this level is a failure of the prediction."""
     from .sim.final_view import relate_views
     from .sim.summary import memcpy_record
+    from .sim.webgpu_conv_fusion import conv_activation_folds
 
     final = _load(path, level, dims=dims, resolution=resolution, early=early, source=source)
     if final.failure:
         summary["status"] = "session_would_fail"
         summary["failure"] = final.failure
         return
-    fa = simulate(final.model, resolution, policy, facts=final.facts)
-    view = relate_views(assignment.model, final.model, fa.provider, final.origins or {})
+    # partitioning assigned every node once; Level 2/3 after it keep a node's provider (ORT-PIPELINE §3), so
+    # a node of the final graph that partitioning left on the CPU (same name and op) stays there: ORT does
+    # not partition again, where partsim's second simulation could give it to the device when its
+    # neighbours changed (q_tiny_resnet.ts.qop: NhwcTransformer's Transpose before /Flatten).  Device
+    # nodes are claimed again, which gives them their rule (host-memory ports, for the Memcpy count).
+    part = assignment.model.nodes
+    on_cpu = {part[i].name: part[i].op_type for i, ep in enumerate(assignment.provider) if ep == CPU}
+    pinned = {n.name: CPU for n in final.model.nodes if on_cpu.get(n.name) == n.op_type}
+    pinned.update(final.facts.pinned if final.facts is not None else {})
+    fa = simulate(final.model, resolution, policy, pinned=pinned, facts=final.facts)
+    folded = conv_activation_folds(final.model, fa.provider, fa.layout)
+    view = relate_views(assignment.model, final.model, fa.provider, final.origins or {}, folded)
     summary["finalNodes"] = view.to_record()
     summary["model"]["finalNodeCount"] = len(view.nodes)
     for n in summary["nodes"]:

@@ -12,12 +12,16 @@ __all__ = ["cpu_pass", "CPU_ONLY_TARGETS"]
 # ops the CPU-only Level 2/3 transformers rewrite (graph_transformer_utils.cc: NchwcTransformer,
 # NhwcTransformer, ConvActivationFusion, ConvAddActivationFusion, GemmActivationFusion,
 # MatMulIntegerToFloatFusion, DynamicQuantizeMatMulFusion, QDQSelectorActionTransformer,
-# TransposeOptimizer_CPU); CPU nodes that are only shape computations (Shape, Gather, Concat ...
-# left on the CPU next to CUDA) give them nothing to do and are not cut out
+# TransposeOptimizer_CPU), and the float ops that start a pattern of the fusions a WebGPU node's provider
+# switches off in the first session (sim/pipeline.py TRANSFORMER_EPS: SimplifiedLayerNormFusion at
+# ReduceMean, AttentionFusion and BiasSoftmaxFusion at Softmax); CPU nodes that are only shape computations
+# (Shape, Gather, Concat ... left on the CPU next to CUDA or WebGPU) give them nothing to do and are not cut
+# out (not modelled: GatherSliceToSplitFusion on such Gathers, docs/providers.md)
 CPU_ONLY_TARGETS = frozenset(("", op) for op in (
     "Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool", "GlobalAveragePool",
     "GlobalMaxPool", "BatchNormalization", "Gemm", "MatMul", "MatMulInteger", "DynamicQuantizeLinear",
-    "QuantizeLinear", "DequantizeLinear", "QLinearMatMul", "Transpose", "Resize", "Upsample"))
+    "QuantizeLinear", "DequantizeLinear", "QLinearMatMul", "Transpose", "Resize", "Upsample",
+    "ReduceMean", "Softmax"))
 
 
 def cpu_pass(graph_model, cpu_names, tmp, optimize, known_types=None, index_of=None, any_op=False, float16=False):

@@ -214,9 +214,12 @@ def _stable_order(model, key):
     return out + sorted((i for i in range(len(model.nodes)) if i not in seen), key=key)
 
 
-def relate_views(part_model, final_model, final_provider, final_origins):
+def relate_views(part_model, final_model, final_provider, final_origins, folded=None):
     """Relate ``final_model`` (the graph after Level 2/3, with ``final_provider`` per node index and
     ``final_origins`` per node name) to ``part_model`` (the partitioned graph).  Both are partsim IR.
+    ``folded``: ``{final node index: final node index}`` of nodes a fusion partsim applies after the
+    session's graph folds into another (:mod:`partsim.sim.webgpu_conv_fusion`): they are not listed, their
+    work is the other's.
 
     Returns a :class:`FinalView`; its nodes in a topological order that follows the partitioned nodes they
     replace (not ORT's saving order, which is not stable), with canonical names (:func:`canonical_names`).
@@ -231,6 +234,11 @@ def relate_views(part_model, final_model, final_provider, final_origins):
             by_name.setdefault(n.name, n.index)
     owner = {p.index: by_name[p.name] for p in part_model.nodes if p.name in by_name}  # rule 1: same name
     owner.update(_claims(final_model, part_model, inserted, owner))  # rule 2: where its tensors went
+    folded = folded or {}
+    for p, f in owner.items():
+        while f in folded:
+            f = folded[f]
+        owner[p] = f
     replaces: dict = {n.index: [] for n in fnodes}
     for p in part_model.nodes:
         if p.index in owner:
@@ -243,6 +251,7 @@ def relate_views(part_model, final_model, final_provider, final_origins):
             first.setdefault(owner[p.index], p.index)
     order = _stable_order(final_model, lambda i: (first.get(i, len(part_names)), shown[i]))
     nodes = tuple(FinalNode(shown[i], fnodes[i].op_type, fnodes[i].domain, final_provider[i],
-                            final_origins.get(fnodes[i].name, "model"), tuple(replaces[i])) for i in order)
+                            final_origins.get(fnodes[i].name, "model"), tuple(replaces[i]))
+                  for i in order if i not in folded)
     ends = {p.name: ((shown[owner[p.index]],) if p.index in owner else ()) for p in part_model.nodes}
     return FinalView(nodes, ends)

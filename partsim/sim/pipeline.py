@@ -8,9 +8,15 @@ Pure (no I/O, no onnxruntime).  The facts are ported from ONNX Runtime:
 - the order (``core/session/inference_session.cc``, ``InferenceSession::TransformGraph``):
   AOT function inlining, EnsureUniqueDQForNodeUnit (every level), Level 1, partitioning,
   Level 2, Level 3, InsertCast, Memcpy;
-- the provider set of each Level 2/3 transformer:
-  ``core/optimizer/graph_transformer_utils.cc`` (``GenerateTransformers``) of
-  microsoft/onnxruntime main (ConvActivationFusion without CUDA since PR #19470, 1.19).
+- the provider set of each Level 2/3 transformer, and the name ORT filters it by:
+  ``core/optimizer/graph_transformer_utils.cc`` (``GenerateTransformers``) of microsoft/onnxruntime
+  main as of 2026-08-07 (commit cf5e9eba49b0; onnxruntime 1.31.1's library has the transformers and log
+  lines of its July 2026 commits), with the WebGPU changes merged after it that 1.31.1 shows on real
+  sessions (tests/sim/test_webgpu_fusions.py): GeluFusion and BiasGeluFusion (PR #32053, 2026-08),
+  FastGeluFusion (PR #32118) and LayerNormFusion (PR #32294) take WebGPU nodes, as QuickGeluFusion and
+  SkipLayerNormFusion already did (PR #28410); ROCm and ArmNN are gone (PRs #26712, #27447).  The Level 2
+  GeluFusion and LayerNormFusion are named ``GeluFusionL2`` / ``LayerNormFusionL2`` (``gelu_fusion.h``,
+  ``layer_norm_fusion.h``; the Level 1 instances, ``...L1``, have no provider filter).
   A transformer touches a node only when the node's provider is in its set
   (``graph_utils::IsSupportedProvider``; an empty set means any provider).
 """
@@ -20,10 +26,8 @@ __all__ = ["LEVELS", "ORT_LEVEL", "normalize_level", "TRANSFORMER_EPS", "transfo
 
 CPU = "CPUExecutionProvider"
 CUDA = "CUDAExecutionProvider"
-ROCM = "ROCMExecutionProvider"
 DML = "DmlExecutionProvider"
 ACL = "ACLExecutionProvider"
-ARMNN = "ArmNNExecutionProvider"
 JS = "JsExecutionProvider"
 WEBGPU = "WebGpuExecutionProvider"
 
@@ -67,15 +71,22 @@ def normalize_level(level, allowed=LEVELS):
     return key if key in allowed else None
 
 
-_CPU_CUDA_ROCM = frozenset({CPU, CUDA, ROCM})
-_CPU_CUDA_DML_ROCM = frozenset({CPU, CUDA, ROCM, DML})
-_CPU_ACL_CUDA_DML_ROCM = frozenset({CPU, ACL, CUDA, ROCM, DML})
-_CPU_ROCM_ACL_ARMNN_JS_WEBGPU = frozenset({CPU, ROCM, ACL, ARMNN, JS, WEBGPU})
+_CPU_CUDA = frozenset({CPU, CUDA})
+_CPU_CUDA_DML = frozenset({CPU, CUDA, DML})
+_CPU_ACL_CUDA_DML = frozenset({CPU, ACL, CUDA, DML})
+_CPU_ACL_CUDA_DML_WEBGPU = frozenset({CPU, ACL, CUDA, DML, WEBGPU})
+_CPU_CUDA_DML_WEBGPU = frozenset({CPU, CUDA, DML, WEBGPU})
+_CPU_ACL_CUDA_DML_JS_WEBGPU = frozenset({CPU, ACL, CUDA, DML, JS, WEBGPU})
+_CPU_ACL_JS_WEBGPU = frozenset({CPU, ACL, JS, WEBGPU})
 
 # Level 2 and 3 transformers (and the Level 2 rewrite rules that check a provider), by the name
-# ORT filters them with (``disabled_optimizers``), with the providers whose nodes they touch.
-# graph_transformer_utils.cc GenerateTransformers / GenerateRuleBasedGraphTransformer; the Quant
-# rules (clip_quantizelinear.cc, relu_quantizelinear.cc) apply to CPU nodes only.
+# ORT filters them with (``disabled_optimizers``: ``GraphTransformer::Name()``), with the providers
+# whose nodes they touch.  graph_transformer_utils.cc GenerateTransformers /
+# GenerateRuleBasedGraphTransformer (microsoft/onnxruntime main, 2026-08-07, see above); the Quant
+# rules (clip_quantizelinear.cc, relu_quantizelinear.cc) apply to CPU nodes only.  Not listed: the
+# Level 2 MatMulAddFusion (any provider; the name is the Level 1 one's) and QDQFinalCleanupTransformer
+# (any provider); MatMulNBitsMlpFusion/MatMulNBitsQkvFusion run only where a WebGPU EP registered those
+# kernels (partsim/gen/ep_webgpu.py lists neither for onnxruntime-ep-webgpu).
 TRANSFORMER_EPS = {
     # Level 2
     "ClipQuantRewrite": frozenset({CPU}),
@@ -86,26 +97,30 @@ TRANSFORMER_EPS = {
     "GemmActivationFusion": frozenset({CPU}),
     "MatMulIntegerToFloatFusion": frozenset({CPU, DML, ACL}),
     "DynamicQuantizeMatMulFusion": frozenset({CPU, ACL}),
-    "ConvActivationFusion": _CPU_ROCM_ACL_ARMNN_JS_WEBGPU,
-    "GeluFusion": _CPU_ACL_CUDA_DML_ROCM,
-    "LayerNormFusion": _CPU_ACL_CUDA_DML_ROCM,
-    "SimplifiedLayerNormFusion": _CPU_CUDA_ROCM,
-    "AttentionFusion": _CPU_ACL_CUDA_DML_ROCM,
-    "EmbedLayerNormFusion": _CPU_ACL_CUDA_DML_ROCM,
-    "GatherSliceToSplitFusion": _CPU_CUDA_ROCM,
-    "GatherToSliceFusion": _CPU_CUDA_ROCM,
-    "MatmulTransposeFusion": _CPU_CUDA_DML_ROCM,
-    "BiasGeluFusion": _CPU_ACL_CUDA_DML_ROCM,
+    "ConvActivationFusion": _CPU_ACL_JS_WEBGPU,
+    "GeluFusionL2": _CPU_ACL_CUDA_DML_WEBGPU,  # WebGPU: PR #32053
+    "LayerNormFusionL2": _CPU_ACL_CUDA_DML_WEBGPU,  # WebGPU: PR #32294
+    "SimplifiedLayerNormFusion": _CPU_CUDA,
+    "AttentionFusion": _CPU_ACL_CUDA_DML,
+    "EmbedLayerNormFusion": _CPU_ACL_CUDA_DML,
+    "GatherSliceToSplitFusion": _CPU_CUDA,
+    "GatherToSliceFusion": _CPU_CUDA,
+    "MatmulTransposeFusion": _CPU_CUDA_DML,
+    "BiasGeluFusion": _CPU_ACL_CUDA_DML_WEBGPU,  # WebGPU: PR #32053
     "GroupQueryAttentionFusion": frozenset({CUDA}),
-    "SkipLayerNormFusion": _CPU_ACL_CUDA_DML_ROCM,
-    "FastGeluFusion": _CPU_CUDA_DML_ROCM,
-    "QuickGeluFusion": _CPU_ACL_CUDA_DML_ROCM,
-    "BiasSoftmaxFusion": _CPU_CUDA_ROCM,
-    "BiasDropoutFusion": frozenset({CUDA, ROCM}),
-    "MatMulScaleFusion": _CPU_ACL_CUDA_DML_ROCM,
+    "SkipLayerNormFusion": _CPU_ACL_CUDA_DML_JS_WEBGPU,
+    "BiasSkipLayerNormFusion": _CPU_ACL_CUDA_DML_JS_WEBGPU,
+    "FastGeluFusion": _CPU_CUDA_DML_WEBGPU,  # WebGPU: PR #32118
+    "QuickGeluFusion": _CPU_ACL_CUDA_DML_JS_WEBGPU,
+    "BiasSoftmaxFusion": _CPU_CUDA,
+    "BiasDropoutFusion": frozenset({CUDA}),
+    "MatMulScaleFusion": _CPU_ACL_CUDA_DML,
     "MatMulActivationFusion": frozenset({DML}),
     "Avx2WeightS8ToU8Transformer": frozenset({CPU}),
-    "MatMulNBitsFusion": frozenset({CPU}),
+    "MatMulNBitsFusion": _CPU_CUDA,  # CUDA since PR #29170 (2026-06)
+    "GroupQueryAttentionPreNormFusion": frozenset({CUDA, WEBGPU}),
+    "MatMulNBitsMlpFusion": frozenset({WEBGPU}),
+    "MatMulNBitsQkvFusion": frozenset({WEBGPU}),
     # Level 3 (CPU only; NchwcTransformer only where MlasNchwcGetBlockSize() > 1, i.e. x86-64)
     "NchwcTransformer": frozenset({CPU}),
     "NhwcTransformer": frozenset({CPU}),
@@ -122,8 +137,12 @@ def transformers_to_disable(kernel_providers):
     With CPU alone only the transformers that never touch a CPU node are switched off: the
     CPU-only session *is* the prediction.
 
-    >>> transformers_to_disable(["CPUExecutionProvider"])
-    ('BiasDropoutFusion', 'GroupQueryAttentionFusion', 'MatMulActivationFusion')
+    >>> transformers_to_disable(["CPUExecutionProvider"])[:3]
+    ('BiasDropoutFusion', 'GroupQueryAttentionFusion', 'GroupQueryAttentionPreNormFusion')
+    >>> "QuickGeluFusion" in transformers_to_disable(["WebGpuExecutionProvider", "CPUExecutionProvider"])
+    False
+    >>> "GatherSliceToSplitFusion" in transformers_to_disable(["WebGpuExecutionProvider", "CPUExecutionProvider"])
+    True
     >>> "ConvActivationFusion" in transformers_to_disable(["CUDAExecutionProvider", "CPUExecutionProvider"])
     True
     >>> "SkipLayerNormFusion" in transformers_to_disable(["CUDAExecutionProvider", "CPUExecutionProvider"])

@@ -4,7 +4,16 @@
 
 from .graph import QNN, _squeeze_perm, channel_first_to_last, channel_last_to_first, invert
 from .edits import _transpose_input, _transpose_outputs
-from .handlers import _axis_through, _transpose_impl
+from .handlers import _axis_through, _h_simple, _transpose_impl
+
+
+def _h_unbiased(ctx, t, i, perm, indices):
+    """FastGelu (PR #32118): its optional bias is tied to the last axis, so a Transpose moves through
+    it only when it has none."""
+    nd = ctx.g.nodes[i]
+    if len(nd.inputs) > 1 and nd.inputs[1]:
+        return False
+    return _h_simple(ctx, t, i, perm, indices)
 
 
 def _static(shape):

@@ -5,7 +5,7 @@ handler, transposes outputs), as ``onnx_transpose_optimization.cc`` and ``OrtExt
 from .handlers import (_all_inputs, _first_input, _h_argminmax, _h_broadcast, _h_concat, _h_pad, _h_qdq, _h_reduce,
                        _h_shape, _h_simple, _h_slice, _h_softmax, _h_split, _h_squeeze, _h_tile, _h_transpose,
                        _h_unsqueeze, _non_scalar_inputs)
-from .ort_handlers import _h_gather, _h_never, _h_reshape
+from .ort_handlers import _h_gather, _h_never, _h_reshape, _h_unbiased
 
 
 _UNARY = ("Cast", "Exp", "Gelu", "Identity", "LeakyRelu", "Log", "Reciprocal", "Relu", "Sigmoid", "Sqrt", "Tanh",
@@ -44,6 +44,12 @@ HANDLERS.update({
     "com.microsoft.QLinearSigmoid": (_first_input, _h_simple, True),
     "com.microsoft.QLinearReduceMean": (_first_input, _h_reduce, True),
     "com.microsoft.QLinearSoftmax": (_first_input, _h_softmax, True),
+    # microsoft/onnxruntime PR #32118 (2026-08, in onnxruntime 1.31.1: a WebGPU Conv -> com.microsoft
+    # Gelu/QuickGelu -> Conv runs as two Convs, tests/sim/test_webgpu_fusions.py): the contrib GELUs move
+    # a Transpose through them (FastGelu only without its bias)
+    "com.microsoft.Gelu": (_first_input, _h_simple, True),
+    "com.microsoft.QuickGelu": (_first_input, _h_simple, True),
+    "com.microsoft.FastGelu": (_first_input, _h_unbiased, True),
 })
 
 
