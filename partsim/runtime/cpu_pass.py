@@ -24,19 +24,46 @@ CPU_ONLY_TARGETS = frozenset(("", op) for op in (
     "ReduceMean", "Softmax"))
 
 
-def cpu_pass(graph_model, cpu_names, tmp, optimize, known_types=None, index_of=None, any_op=False, float16=False):
+def cpu_pass(graph_model, cpu_names, tmp, optimize, known_types=None, index_of=None, any_op=False, float16=False,
+             region=None):
     """The CPU-only Level 2/3 transformers on the nodes ``cpu_names`` partitioning left on the CPU.
 
     ``optimize(model path, target path)`` runs the CPU-only session (``None`` when it succeeded);
     ``known_types``: partsim's inferred ``{tensor: (dtype, shape)}``; ``index_of``: ORT's node indices
-    (a dict, or a callable making one).  Returns the spliced model and the names of the nodes it made
-    (they stay on the CPU, as ORT assigns a transformer's new nodes to the EP of the nodes it replaced);
+    (a dict, or a callable making one); ``region``: the CPU nodes as the layout transformation left them
+    (:class:`partsim.runtime.layout_region.LayoutRegion`), which replace the rewired ones and go in with the
+    others; when the graph this makes does not hold together (a tensor read that nothing makes, or made twice),
+    the pass runs without them.  Returns the spliced model and the names of the nodes it made or took from the
+    region (they stay on the CPU, as ORT assigns a transformer's new nodes to the EP of the nodes it replaced);
     ``(graph_model, ())`` when there is nothing to do or the pass cannot be made.
     """
+    if region is not None:
+        done = _pass(graph_model, cpu_names, tmp, optimize, known_types, index_of, any_op, float16, region)
+        if done is not None:
+            return done
+    return _pass(graph_model, cpu_names, tmp, optimize, known_types, index_of, any_op, float16) or (graph_model, ())
+
+
+def _pass(graph_model, cpu_names, tmp, optimize, known_types, index_of, any_op, float16, region=None):
+    """:func:`cpu_pass` with or without the layout ``region``; ``None`` when the region's graph does not hold."""
     import onnx
+
+    from .layout_region import region_nodes
 
     g = graph_model.graph
     cpu = [n for n in g.node if n.name and n.name in cpu_names]
+    own = {(n.name, n.domain or "", n.op_type) for n in cpu}
+    removed, typed, also_read = set(cpu_names), {}, ()
+    if region is not None:
+        extra = region_nodes(region, {n.name: n for n in g.node if n.name})
+        if extra is None:
+            return None
+        cpu += extra
+        removed |= region.replaced
+        mine = {t for n in extra for t in list(n.input) + list(n.output) if t}
+        typed = {t: v for t in sorted(mine) if t in region.types and region.types[t][0]
+                 and (v := _typed(t, *region.types[t]))}
+        also_read = region.read_elsewhere
     if float16 and any((known_types or {}).get(t, ("",))[0] == "float16" for n in cpu for t in n.input):
         any_op = True  # ORT's InsertCastTransformer casts the float16 nodes left on the CPU
     if not any_op and not any((n.domain or "", n.op_type) in CPU_ONLY_TARGETS or n.domain == "com.microsoft"
@@ -45,10 +72,12 @@ def cpu_pass(graph_model, cpu_names, tmp, optimize, known_types=None, index_of=N
     if not cpu or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
                       for n in cpu for a in n.attribute):
         return graph_model, ()
-    boundary = _cut_out(g, cpu, cpu_names, known_types)
+    boundary = _cut_out(g, cpu, removed, known_types, typed, also_read)
     if boundary is None:
-        return graph_model, ()
+        return None if region is not None else (graph_model, ())
     ins, outs, inits = boundary
+    if region is not None and not _available(g, removed, {v.name for v in ins}):
+        return None
     # ORT's node indices: the model's own order, nodes added by Level 1 after them
     index_of = (index_of() if callable(index_of) else index_of) or {}
     cpu = [n for _, n in sorted(enumerate(cpu), key=lambda kn: (index_of.get(kn[1].name, len(index_of) + kn[0])))]
@@ -59,18 +88,56 @@ def cpu_pass(graph_model, cpu_names, tmp, optimize, known_types=None, index_of=N
     onnx.save(sub_model, str(sub_path))
     target = tmp / "cpu_part_optimized.onnx"
     if optimize(sub_path, target) is not None:
-        return graph_model, ()
-    return _splice(graph_model, cpu, cpu_names, onnx.load(str(target), load_external_data=False), ins, outs)
+        return None if region is not None else (graph_model, ())
+    done = onnx.load(str(target), load_external_data=False)
+    spliced, made = _splice(graph_model, own, removed, done, ins, outs, set(typed))
+    if region is not None and not _holds_together(spliced.graph):
+        return None
+    return spliced, made
 
 
-def _cut_out(g, cpu, cpu_names, known_types):
+def _typed(t, dtype, shape):
+    """A ValueInfoProto of tensor ``t`` (``None`` when the dtype has no ONNX name)."""
+    import onnx
+
+    try:
+        elem = onnx.TensorProto.DataType.Value(dtype.upper())
+    except ValueError:
+        return None
+    dims = None if shape is None else [d if isinstance(d, int) and d >= 0 else (d or None) for d in shape]
+    return onnx.helper.make_tensor_value_info(t, elem, dims)
+
+
+def _available(g, removed, names):
+    """Whether every tensor of ``names`` is a graph input, an initializer or an output of a node of ``g`` that
+    stays (not in ``removed``)."""
+    have = {i.name for i in g.input} | {t.name for t in g.initializer}
+    have |= {o for n in g.node if not (n.name and n.name in removed) for o in n.output if o}
+    return all(t in have for t in names)
+
+
+def _holds_together(g):
+    """Every tensor a node reads is made by one node or is a graph input or initializer, and no two nodes
+    make one tensor."""
+    made = [o for n in g.node for o in n.output if o]
+    have = set(made) | {i.name for i in g.input} | {t.name for t in g.initializer}
+    reads = {t for n in g.node for t in n.input if t} | {o.name for o in g.output}
+    return len(made) == len(set(made)) and reads <= have
+
+
+def _cut_out(g, cpu, cpu_names, known_types, typed=None, also_read=()):
     """The cut-out model's ``(inputs, outputs, initializers)``: the tensors crossing the boundary of the
-    ``cpu`` nodes, typed; ``None`` when a boundary tensor's element type is unknown or nothing leaves."""
+    ``cpu`` nodes, typed; ``None`` when a boundary tensor's element type is unknown or nothing leaves.
+    ``cpu_names``: the nodes of ``g`` the cut-out replaces; ``typed``: value infos that take precedence (the
+    types after the layout transformation); ``also_read``: tensors read outside it besides those ``g`` shows."""
     produced = {o for n in cpu for o in n.output if o}
     inits = {t.name: t for t in g.initializer}
     outside_reads = {t for n in g.node if not (n.name and n.name in cpu_names) for t in n.input}
-    outside_reads |= {o.name for o in g.output}
-    value_info = _value_infos(g, known_types)
+    outside_reads |= {o.name for o in g.output} | set(also_read)
+    base_info = _value_infos(g, known_types)
+
+    def value_info(t):
+        return (typed or {}).get(t) or base_info(t)
     ins, outs, used_inits = [], [], []
     for n in cpu:
         for t in n.input:
@@ -139,9 +206,10 @@ def _value_infos(g, known_types):
     return value_info
 
 
-def _splice(graph_model, cpu, cpu_names, done, ins, outs):
-    """``graph_model`` with the ``cpu`` nodes replaced by the optimized cut-out ``done``; returns it and the
-    names of the nodes a transformer made."""
+def _splice(graph_model, cut, cpu_names, done, ins, outs, fresh=()):
+    """``graph_model`` with the nodes ``cpu_names`` replaced by the optimized cut-out ``done``; returns it and the
+    names of the nodes that are not one of ``cut`` (``(name, domain, op)`` of the nodes cut out as they were in
+    ``graph_model``).  ``fresh``: tensors whose shapes ``done`` has after the layout transformation."""
     import onnx
 
     g = graph_model.graph
@@ -149,12 +217,15 @@ def _splice(graph_model, cpu, cpu_names, done, ins, outs):
     spliced.CopyFrom(graph_model)
     kept = [n for n in graph_model.graph.node if not (n.name and n.name in cpu_names)]
     made = list(done.graph.node)
-    cut = {(n.name, n.domain or "", n.op_type) for n in cpu}
     del spliced.graph.node[:]
     spliced.graph.node.extend(kept)
     spliced.graph.node.extend(made)
     have = {t.name for t in spliced.graph.initializer}
     spliced.graph.initializer.extend(t for t in done.graph.initializer if t.name not in have)
+    if fresh:  # the partitioned graph's shapes of these tensors are not those the cut-out had
+        stale = [v for v in spliced.graph.value_info if v.name not in fresh]
+        del spliced.graph.value_info[:]
+        spliced.graph.value_info.extend(stale)
     have_vi = {v.name for v in spliced.graph.value_info}
     spliced.graph.value_info.extend(v for v in done.graph.value_info if v.name not in have_vi)
     # the boundary tensors keep the shapes partsim knew before the pass: a contrib op the pass made

@@ -79,7 +79,9 @@ def pipeline_graph(model_path, level, providers, kept_nodes=(), proto=None, data
     proto, data : onnx.ModelProto and bytes, optional
         The model already read (:func:`partsim.io.read.read_model_proto`); read if absent.
     cpu_nodes_of : callable, optional
-        ``cpu_nodes_of(optimized proto) -> set of node names`` partitioning leaves on the CPU;
+        ``cpu_nodes_of(optimized proto) -> (node names, types, region)``: the nodes partitioning leaves on the
+        CPU, partsim's tensor types and those the layout transformation rewired or added
+        (:func:`partsim.runtime.layout_region.layout_region`);
         when given and transformers were switched off, the CPU-only ones then run on those
         nodes (:func:`partsim.runtime.cpu_pass.cpu_pass`).
     child : partsim.runtime.process.OrtProcess, optional
@@ -164,11 +166,11 @@ def _after_optimize(run, model_path, proto, providers, level, kept, originals, c
     cpu_level = ORT_LEVEL[level] if compiling and level in ("extended", "all") else None
     if cpu_nodes_of is not None and (float16 or cpu_level or (set(kernel_eps) - {CPU}
                                                               and ort_level != ORT_LEVEL["basic"])):
-        names, types = cpu_nodes_of(out)
+        names, types, region = cpu_nodes_of(out)
         run_level = cpu_level or ort_level
         passed, pinned = cpu_pass(out, names, tmp, lambda sub, target: _optimize(sub, target, run_level), types,
                                   lambda: {n.name: k for k, n in enumerate(proto.graph.node) if n.name},
-                                  any_op=bool(cpu_level), float16=float16)
+                                  any_op=bool(cpu_level), float16=float16, region=region)
         if passed is not out:
             # the nodes the pass made or rewired: the EPs validated other forms of them at partitioning
             before = {_signature(n) for n in out.graph.node}

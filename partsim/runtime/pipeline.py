@@ -588,11 +588,11 @@ def _build_optimized(optimized, written, built, ask):
 def _cpu_nodes_of(m, resolution):
     """The nodes partitioning leaves on the CPU in the optimized graph ``m`` (IR), and its value types."""
     from ..sim.assign import simulate
+    from .layout_region import layout_region
 
     a = simulate(m, resolution)
     names = {n.name for n in m.nodes if a.provider[n.index] == CPU and not n.scope}
-    # ORT's layout transformation runs before Level 2: the CPU nodes its transpose optimizer
-    # rewired or removed are not the ones Level 2 sees, so they stay out of the CPU pass
-    names -= {m.nodes[i].name for r in a.layout for i in r.removed + r.touched}
+    region = layout_region(m, a.layout, names)  # Level 2 sees the CPU nodes the layout transformation left
+    names -= {m.nodes[i].name for r in a.layout for i in r.removed + r.touched}  # (as rewired: in ``region``)
     types = {t: (v.dtype, v.shape) for t, v in m.values.items() if v.dtype}
-    return names, types
+    return names, types, region

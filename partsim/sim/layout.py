@@ -100,16 +100,17 @@ def layout_pass(model, tables, assigned, rules, late=(), name_counter=0, unnamed
 
 
 def _graphs_bottom_up(model, assigned, provider):
-    """The graphs ORT's partitioner transforms for ``provider``: each subgraph where the provider claimed a node
-    (``GetCapabilityForEP`` returns before the layout transformation when it claimed none), before the graph
-    holding it (``PartitionOnnxFormatModelImpl`` recurses into subgraphs first, graph_partitioner.cc), then
-    the main graph."""
+    """The graphs ORT's partitioner transforms for ``provider``: each graph where the provider claimed a node
+    (``GetCapabilityForEP`` returns before the layout transformation when it claimed none, graph_partitioner.cc;
+    measured for the main graph on onnxruntime-qnn 2.7.0: a graph QNN takes nothing of keeps its Transposes where
+    Level 1 left them, tests/gen/test_qnn_layout_cpu.py), subgraphs before the graph holding them
+    (``PartitionOnnxFormatModelImpl`` recurses into subgraphs first), the main graph last."""
     depth = {}
     for n in model.nodes:  # a body node's graph lies one deeper than the graph of the node holding it
         if n.scope and n.scope not in depth:
             depth[n.scope] = depth.get(model.nodes[n.parent].scope, 0) + 1
-    scopes = {model.nodes[i].scope for i, p in enumerate(assigned) if p == provider and model.nodes[i].scope}
-    return sorted(scopes, key=lambda s: (-depth[s], s)) + [""]
+    scopes = {model.nodes[i].scope for i, p in enumerate(assigned) if p == provider}
+    return sorted(scopes - {""}, key=lambda s: (-depth[s], s)) + [""] * ("" in scopes)
 
 
 def _refused_in_nhwc(model, r, table, rules):
@@ -161,6 +162,13 @@ class LayoutResult:
     # the graph as the optimizer left it, in ORT's order: (model index or None for a node it added, op type,
     # inputs, outputs, provider of an added node); an NHWC copy carries its original's index
     graph: tuple = ()
+    # the Transposes it added that go to the CPU, as (name, output, perm), and (tensor, dtype, shape) of every tensor of
+    # ``graph``: ORT's Level 2/3 sees that graph's CPU nodes (runtime/layout_region.py)
+    cpu_transposes: tuple = ()
+    tensor_types: tuple = ()
+    # (model index, ((attribute, value), ...)) of the nodes whose attributes the optimizer changed (a pushed
+    # Reduce's axes, a merged Transpose's perm), the changed attributes only
+    changed_attrs: tuple = ()
 
 
 def graph_for_memcpy(model, a, members, result, on_device, table):
@@ -286,7 +294,7 @@ def nhwc_layout(model, provider, table, assigned, rank_of, order_of, name_counte
                                       if t and g.shape(t) is not None)
         return provider if table.rules_for("", op) and shapes_ok and rank_ok and _dtype_taken(table, op, g, nd) else CPU
 
-    kept, others, final = [], [], []
+    kept, others, final, on_cpu = [], [], [], []
     for i in order_of([i for i, nd in g.nodes.items() if nd.alive], producers_of):
         nd = g.nodes[i]
         ep = takes(nd.op, i) if nd.orig is None else None
@@ -295,6 +303,8 @@ def nhwc_layout(model, provider, table, assigned, rank_of, order_of, name_counte
             continue
         if nd.op == "Transpose":
             kept.append((nd.name, ep, nd.inputs[0]))
+            if ep == CPU and nd.attrs.get("perm") is not None:
+                on_cpu.append((nd.name, nd.outputs[0], tuple(nd.attrs["perm"])))
         else:
             others.append((nd.name, nd.op, ep, nd.inputs[0] if nd.inputs else ""))
     alive_orig = {nd.orig for nd in g.nodes.values() if nd.alive and nd.orig is not None}
@@ -304,7 +314,32 @@ def nhwc_layout(model, provider, table, assigned, rank_of, order_of, name_counte
                          or tuple(g.nodes[i].outputs) != tuple(model.nodes[i].outputs)))
     graph_io = tuple(sorted(g.nodes[i].orig for i in io_quant if g.nodes[i].orig is not None))
     return LayoutResult(provider, converted, tuple(kept), (), tuple(others), removed, touched, graph_io, scope,
-                        tuple(final))
+                        tuple(final), tuple(on_cpu), _tensor_types(g, final), _changed_attrs(g, model, main))
+
+
+def _changed_attrs(g, model, main):
+    """``((model index, ((name, value), ...)), ...)``: the attributes the optimizer changed on the nodes it kept."""
+    def plain(v):  # a number, a string or a list of numbers, as a hashable value
+        if isinstance(v, (list, tuple)) and all(isinstance(x, (int, float)) for x in v):
+            return tuple(v)
+        return v if isinstance(v, (int, float, str)) else None
+
+    out = []
+    for i in main:
+        nd = g.nodes[i]
+        if nd.alive and nd.orig == i and nd.attrs != model.nodes[i].attrs:
+            old = model.nodes[i].attrs
+            changed = tuple((k, plain(v)) for k, v in sorted(nd.attrs.items())
+                            if plain(v) is not None and plain(old.get(k)) != plain(v))
+            if changed:
+                out.append((i, changed))
+    return tuple(out)
+
+
+def _tensor_types(g, final):
+    """``((tensor, dtype, shape), ...)`` of every tensor the nodes of ``final`` read or write, as ``g`` has them."""
+    names = dict.fromkeys(t for entry in final for t in entry[2] + entry[3] if t)
+    return tuple((t, g.dtypes.get(t), g.shape(t)) for t in names)
 
 
 def _wrap_sensitive(g, model, provider, sensitive, order, rank_of):
