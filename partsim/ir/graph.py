@@ -35,7 +35,13 @@ def component_roots(items, edges):
             parent[rb] = ra
         elif rb < ra:
             parent[ra] = rb
-    return {i: (i if p == i else find(p)) for i, p in parent.items()}
+    # a root is the smallest item of its piece and halving only moves an item closer to it, so every
+    # parent is below its item: in ascending order, an item's parent has its root already
+    root = {}
+    for i in sorted(parent):
+        p = parent[i]
+        root[i] = i if p == i else root[p]
+    return root
 
 
 def weakly_connected_groups(model, members, order=None, same=None):

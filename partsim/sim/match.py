@@ -199,19 +199,21 @@ class _OpEntry:
 
 
 def _signatures(model):
-    """Per node: ``(domain, op, since_version, input dtypes, "|", output dtypes)``, cached."""
+    """Per node: the number of its signature ``(domain, op, since_version, input dtypes, "|", output dtypes)``
+    among the model's distinct ones (a memo key hashes an int, not nested tuples), cached."""
     return model.derived("match.signatures", lambda: _work_out_signatures(model))
 
 
 def _work_out_signatures(model):
-    get = model.values.get
+    dtype_of = {name: v.dtype for name, v in model.values.items()}
+    dtype_of[""] = ""  # a missing optional port; a name the model does not define has no dtype (None)
+    get = dtype_of.get
     sigs = []
-    same = {}  # one tuple per distinct signature: a million nodes share a few thousand
+    number = {}  # distinct signature -> its number: a million nodes share a few thousand
     for node in model.nodes:
-        ins = tuple([(v.dtype if (v := get(t)) is not None else None) if t else "" for t in node.inputs])
-        outs = tuple([(v.dtype if (v := get(t)) is not None else None) if t else "" for t in node.outputs])
-        sig = (node.domain, node.op_type, node.since_version, ins, "|", outs)
-        sigs.append(same.setdefault(sig, sig))
+        sig = (node.domain, node.op_type, node.since_version, tuple(map(get, node.inputs)), "|",
+               tuple(map(get, node.outputs)))
+        sigs.append(number.setdefault(sig, len(number)))
     return sigs
 
 
@@ -273,6 +275,7 @@ class Matcher:
         self.entries = {}  # (domain, op) -> _OpEntry
         self.memo = {}  # key -> (rule, category, detail, port)
         self.sigs = _signatures(model)
+        self.forced = table.partitioning.get("force_cpu_node_names")  # WebGPU's forceCpuNodeNames
         # per node, filled on first need, and one tuple per distinct facts (shared by all tables)
         self.facts, self.same_facts = model.derived("match.shape_facts", lambda: ([None] * len(model.nodes), {}))
 
@@ -286,7 +289,7 @@ class Matcher:
         return m
 
     def match(self, node):
-        forced = self.table.partitioning.get("force_cpu_node_names")
+        forced = self.forced
         if forced and node.name in forced:  # WebGPU's forceCpuNodeNames (rules/ep_options.py)
             return None, Rejection("cpu_preferred", "named in the provider option forceCpuNodeNames")
         entry = self.entries.get((node.domain, node.op_type))
@@ -307,17 +310,15 @@ class Matcher:
         if entry.attr_names:
             attrs = node.attrs
             key = (key,) + tuple([(n in attrs, attrs.get(n)) for n in entry.attr_names])
-            try:
-                hash(key)
-            except TypeError:  # a tensor-valued attribute: judge this node on its own
-                key = None
         memo = self.memo
-        if key is not None:
+        try:
             hit = memo.get(key)
-            if hit is not None:
-                if hit[0] is not None:
-                    return hit[0], None
-                return _render(hit, node)
+        except TypeError:  # a tensor-valued attribute: judge this node on its own
+            key = hit = None
+        if hit is not None:
+            if hit[0] is not None:
+                return hit[0], None
+            return _render(hit, node)
         best = None
         verdict = None
         model = self.model

@@ -4,7 +4,7 @@ Counts fragments, partitions, transfers, feed transfers, Memcpy nodes and
 conversion findings.  Pure: returns a JSON-ready dict with a stable order.
 """
 
-from ..ir.graph import formal_inputs, weakly_connected_groups
+from ..ir.graph import component_roots, formal_inputs
 from ..ir.order import topological_order
 from .assign import CPU
 from .layout import graph_for_memcpy, handles_layout
@@ -31,7 +31,14 @@ def fragments_of(model, provider):
     Returns a list of node-index lists, ordered by their first node in topological
     order (members in topological order too).
     """
-    return weakly_connected_groups(model, range(len(model.nodes)), same=lambda p, c: provider[p] == provider[c])
+    n = len(model.nodes)
+    in_edges = model.in_edges
+    # weakly_connected_groups over every node with same=provider[p] == provider[c], without a call per edge
+    root = component_roots(range(n), [(p, i) for i in range(n) for p, _ in in_edges(i) if provider[p] == provider[i]])
+    groups = {}
+    for i in topological_order(model):
+        groups.setdefault(root[i], []).append(i)
+    return list(groups.values())
 
 
 def _boundary(model, members, graph_outputs):
@@ -71,7 +78,13 @@ def _boundaries(model, groups, graph_outputs, group_of):
             for t in node.outputs:
                 if not t or t in seen_out:
                     continue
-                if t in graph_outputs or any(group_of[c] != k for c in consumers.get(t, ())):
+                leaves = t in graph_outputs
+                if not leaves:
+                    for c in consumers.get(t, ()):
+                        if group_of[c] != k:
+                            leaves = True
+                            break
+                if leaves:
                     seen_out.add(t)
                     outs.append(t)
         result.append((ins, outs))
@@ -297,8 +310,11 @@ def _transfers(a, table_of, pos, rank):
 def _per_provider(a, fragment_list, partitions):
     """Nodes, partitions and fragments per provider (every provider of the list, in its order, first)."""
     per = {t.provider: {"nodes": 0, "partitions": 0, "fragments": 0} for t in a.resolution.tables}
+    counts = {}
     for p in a.provider:
-        per.setdefault(p, {"nodes": 0, "partitions": 0, "fragments": 0})["nodes"] += 1
+        counts[p] = counts.get(p, 0) + 1
+    for p, n in counts.items():  # in order of first appearance, as the providers' entries are made
+        per.setdefault(p, {"nodes": 0, "partitions": 0, "fragments": 0})["nodes"] += n
     for f in fragment_list:
         per[f["provider"]]["fragments"] += 1
     for p in partitions:

@@ -29,7 +29,7 @@ def zero_size_tensor(model, node):
         v = model.value(t)
         if v.is_constant or v.shape is None:
             continue
-        if any(d == 0 for d in v.shape):
+        if 0 in v.shape:
             return t
     return None
 
