@@ -296,6 +296,14 @@ DYNAMIC_REDUCE_AXES_FAILS = ("measured: a Reduce* whose axes come from a Range o
                              "computed to a known length ran")
 
 
+UNKNOWN_RANK_PARTITION_INPUT_FAILS = ("measured: a claimed node reading a tensor of no known rank that a CPU node "
+                                      "made fails (\"CPU plug-in doesn't support Parameter operation with dynamic "
+                                      "rank\"); the same tensor made inside the partition ran")
+UNKNOWN_RANK_INPUT_REFUSES_MODEL = ("measured: with a graph input of no known rank (no shape), every node ran on the "
+                                    "CPU, also those of a second input's chain of known shapes; a graph input of "
+                                    "symbolic dimensions did not change that")
+
+
 def openvino_table():
     """YAML text of ``rules/openvino-1.24.yaml`` (deterministic)."""
     header = ("OpenVINO EP (device CPU) for onnxruntime-openvino 1.24.1.\n"
@@ -361,6 +369,8 @@ def openvino_table_dict():
             # 2025.4.1; tests/gen/test_openvino.py builds each case): the session fails, ORT does not fall back
             "dynamic_rank_fails": DYNAMIC_RANK_FAILS,
             "dynamic_reduce_axes_fails": DYNAMIC_REDUCE_AXES_FAILS,
+            "unknown_rank_partition_input_fails": UNKNOWN_RANK_PARTITION_INPUT_FAILS,
+            "unknown_rank_input_refuses_model": UNKNOWN_RANK_INPUT_REFUSES_MODEL,
         },
         "notes": [
             "The OpenVINO EP checks the op type only (any domain, any opset version); partsim lists each op in "

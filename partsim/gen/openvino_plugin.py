@@ -404,7 +404,8 @@ def _op_of_alone(name):
 
 def _partitioning(base, graphs, small):
     part = dict(base["partitioning"])
-    for measured_on_1_24 in ("dynamic_rank_fails", "dynamic_reduce_axes_fails"):  # the plugin's are its own probes'
+    for measured_on_1_24 in ("dynamic_rank_fails", "dynamic_reduce_axes_fails", "unknown_rank_partition_input_fails",
+                             "unknown_rank_input_refuses_model"):  # the plugin's are its own probes'
         part.pop(measured_on_1_24, None)
     fates = graphs.get("single_not_last", ({}, ""))[0]
     if fates.get("A") in ("claimed", "refused") and fates.get("LP") == "refused":

@@ -151,6 +151,7 @@ class _Builder:
         self.path = path
         self.sha256 = sha256
         self.opsets = opsets
+        self.implied_opsets = frozenset()  # set by io.load for a file without an ai.onnx import
         self.shown_as = shown_as  # (path, sha256) the model reports, when it is a rewrite of another file
         self.notes = list(notes)
         self.int_consts = {}  # small int constants (every graph's, by unique name): name -> tuple
@@ -202,7 +203,7 @@ class _Builder:
                       self.consumers, [self._main_inputs[i] for i in range(len(self._main_inputs))],
                       self._main_outputs, self.scope_outputs, self.warnings + self.notes, op_schemas=self.op_schemas,
                       ir_version=ir_version, int_consts=self.int_consts,
-                      scalar_consts=self.scalar_consts, _derived=known)
+                      scalar_consts=self.scalar_consts, implied_opsets=self.implied_opsets, _derived=known)
         if not self.in_order:
             self._check_acyclic(model)
         return model

@@ -123,11 +123,13 @@ def _try_build(proto, path, sha256, warnings, file_order, resort, shown_as=None,
         if o.domain.__class__ is not str:
             raise ModelError(f"an opset import domain is not valid UTF-8 text: {o.domain[:60]!r}", path)
         opsets[normalize_domain(o.domain)] = int(o.version)
-    if "" not in opsets:  # ORT adds the import itself (onnxruntime/core/graph/model.cc: missing domains get
+    implied = frozenset() if "" in opsets else frozenset([""])
+    if implied:  # ORT adds the import itself (onnxruntime/core/graph/model.cc: missing domains get
         opsets[""] = ORT_DEFAULT_ONNX_OPSET  # their newest opset), e.g. for an ai.onnx.ml-only model
         warnings.append(f"no opset import for the default ONNX domain: ai.onnx {ORT_DEFAULT_ONNX_OPSET} "
                         "assumed, as onnxruntime 1.31.1 does")
     builder = _Builder(proto, path, sha256, opsets, warnings, file_order, resort, shown_as, notes, listed)
+    builder.implied_opsets = implied
     del proto
     try:
         return builder.build(), builder

@@ -215,6 +215,8 @@ class Model:
     warnings: list = field(default_factory=list)
     op_schemas: dict = field(default_factory=dict, repr=False, compare=False)
     ir_version: int = 0  # the file's IR version (ORT refuses newer ones than it knows)
+    #: domains of ``opsets`` the file does not import (ORT adds them itself, at the newest opset it knows)
+    implied_opsets: frozenset = field(default_factory=frozenset, compare=False)
     #: int32/int64 constants of at most 64 elements of every graph (initializers and Constant nodes):
     #: name -> tuple of ints (the shapes and axes ORT's transpose optimizer reads)
     int_consts: dict = field(default_factory=dict, repr=False, compare=False)

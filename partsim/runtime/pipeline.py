@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from ..errors import ModelError
+from .function_claims import claimers, function_claims
 from ..sim.facts import NO_FACTS, SessionFacts
 
 __all__ = ["prepare", "PreparedGraph", "Prepared", "WrittenSource", "function_claims"]
@@ -91,56 +92,6 @@ class PreparedGraph:
 Prepared = PreparedGraph  # the older name
 
 
-def _covers(rule, since):
-    v = rule.versions
-    if v is None or since is None:
-        return True
-    start, end = v
-    return since == start if end is None else start <= since <= end
-
-
-def _claimers(proto, node, tables, opset, cache):
-    """Providers of ``tables`` whose table has a rule for ``node``'s op at its schema version."""
-    import onnx
-
-    key = (node.domain or "", node.op_type)
-    if key not in cache:
-        since = None
-        if key[0] in ("", "ai.onnx") and opset is not None:
-            try:
-                since = onnx.defs.get_schema(node.op_type, opset, "").since_version
-            except Exception:  # onnx.defs.SchemaError: not an ONNX op (a model-local function)
-                since = None
-        cache[key] = [t.provider for t in tables if any(_covers(r, since) for r in t.rules_for(*key))]
-    return cache[key]
-
-
-def function_claims(proto, tables, ops=None):
-    """For each function node of ``proto``'s main graph: which of ``tables`` (RuleTables)
-    claim it, by op, domain and schema version (the check ORT's AOT inlining makes through
-    each provider's GetCapability; dtypes are not looked at).  ``ops``: per node ``(domain, op_type)``,
-    when the caller read them already (:meth:`_Written.read_nodes`).
-
-    Returns ``{node position: (op_type, [providers claiming it])}``.
-    """
-    from ..sim.inline import function_body, is_context_dependent
-
-    cache, claims, out, plain = {}, {}, {}, set()
-    opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
-    nodes = proto.graph.node
-    for k, key in enumerate(ops if ops is not None else [(n.domain or "", n.op_type) for n in nodes]):
-        if key in plain:
-            continue
-        n = nodes[k]
-        # a context-dependent function (LayerNormalization, CastLike ...) is a function node; its
-        # body, built from the node's input types, is only needed where it is inlined
-        if not is_context_dependent(proto, n) and function_body(proto, n, cache) is None:
-            plain.add(key)
-            continue
-        out[k] = (n.op_type, _claimers(proto, n, tables, opset, claims))
-    return out
-
-
 def _written_keys(original):
     """``{key: ORT node index}`` of the main-graph nodes of the model as written.  A node is keyed by
     its name, an unnamed one by its first output (kept through ORT's rewrites).  ORT's index is
@@ -173,7 +124,7 @@ def _inline(proto, resolution, unclaimed, names=None, rounds=None):
     opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
     cache, indices = {}, {}
     made = inline_functions(proto, lambda n: n.name not in unclaimed and bool(
-        _claimers(proto, n, resolution.tables, opset, cache)), names, rounds, indices)
+        claimers(proto, n, resolution.tables, opset, cache)), names, rounds, indices)
     return made, {_node_key(proto.graph.node[k]): order for k, order in indices.items()}
 
 
@@ -338,6 +289,7 @@ class _Written:
     unnamed_at: list = field(default_factory=list)
     maybe_dq: bool = False
     sizes: object = None  # external-data file -> bytes the model reads from it (:func:`_external_sizes`)
+    load_refusal: str = ""  # ORT's refusal at load of a function node partsim inlines (it is gone from the IR)
 
     def adopt(self, source):
         """Take the node names, ops and every name from an earlier pass's :class:`WrittenSource`."""
@@ -431,8 +383,9 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
 def _as_written(ask, written):
     """The IR of the graph as written after ORT's EP-aware inlining and EnsureUniqueDQForNodeUnit (level
     ``disable``); ``written`` gets the model's own nodes, the nodes kept whole and what inlining made."""
-    from ..io.load import model_from_proto
+    from ..io.load import ORT_DEFAULT_ONNX_OPSET, model_from_proto
     from ..sim.names import NameGenerator
+    from ..sim.refusals import proto_load_refusal
     from ..sim.inline import ort_node_indices
     from ..sim.unique_dq import ensure_unique_dq
 
@@ -445,6 +398,9 @@ def _as_written(ask, written):
                          if eps and CPU not in eps and proto.graph.node[k].name not in unclaimed)
     unnamed_at = written.unnamed_at
     if unclaimed or any(not eps for _, eps in claims.values()):
+        inlined = [proto.graph.node[k] for k, (_, eps) in sorted(claims.items()) if not eps or proto.graph.node[k].name
+                   in unclaimed]  # ORT refuses them as written (at load) before it inlines anything
+        written.load_refusal = proto_load_refusal(proto, inlined, ORT_DEFAULT_ONNX_OPSET)
         names = NameGenerator.for_graph(proto.graph)
         rounds = {}
         made, made_keys = _inline(proto, resolution, unclaimed, names, rounds)
@@ -492,7 +448,7 @@ def _facts(model, written, result):
     later = result.cpu_pass_nodes if result is not None and result.cpu_pass_nodes else ()
     unnamed = [n.index for n in model.nodes if n.outputs and written.unnamed.get(n.outputs[0]) == (n.domain, n.op_type)
                ] if written.unnamed else []
-    return SessionFacts(counter, rounds, frozenset(later), pinned, frozenset(unnamed))
+    return SessionFacts(counter, rounds, frozenset(later), pinned, frozenset(unnamed), written.load_refusal)
 
 
 def _optimized(ask, written, child, early):

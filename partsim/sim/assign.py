@@ -16,8 +16,8 @@ from .cpu_preferred import cpu_preferred_nodes
 from .facts import NO_FACTS
 from .graph_io import reclaim_graph_io
 from .if_branches import ifs_with_unsupported_branch
-from .layout import layout_opset_refusal, layout_pass
-from .refusals import compiled_graph_failures, kernel_creation_failures, load_refusal
+from .layout import layout_pass
+from .refusals import compiled_graph_failures, kernel_creation_failures, load_refusal, whole_model_refusal
 from ..rules.table import OpRule
 from .match import Matcher, Rejection, accepts_other_dtypes
 from .node_groups import node_group_members
@@ -206,11 +206,11 @@ def _matches(w, table):
 def _claim_for(w, table):
     """One provider's GetCapability over the nodes still unassigned: a compiling EP's groups, a kernel EP's nodes."""
     ep, model, nodes = table.provider, w.model, w.model.nodes
-    unused = layout_opset_refusal(model, table)
+    unused = whole_model_refusal(model, table)
     if unused:
         for i in w.order:
             if w.assigned[i] is None:
-                w.note_reason(i, ep, Rejection("opset_version", unused))
+                w.note_reason(i, ep, Rejection(*unused))
         return
     matched = _matches(w, table)
     if table.is_compiling:
@@ -268,7 +268,7 @@ def _session_status(w, resolution, policy, layout_refused, no_kernel):
     (sim/refusals.py), then the whole-graph policy, a provider's refusal, a node with no kernel, and the
     refusals at kernel creation."""
     model, first = w.model, w.first
-    refusal = load_refusal(model, resolution.tables)
+    refusal = load_refusal(model, resolution.tables, w.facts)
     if refusal:  # Model::Model / Graph::Resolve: before any provider is asked
         return "session_would_fail", refusal, ()
     cpu_fallback = [i for i in w.order if w.assigned[i] == CPU and first != CPU]

@@ -37,6 +37,9 @@ class SessionFacts:
     unnamed
         Indices of the nodes the file left without a name (the IR names them ``<op>_<index>``, ORT's graph
         holds ``""``): the NHWC layout transformation names their copies ``GenerateNodeName("")``.
+    load_refusal
+        ORT's refusal at load of a node of the model as written that the graph no longer holds (a function
+        node inlined before partitioning: ORT checks it before it inlines), or ``""``.
     """
 
     name_counter: int = 0
@@ -44,6 +47,7 @@ class SessionFacts:
     rewritten_after_partitioning: frozenset = frozenset()
     pinned: Mapping[str, str] = field(default_factory=dict)
     unnamed: frozenset = frozenset()
+    load_refusal: str = ""
 
     def __post_init__(self):
         object.__setattr__(self, "partition_rounds", _frozen(self.partition_rounds))

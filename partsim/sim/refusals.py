@@ -30,14 +30,17 @@ ORT_MAX_IR_VERSION = 13  # onnxruntime 1.31.1; other releases: partsim.versions.
 ORT_MAX_ONNX_OPSET = 26
 
 
-def load_refusal(model, tables=()):
-    """Why ORT would refuse to load ``model`` at all, or ``None``.  A table whose provider comes
+def load_refusal(model, tables=(), facts=None):
+    """Why ORT would refuse to load ``model`` at all, or ``None`` (``facts``: what the model as written showed
+    before partsim inlined its functions, :attr:`SessionFacts.load_refusal`).  A table whose provider comes
     with its own ORT build (onnxruntime-openvino 1.24.1) may lower the newest ai.onnx opset
     (``partitioning.runtime_max_onnx_opset``)."""
     opset = model.opsets.get("")
     for t in tables:
         limit = t.option("runtime_max_onnx_opset") if hasattr(t, "option") else None
-        if opset is not None and limit is not None and opset > limit:
+        # a file without an ai.onnx import gets that ORT's own newest opset (measured: the ai.onnx.ml-only node tests
+        # ran on onnxruntime-openvino 1.24.1)
+        if opset is not None and limit is not None and opset > limit and "" not in model.implied_opsets:
             return (f"ORT refuses the model at load: ai.onnx opset {opset}, the ORT build {t.provider} ships "
                     f"({t.source.get('version', 'its package')}) supports up to {limit} "
                     f"(model_load_utils.h: ValidateOpsetForDomain)")
@@ -50,7 +53,7 @@ def load_refusal(model, tables=()):
     if opset is not None and max_opset is not None and opset > max_opset:
         return (f"ORT refuses the model at load: ai.onnx opset {opset}, official support in onnxruntime "
                 f"{release} ends at {max_opset} (model_load_utils.h: ValidateOpsetForDomain)")
-    return _unrecognized_attribute(model, release)
+    return _unrecognized_attribute(model, release) or (facts.load_refusal if facts is not None else None) or None
 
 
 # Schemas of onnxruntime 1.31.1's registry whose node ORT does not refuse for an attribute it does not know,
@@ -73,22 +76,41 @@ _NOT_CHECKED = frozenset(
 def _unrecognized_attribute(model, release):
     """ORT's refusal of the first node (file order, bodies included) with an attribute the schema in ORT's
     registry lacks, or ``None`` (also when the snapshot describes another release than ``release``)."""
+    return unrecognized_attribute(((n.name, n.domain, n.op_type, n.attrs) for n in model.nodes), model.opsets,
+                                  release)
+
+
+def proto_load_refusal(proto, nodes, default_onnx_opset):
+    """ORT's refusal at load of one of ``nodes`` (NodeProtos of ``proto`` as written: the function nodes partsim
+    inlines before it builds the IR; ORT checks them before it inlines anything), or ``""``."""
+    from ..ir.schemas import normalize_domain
+    from ..versions import load_limits
+
+    opsets = {normalize_domain(o.domain): o.version for o in proto.opset_import}
+    opsets.setdefault("", default_onnx_opset)
+    return unrecognized_attribute(((n.name, normalize_domain(n.domain), n.op_type, [a.name for a in n.attribute])
+                                   for n in nodes), opsets, load_limits()[0]) or ""
+
+
+def unrecognized_attribute(nodes, opsets, release):
+    """:func:`_unrecognized_attribute` over ``(name, domain, op type, attribute names)`` of ``nodes`` (also the
+    function nodes of a proto that partsim inlines before it builds the IR: ORT refuses them at load, before
+    it inlines anything)."""
     from ..ir.schemas import ort_attributes
 
-    opsets = model.opsets
-    for node in model.nodes:
-        attrs = node.attrs
+    for name, domain, op_type, attrs in nodes:
         if not attrs:
             continue
-        found = ort_attributes(node.domain, node.op_type, opsets.get(node.domain))
-        if (found is None or found[2].issuperset(attrs) or found[0] != release or node.op_type == "Constant"
-                or (node.domain, node.op_type, found[1]) in _NOT_CHECKED):
+        found = ort_attributes(domain, op_type, opsets.get(domain))
+        if (found is None or found[2].issuperset(attrs) or found[0] != release or op_type == "Constant"
+                or (domain, op_type, found[1]) in _NOT_CHECKED):
             continue
         unknown = sorted(set(attrs) - found[2])[0]
-        return (f"ORT refuses the model at load: node {node.name} ({node.qualified_op}) has attribute "
-                f"{unknown!r}, which {node.op_type}-{found[1]}, the schema onnxruntime {release} resolves "
-                f"it to at opset {opsets.get(node.domain)}, does not have (graph.cc VerifyNodeAndOpMatch: "
-                f"\"Unrecognized attribute: {unknown} for operator {node.op_type}\")")
+        qualified = f"{domain}:{op_type}" if domain else op_type
+        return (f"ORT refuses the model at load: node {name} ({qualified}) has attribute "
+                f"{unknown!r}, which {op_type}-{found[1]}, the schema onnxruntime {release} resolves "
+                f"it to at opset {opsets.get(domain)}, does not have (graph.cc VerifyNodeAndOpMatch: "
+                f"\"Unrecognized attribute: {unknown} for operator {op_type}\")")
     return None
 
 
@@ -114,6 +136,26 @@ def kernel_creation_failures(model, assigned, rules, order):
     return out
 
 
+def whole_model_refusal(model, table):
+    """``(reason category, why)`` when ORT asks ``table``'s provider for no node of ``model`` at all, else
+    ``None``: an NHWC provider and an opset its layout transformation does not support
+    (:func:`partsim.sim.layout.layout_opset_refusal`), or a graph input of no known rank where the table says
+    the provider then takes nothing (``partitioning.unknown_rank_input_refuses_model``, measured)."""
+    from .layout import layout_opset_refusal
+
+    why = layout_opset_refusal(model, table)
+    if why:
+        return "opset_version", why
+    option = table.option("unknown_rank_input_refuses_model")
+    if option:
+        for t in model.graph_inputs:
+            v = model.value(t)
+            if v.shape is None and not v.is_constant and v.dtype and not v.dtype.startswith(("seq(", "map(", "opt(")):
+                return "dynamic_shape", f"graph input {t!r} has no known rank, and {table.provider} then takes " \
+                                        f"no node of the model ({option})"
+    return None
+
+
 def compiled_graph_failures(model, assigned, tables, order):
     """``[(node index, why)]`` for nodes a compiling EP claims whose compiled graph then fails (the OpenVINO
     plugin, measured on its probe sessions, partsim/gen/openvino_plugin.py; table options
@@ -125,6 +167,8 @@ def compiled_graph_failures(model, assigned, tables, order):
     - an Unsqueeze of run-time axes (its output's rank is unknown to OpenVINO, whose CPU plugin needs ranks);
     - a Reduce* whose axes come from a Range of run-time bounds on the same provider (OpenVINO 1.24.1's ONNX
       frontend needs the axes tensor's shape, and its own shape inference cannot tell that Range's length);
+    - a node reading a tensor of no known rank that another provider made (OpenVINO 1.24.1: its CPU plugin
+      takes no partition input of dynamic rank);
     - a MaxPool-22 with ``ceil_mode`` whose output ONNX shortens by one (the last window would start past the
       input): OpenVINO computes the plain ceil size ("I/O size mismatch"; MaxPool-12 ran in the same case);
     - an If with a branch holding a Constant of no element (torchvision's empty boxes in fasterrcnn's NMS
@@ -134,7 +178,7 @@ def compiled_graph_failures(model, assigned, tables, order):
     for t in tables:
         opts = {k: t.option(k) for k in ("passthrough_fail_ops", "zero_size_input_fails", "dynamic_rank_fails",
                                          "pool_ceil_output_fails", "empty_constant_branch_fails",
-                                         "dynamic_reduce_axes_fails")}
+                                         "dynamic_reduce_axes_fails", "unknown_rank_partition_input_fails")}
         if any(opts.values()):
             options[t.provider] = opts
     if not options:
@@ -158,9 +202,11 @@ def _compiled_failure(model, node, opts, inputs, outputs, assigned):
             and node.outputs and node.outputs[0] in outputs):
         return "its output is its graph input unchanged (measured: 'Input names mismatch')"
     if opts["zero_size_input_fails"]:
+        # an empty vector (shape [0]: the probe's ReduceSum axes, the node tests' split_zero_size_splits input);
+        # a node reading an input with a zero among other dimensions was created and ran (the node tests
+        # reduce_*_empty_set [2, 0, 4], tril_zero and triu_zero [3, 0, 5] on the plugin)
         for t in given:
-            shape = model.value(t).shape if t in inputs else None
-            if shape and any(d == 0 for d in shape):
+            if t in inputs and model.value(t).shape == (0,):
                 return f"graph input {t!r} has a zero-sized dimension ({opts['zero_size_input_fails']})"
     if opts["pool_ceil_output_fails"] and node.op_type == "MaxPool" and not node.domain and (
             node.since_version or 0) >= 22:
@@ -178,6 +224,12 @@ def _compiled_failure(model, node, opts, inputs, outputs, assigned):
         if not model.value(node.inputs[1]).is_constant:
             return f"its axes are read at run time, so OpenVINO cannot know the output's rank " \
                    f"({opts['dynamic_rank_fails']})"
+    if opts["unknown_rank_partition_input_fails"]:
+        for t in given:
+            made_by = model.producer.get(t)
+            if made_by is not None and assigned[made_by] != assigned[node.index] and model.value(t).shape is None:
+                return f"it reads {t!r}, made on {assigned[made_by]} with no known rank " \
+                       f"({opts['unknown_rank_partition_input_fails']})"
     if (opts["dynamic_reduce_axes_fails"] and node.op_type.startswith("Reduce") and not node.domain
             and len(node.inputs) > 1 and node.inputs[1]):
         made_by = model.producer.get(node.inputs[1])

@@ -11,7 +11,8 @@ from partsim.api import build_request, load_tables
 from partsim.io.read import read_model_proto
 from partsim.io.subgraphs import all_nodes
 from partsim.rules.resolve import resolve_providers
-from partsim.runtime.pipeline import _node_key, _Written, function_claims
+from partsim.runtime.function_claims import function_claims
+from partsim.runtime.pipeline import _node_key, _Written
 from partsim.sim.names import loaded_nodes
 from tests.conftest import shared_path
 

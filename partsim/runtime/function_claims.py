@@ -1,0 +1,54 @@
+"""Which providers claim a function node, the check ORT's inlining makes through each provider's
+GetCapability before it inlines the node's body (``graph_partitioner.cc`` ``InlineFunctionsAOT``,
+``PartitionOnnxFormatModel``): by op, domain and schema version; dtypes are not looked at."""
+
+__all__ = ["function_claims", "claimers"]
+
+
+def _covers(rule, since):
+    v = rule.versions
+    if v is None or since is None:
+        return True
+    start, end = v
+    return since == start if end is None else start <= since <= end
+
+
+def claimers(proto, node, tables, opset, cache):
+    """Providers of ``tables`` whose table has a rule for ``node``'s op at its schema version."""
+    import onnx
+
+    key = (node.domain or "", node.op_type)
+    if key not in cache:
+        since = None
+        if key[0] in ("", "ai.onnx") and opset is not None:
+            try:
+                since = onnx.defs.get_schema(node.op_type, opset, "").since_version
+            except Exception:  # onnx.defs.SchemaError: not an ONNX op (a model-local function)
+                since = None
+        cache[key] = [t.provider for t in tables if any(_covers(r, since) for r in t.rules_for(*key))]
+    return cache[key]
+
+
+def function_claims(proto, tables, ops=None):
+    """For each function node of ``proto``'s main graph: which of ``tables`` (RuleTables)
+    claim it (:func:`claimers`).  ``ops``: per node ``(domain, op_type)``, when the caller read them
+    already (:meth:`partsim.runtime.pipeline._Written.read_nodes`).
+
+    Returns ``{node position: (op_type, [providers claiming it])}``.
+    """
+    from ..sim.inline import function_body, is_context_dependent
+
+    cache, claims, out, plain = {}, {}, {}, set()
+    opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
+    nodes = proto.graph.node
+    for k, key in enumerate(ops if ops is not None else [(n.domain or "", n.op_type) for n in nodes]):
+        if key in plain:
+            continue
+        n = nodes[k]
+        # a context-dependent function (LayerNormalization, CastLike ...) is a function node; its
+        # body, built from the node's input types, is only needed where it is inlined
+        if not is_context_dependent(proto, n) and function_body(proto, n, cache) is None:
+            plain.add(key)
+            continue
+        out[k] = (n.op_type, claimers(proto, n, tables, opset, claims))
+    return out
