@@ -460,3 +460,46 @@ def test_compile_failures_of_claimed_nodes_follow_real_sessions(tmp_path):
     # at ORT's default level, Level 1 folds Shape -> Size -> Range of the static input into constant axes: it runs
     rc, rep = _verify(tmp_path / "axes_from_range.onnx", tmp_path)
     assert rc == 0 and not rep.get("refusal") and rep["agreeing"] == rep["compared"] > 0
+
+
+def _unknown_rank_graphs(tmp_path):
+    """Graphs around tensors of no known rank: (a) a graph input of no shape beside a second input's chain of
+    known shapes; (b) a ReduceSum on the CPU (its axes an empty graph input, a zero-sized dimension OpenVINO
+    refuses) writing a tensor of no known rank into an OpenVINO chain; (c) the same ReduceSum claimed, its
+    output of no known rank inside the partition."""
+    chain = [_relu("s", "a", "A"), _relu("a", "b", "B"), h.make_node("Abs", ["b"], ["y"], name="C")]
+    y, x = _vi("y", shape=("a", "b", "c")), _vi("x", shape=(3, 2, 2))
+    unknown = h.make_tensor_value_info("u", T.FLOAT, None)
+    z_chain = [_relu("z", "za", "ZA"), _relu("za", "zb", "ZB"), h.make_node("Abs", ["zb"], ["w"], name="ZC")]
+    no_shape = h.make_model(h.make_graph([_relu("u", "v", "UA")] + z_chain, "graph_input_unknown_rank",
+                                         [unknown, _vi("z", shape=(2, 3))], [h.make_tensor_value_info("v", T.FLOAT, None),
+                                                                              _vi("w", shape=(2, 3))]),
+                            opset_imports=[h.make_opsetid("", 18)], ir_version=8)  # the checker wants shapes
+    onnx.save(no_shape, tmp_path / "graph_input_unknown_rank.onnx")
+    return {
+        "graph_input_unknown_rank": tmp_path / "graph_input_unknown_rank.onnx",
+        "cpu_output_unknown_rank": _save(tmp_path, "cpu_output_unknown_rank", [
+            h.make_node("ReduceSum", ["x", "axes"], ["s"], name="RS", keepdims=1)] + chain,
+            [x, _vi("axes", T.INT64, (0,))], [y], opset=18),
+        "claimed_output_unknown_rank": _save(tmp_path, "claimed_output_unknown_rank", [
+            h.make_node("ReduceSum", ["x", "axes"], ["s"], name="RS", keepdims=0)] + chain,
+            [x, _vi("axes", T.INT64, (1,))], [_vi("y", shape=("a", "b"))], opset=18)}
+
+
+@needs_ov
+def test_tensors_of_no_known_rank_follow_real_sessions(tmp_path):
+    """OpenVINO 1.24.1 and tensors of no known rank (table options unknown_rank_input_refuses_model,
+    unknown_rank_partition_input_fails): a graph input of no shape leaves every node on the CPU, also the other
+    input's chain; a partition input of no known rank made on the CPU fails the session; made inside the
+    partition, it runs."""
+    graphs = _unknown_rank_graphs(tmp_path)
+    rc, rep = _verify(graphs["graph_input_unknown_rank"], tmp_path, "disable")
+    assert rc == 0 and rep["agreeing"] == rep["compared"] == 4 and not rep.get("refusal"), rep
+    summary = json.loads(_partsim("simulate", graphs["graph_input_unknown_rank"], "-p", "openvino:1.24", "--level",
+                                  "disable", "-f", "json")[1])
+    assert {n["provider"] for n in summary["nodes"]} == {"CPUExecutionProvider"}
+    assert "no known rank" in summary["nodes"][0]["reasonDetail"]
+    rc, rep = _verify(graphs["cpu_output_unknown_rank"], tmp_path, "disable")
+    assert rc == 0 and rep["refusal"]["observed"] and "no known rank" in rep["refusal"]["predicted"], rep
+    rc, rep = _verify(graphs["claimed_output_unknown_rank"], tmp_path, "disable")
+    assert rc == 0 and rep["agreeing"] == rep["compared"] == 4 and not rep.get("refusal"), rep

@@ -223,3 +223,28 @@ def test_which_schemas_refuse_an_unknown_attribute_is_what_ort_does():
             continue  # opset 27: refused at load for the opset already
         status, failure = _status(_probe_node_model(s), ["cpu"])
         assert status == "session_would_fail" and "'partsim_probe'" in failure, (s.domain, s.name, failure)
+
+
+@pytest.mark.parametrize("case, ran", [("reduce_l2_empty_set", True), ("tril_zero", True), ("triu_zero", True),
+                                       ("split_zero_size_splits_opset18", False)])
+def test_zero_sized_graph_inputs_on_the_openvino_plugin_as_recorded(case, ran):
+    """The plugin's zero_size_input_fails (its probe: an empty axes vector) holds for an empty vector input; the
+    recorded sessions with a zero among other dimensions ([2, 0, 4], [3, 0, 5]) were created."""
+    path = shared_path("observed", "nodes", "models", f"test_{case}.onnx")
+    summary, _ = predict(str(path), ["openvino"], level="disable")
+    assert (summary["status"] != "session_would_fail") == ran, summary.get("failure")
+
+
+def test_a_file_without_an_ai_onnx_import_loads_on_the_bundled_ort():
+    """onnxruntime-openvino 1.24.1 loads ai.onnx up to opset 25; a file importing only ai.onnx.ml gets that ORT's
+    own newest ai.onnx (recorded: the ai.onnx.ml node tests ran), one importing ai.onnx 26 is refused."""
+    ml_only = helper.make_model(helper.make_graph(
+        [helper.make_node("Binarizer", ["x"], ["y"], domain="ai.onnx.ml", threshold=1.0)], "g",
+        [vi("x", T.FLOAT, [3, 4])], [vi("y", T.FLOAT, [3, 4])]), opset_imports=[helper.make_opsetid("ai.onnx.ml", 1)],
+        ir_version=9)
+    assert _ort_refuses(ml_only) is None
+    assert _status(ml_only, ["openvino:1.24"])[0] == "ok"
+    relu26 = _model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])],
+                    opset=26, ir=11)
+    status, failure = _status(relu26, ["openvino:1.24"])
+    assert status == "session_would_fail" and "opset 26" in failure
