@@ -344,6 +344,7 @@ def _add_final_view(summary, assignment, path, level, dims, resolution, policy, 
     partitioned nodes it replaced (:mod:`partsim.sim.final_view`).  Memcpy is counted on it (ORT inserts
     copies last); a session ORT cannot finish building at this level is a failure of the prediction."""
     from .sim.final_view import relate_views
+    from .sim.layout_before_level2 import after_partition_layout
     from .sim.summary import memcpy_record
     from .sim.webgpu_conv_fusion import conv_activation_folds
 
@@ -363,7 +364,8 @@ def _add_final_view(summary, assignment, path, level, dims, resolution, policy, 
     pinned.update(final.facts.pinned if final.facts is not None else {})
     fa = simulate(final.model, resolution, policy, pinned=pinned, facts=final.facts)
     folded = conv_activation_folds(final.model, fa.provider, fa.layout)
-    view = relate_views(assignment.model, final.model, fa.provider, final.origins or {}, folded)
+    view = after_partition_layout(relate_views(assignment.model, final.model, fa.provider, final.origins or {},
+                                               folded), assignment)
     summary["finalNodes"] = view.to_record()
     summary["model"]["finalNodeCount"] = len(view.nodes)
     for n in summary["nodes"]:

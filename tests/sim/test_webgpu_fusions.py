@@ -159,3 +159,43 @@ def test_a_node_partitioning_left_on_the_cpu_stays_there_in_the_final_view():
     assert res["counts"]["memcpyToHost"] == {"predicted": 0, "observed": 0}
     final = res["final"]
     assert (final["agreeing"], final["unpredicted"], final["unobserved"]) == (final["compared"], [], [])
+
+
+def _transposed_layer_norm(path):
+    """Conv -> Reshape -> Transpose(0, 2, 1) -> decomposed LayerNorm -> MatMul: the model's Transpose is
+    moved into the pattern before partitioning and is gone from the graph ORT runs."""
+    from onnx import TensorProto
+
+    consts = [c for c in _CONSTS if c.name not in ("gamma", "beta")] + [
+        const("gamma", [4], 1.5), const("beta", [4], 0.1), const("W", [4, 3, 3, 3]), const("M", [4, 4]),
+        h.make_tensor("shape", TensorProto.INT64, [3], [1, 4, 64])]
+    nodes = [h.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             h.make_node("Reshape", ["c", "shape"], ["r"], name="reshape"),
+             h.make_node("Transpose", ["r"], ["t"], name="transpose", perm=[0, 2, 1]),
+             *_layer_norm("t", "l"), h.make_node("MatMul", ["l", "M"], ["y"], name="matmul")]
+    return save(model(nodes, [vi("x", [1, 3, 8, 8])], [vi("y", None)], consts, opset=12), path)
+
+
+@needs_webgpu
+def test_a_node_the_layout_transformation_removed_is_not_in_the_final_view(tmp_path):
+    """The layout transformation runs before Level 2: the model Transpose it removed does not run (partsim's
+    final view, laid out after the CPU session's Level 2, kept it as Transpose_token_0 before)."""
+    observed, final = _observe_and_verify(_transposed_layer_norm(tmp_path / "tln.onnx"), tmp_path)
+    assert "transpose" not in observed and "ln_rm1" in observed
+    assert (final["agreeing"], final["unpredicted"], final["unobserved"]) == (final["compared"], [], [])
+
+
+@needs_webgpu
+@pytest.mark.parametrize("name", ["ppocrv4_rec.onnx", "ppocrv6_rec_small.onnx"])
+def test_layernorm_the_layout_transformation_rewired_stays_unfused(name):
+    """PP-OCR rec models (from the rapidocr wheels; /work/zoo/wheels): the layout transformation moves the
+    model's Transposes into some LayerNorm patterns before Level 2, and ORT leaves those unfused while it
+    fuses the untouched ones; partsim's final view lists the kernels the session ran, and no others."""
+    path = Path("/work/zoo/wheels") / name
+    if not path.exists():
+        pytest.skip(f"{path} is absent (the zoo of benchmarks/README.md, issue 31)")
+    r = _cli("verify", path, "-p", "webgpu", "--observe", "--level", "all", "--format", "json")
+    res = json.loads(r.stdout)["verify"]
+    final = res["final"]
+    assert (final["agreeing"], final["unpredicted"], final["unobserved"]) == (final["compared"], [], [])
+    assert res["agreement"] == 1.0
