@@ -143,7 +143,7 @@ class _Builder:
     def __init__(self, proto, path, sha256, opsets, warnings, file_order=None, resort=False, shown_as=None, notes=(),
                  listed=None):
         self.proto = proto
-        # the main graph's (name, ValueInfoProto) per list, as the shape-value propagation read them (or None)
+        # the main graph's (name, TypeProto) per list, as the shape-value propagation read them (or None)
         self.listed = listed or None
         self.file_order = file_order  # main-graph node positions in file order, when the proto was sorted
         self.resort = resort  # stop (build() -> None) at a main graph listed out of topological order
@@ -287,15 +287,14 @@ class _Builder:
 
     def _value_types(self, g, listed=None):
         """Tensor name -> parsed type of ``g``'s value_info, inputs and outputs (one parse per distinct type);
-        ``listed``: those lists as ``(name, ValueInfoProto)`` pairs read already."""
+        ``listed``: those lists as ``(name, TypeProto)`` pairs read already."""
         types = self.types
         info = {}
         if listed is None:
-            listed = {which: [(vi.name, vi) for vi in vis] for which, vis in
+            listed = {which: [(vi.name, vi.type) for vi in vis] for which, vis in
                       (("value_info", g.value_info), ("input", g.input), ("output", g.output))}
         for which in ("value_info", "input", "output"):
-            for name, vi in listed[which]:
-                tp = vi.type
+            for name, tp in listed[which]:
                 key = tp.SerializeToString()
                 typ = types.get(key)
                 if typ is None:

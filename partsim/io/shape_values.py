@@ -272,7 +272,7 @@ def propagate_shape_values(proto, listed=None):
     inference, nodes in topological order) with the shapes ORT infers from propagated shape values.
     Returns the number of tensors whose shape got more known dimensions.  ``listed`` (a dict), when given,
     gets the main graph's ``input``, ``value_info`` and ``output`` as read here, each a list of
-    ``(name, ValueInfoProto)`` in order, the entries added last (the IR builder reads them from there)."""
+    ``(name, TypeProto)`` in order, the entries added last (the IR builder reads them from there)."""
     opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), None)
     if opset is None:
         return 0
@@ -311,20 +311,20 @@ class _Propagation:
         # name -> TypeProto the inference reads (an input's, else the first value_info's, else an output's);
         # name -> ValueInfoProto a tightened type is written to (the last value_info, else the last output)
         types, self.value_infos, self.outputs = {}, {}, {}
-        # (name, ValueInfoProto) of each list, as read (propagate_shape_values's ``listed``)
+        # (name, TypeProto) of each list, as read (propagate_shape_values's ``listed``)
         inputs, self.listed_infos, outputs = [], [], []
         for vi in graph.input:
-            name = vi.name
-            inputs.append((name, vi))
-            types.setdefault(name, vi.type)
+            name, tp = vi.name, vi.type
+            inputs.append((name, tp))
+            types.setdefault(name, tp)
         for vis, by_name, pairs in ((graph.value_info, self.value_infos, self.listed_infos),
                                     (graph.output, self.outputs, outputs)):
             for vi in vis:
-                name = vi.name
-                pairs.append((name, vi))
+                name, tp = vi.name, vi.type
+                pairs.append((name, tp))
                 by_name[name] = vi
                 if name not in types:
-                    types[name] = vi.type
+                    types[name] = tp
         if listed is not None:
             listed.update(input=inputs, value_info=self.listed_infos, output=outputs)
         self.types = types
@@ -503,7 +503,7 @@ class _Propagation:
                 vi = graph.value_info.add()
                 vi.name = name
                 self.value_infos[name] = vi
-                self.listed_infos.append((name, vi))
+                self.listed_infos.append((name, vi.type))
             vi.type.CopyFrom(tp)
             types[name] = vi.type
             self.static.pop(name, None)

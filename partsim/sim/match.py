@@ -273,7 +273,7 @@ class Matcher:
         self.table = table
         self.model = model
         self.entries = {}  # (domain, op) -> _OpEntry
-        self.memo = {}  # key -> (rule, category, detail, port)
+        self.memo = {}  # key -> match's answer, or (rule, category, detail, port) when the detail names a port
         self.sigs = _signatures(model)
         self.forced = table.partitioning.get("force_cpu_node_names")  # WebGPU's forceCpuNodeNames
         # per node, filled on first need, and one tuple per distinct facts (shared by all tables)
@@ -315,10 +315,8 @@ class Matcher:
             hit = memo.get(key)
         except TypeError:  # a tensor-valued attribute: judge this node on its own
             key = hit = None
-        if hit is not None:
-            if hit[0] is not None:
-                return hit[0], None
-            return _render(hit, node)
+        if hit is not None:  # the answer itself, or a verdict whose detail names this node's input
+            return hit if len(hit) == 2 else _render(hit, node)
         best = None
         verdict = None
         model = self.model
@@ -331,6 +329,7 @@ class Matcher:
                 best = why
         if verdict is None:
             verdict = (None,) + best
+        answer = _render(verdict, node)
         if key is not None:
-            memo[key] = verdict
-        return _render(verdict, node)
+            memo[key] = answer if verdict[3] is None else verdict
+        return answer
