@@ -312,17 +312,18 @@ class _Written:
         self.ops, self.unnamed_at = ops, unnamed_at
         for k, n in enumerate(graph.node):
             name, outputs, op, domain = n.name, n.output, n.op_type, n.domain or ""
-            ops.append((domain, op))
+            pair = (domain, op)
+            ops.append(pair)
             if names:
                 seen.update(n.input[:])
                 seen.update(outputs[:])
             first = outputs[0] if outputs else ""
             if name:
-                original[name] = (domain, op)
+                original[name] = pair
             else:
                 unnamed_at.append(k)
                 if outputs:
-                    unnamed[first] = (domain, op)
+                    unnamed[first] = pair
             if op != "Constant" or domain not in ("", "ai.onnx"):  # sim/names.loaded_nodes
                 keys.setdefault(_key(name, first, domain, op), index)
                 index += 1

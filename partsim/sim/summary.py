@@ -222,12 +222,12 @@ def summarize(a):
     transfers, feed = _transfers(a, table_of, pos, rank)
     transfer_list = [{"tensor": t, "from": s, "to": d, "bytes": model.value(t).nbytes} for t, s, d in transfers]
     undelegated = {}
-    for i in range(len(prov)):
-        if prov[i] == CPU and a.reason[i] is not None:
-            undelegated[a.reason[i].category] = undelegated.get(a.reason[i].category, 0) + 1
+    for p, why in zip(prov, a.reason):
+        if p == CPU and why is not None:
+            undelegated[why[0]] = undelegated.get(why[0], 0) + 1  # why[0]: its category
     caveats = [{"node": names[i], "opType": model.nodes[i].op_type, "provider": ep, "note": note}
                for i in sorted(a.caveats, key=pos.__getitem__) for ep, note in a.caveats[i]]
-    delegated = sum(1 for p in prov if p != CPU)
+    delegated = len(prov) - prov.count(CPU)
     summary = {
         "schemaVersion": SCHEMA_VERSION,
         "model": {"path": model.path, "sha256": model.sha256, "nodeCount": len(model.nodes),
