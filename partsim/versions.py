@@ -226,9 +226,9 @@ def _probe(python, refresh=False):
     except ChildFailure as exc:
         if exc.message.startswith("cannot start"):
             raise UsageError(f"cannot run {python}: {exc.message.split(': ', 1)[-1]}") from None
-        raise UsageError(f"{python} cannot import onnxruntime: {exc.message}") from None
+        raise UsageError(f"{python} could not say which onnxruntime it has: {exc.message}") from None
     if not isinstance(facts, dict) or "version" not in facts:
-        raise UsageError(f"{python} cannot import onnxruntime: no answer")
+        raise UsageError(f"{python} could not say which onnxruntime it has: no answer")
     return facts
 
 
@@ -318,6 +318,8 @@ def cpu_table_for_target(shipped_cpu):
     version = predicted()["onnxruntime"]
     if not version or version == _describes_in_text(shipped_cpu):
         return None
+    if _TARGET and _TARGET.get("rows") is None:  # the build's registry could not be read: the shipped table
+        return None  # stays, and annotate() says so
     from .io.cache import entry, put
 
     build = _TARGET.get("build") or ort_build()
@@ -370,6 +372,8 @@ def annotate(summary, tables):
         if ort["onnxruntime"] and version_key(ort["onnxruntime"]) > version_key(release):
             how = f" (`{refresh} --ort {ort['onnxruntime']}`)" if refresh else ""
             stale.append(f"{what} ({where}) describe onnxruntime {release}{how}")
+    if _TARGET and _TARGET.get("rowsError"):
+        stale.append(f"the CPU table is the shipped one: {_TARGET['rowsError']}")
     if stale:
         record["mayBeStale"] = stale
     summary["ort"] = record

@@ -25,7 +25,7 @@ def run(ort, req):
     from partsim.gen.ort_kernels import registry_rows
     from partsim.versions import ORT_DISTRIBUTIONS, PLUGIN_DISTRIBUTIONS, installed_ort, ort_build
 
-    version, rows = registry_rows("CPUExecutionProvider")
+    version, rows, rows_error = _guarded_registry_rows(registry_rows, ort)
     plugins = {}
     for dist in PLUGIN_DISTRIBUTIONS:
         try:
@@ -35,12 +35,35 @@ def run(ort, req):
     dist = installed_ort()[0] or ORT_DISTRIBUTIONS[0]
     facts = {"version": version, "distribution": dist, "plugins": plugins,
              "build": [sys.executable, *(ort_build() or ())], "rows": rows, "limits": load_limits()}
+    if rows_error:
+        facts["rowsError"] = rows_error
     if req.refresh:  # partsim rules refresh: the rest of what the wheel can tell
         from partsim.gen.contrib_schemas import generate_contrib_schemas
 
         facts["contribSchemas"] = generate_contrib_schemas()
         facts["package"] = str(Path(ort.__file__).resolve().parent)
     yield FactsRecord(facts)
+
+
+def _guarded_registry_rows(registry_rows, ort):
+    """``(version, rows, None)`` of this ORT's CPU kernel registry, read in a process of its own; ``(version,
+    None, why)`` when reading it kills that process: onnxruntime-openvino 1.24.1's get_all_opkernel_def()
+    segfaults (measured), and the facts of the build are still worth having."""
+    import json
+    import subprocess
+
+    root = str(Path(__file__).resolve().parents[2])
+    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); from partsim.gen.ort_kernels import registry_rows; "
+            "print(json.dumps(registry_rows('CPUExecutionProvider')))")
+    try:
+        done = subprocess.run([sys.executable, "-c", code, root], capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        return ort.__version__, None, "reading its CPU kernel registry did not end within 300 s"
+    if done.returncode != 0:
+        how = f"signal {-done.returncode}" if done.returncode < 0 else f"exit status {done.returncode}"
+        return ort.__version__, None, f"reading its CPU kernel registry (get_all_opkernel_def) killed the process ({how})"
+    version, rows = json.loads(done.stdout.strip().splitlines()[-1])
+    return version, rows, None
 
 
 def _varint(n):

@@ -503,3 +503,16 @@ def test_tensors_of_no_known_rank_follow_real_sessions(tmp_path):
     assert rc == 0 and rep["refusal"]["observed"] and "no known rank" in rep["refusal"]["predicted"], rep
     rc, rep = _verify(graphs["claimed_output_unknown_rank"], tmp_path, "disable")
     assert rc == 0 and rep["agreeing"] == rep["compared"] == 4 and not rep.get("refusal"), rep
+
+
+@needs_ov
+def test_simulate_with_the_openvino_builds_interpreter(tmp_path):
+    """``--python`` of an onnxruntime-openvino 1.24.1 environment predicts that ORT (its optimizer, its load
+    limits): reading that build's CPU kernel registry kills the process (get_all_opkernel_def segfaults), so
+    the shipped CPU table stays and the summary says so, instead of the command failing."""
+    model = _save(tmp_path, "relu", [_relu("x", "y", "R")], [_vi("x")], [_vi("y")])
+    code, out, err = _partsim("simulate", model, "-p", "openvino:1.24", "--python", OV_PY, "-f", "json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["ort"]["predicted"] == "1.24.1" and summary["status"] == "ok"
+    assert any("get_all_opkernel_def" in s for s in summary["ort"]["mayBeStale"])
