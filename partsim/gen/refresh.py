@@ -63,6 +63,10 @@ def refresh(rules_dir, data_dir):
 
     facts = target_facts(refresh=True)
     version = facts["version"]
+    if facts.get("rows") is None:
+        from ..errors import UsageError
+
+        raise UsageError(f"cannot refresh from onnxruntime {version}: {facts.get('rowsError', 'no kernel registry')}")
     rules_dir, data_dir = Path(rules_dir), Path(data_dir)
     done = []
     text = kernel_table(registry=(version, facts["rows"]))
