@@ -343,7 +343,9 @@ def _add_final_view(summary, assignment, path, level, dims, resolution, policy, 
     """The second view: ORT's graph after Level 2/3, InsertCast and Memcpy, each node pointing back at the
     partitioned nodes it replaced (:mod:`partsim.sim.final_view`).  Memcpy is counted on it (ORT inserts
     copies last); a session ORT cannot finish building at this level is a failure of the prediction."""
+    from .runtime.ort_pipeline import session_settings
     from .sim.final_view import relate_views
+    from .sim.gather_split import gather_split
     from .sim.layout_before_level2 import after_partition_layout
     from .sim.summary import memcpy_record
     from .sim.webgpu_conv_fusion import conv_activation_folds
@@ -366,6 +368,10 @@ def _add_final_view(summary, assignment, path, level, dims, resolution, policy, 
     folded = conv_activation_folds(final.model, fa.provider, fa.layout)
     view = after_partition_layout(relate_views(assignment.model, final.model, fa.provider, final.origins or {},
                                                folded), assignment)
+    if "GatherSliceToSplitFusion" in session_settings(level, [(t.provider, t.is_compiling)
+                                                              for t in resolution.tables])[1]:
+        # the CPU-only session had it off; Level 2 sees the partitioned graph as laid out
+        view = gather_split(view, assignment.model, assignment.provider, assignment.layout)
     summary["finalNodes"] = view.to_record()
     summary["model"]["finalNodeCount"] = len(view.nodes)
     for n in summary["nodes"]:

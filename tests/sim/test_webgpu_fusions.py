@@ -199,3 +199,30 @@ def test_layernorm_the_layout_transformation_rewired_stays_unfused(name):
     final = res["final"]
     assert (final["agreeing"], final["unpredicted"], final["unobserved"]) == (final["compared"], [], [])
     assert res["agreement"] == 1.0
+
+
+def _shape_gathers(path):
+    """Conv -> Shape -> four Gathers (indices 0..3) -> Unsqueeze -> Concat -> Reshape, with symbolic dims:
+    the Gathers are int64 (the CPU's), the Shape reads the NHWC Conv through the layout's Gather(perm)."""
+    from onnx import TensorProto
+
+    idx = [h.make_tensor(f"i{k}", TensorProto.INT64, [], [k]) for k in range(4)]
+    nodes = [h.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             h.make_node("Shape", ["c"], ["s"], name="shape")]
+    for k in range(4):
+        nodes.append(h.make_node("Gather", ["s", f"i{k}"], [f"g{k}"], name=f"gather{k}", axis=0))
+        nodes.append(h.make_node("Unsqueeze", [f"g{k}", "ax"], [f"u{k}"], name=f"unsq{k}"))
+    nodes += [h.make_node("Concat", ["u0", "u1", "u3", "u2"], ["ns"], name="concat", axis=0),
+              h.make_node("Reshape", ["c", "ns"], ["y"], name="reshape")]
+    inits = [const("W", [4, 3, 3, 3]), *idx, h.make_tensor("ax", TensorProto.INT64, [1], [0])]
+    return save(model(nodes, [vi("x", ["N", 3, "H", "W"])], [vi("y", None)], inits, opset=17), path)
+
+
+@needs_webgpu
+def test_gathers_after_the_layout_gather_become_one_split(tmp_path):
+    """GatherSliceToSplitFusion takes the four CPU Gathers: their input comes from the layout
+    transformation's Gather(perm), not from the Shape it skips; ORT names the Split after the last Gather."""
+    observed, final = _observe_and_verify(_shape_gathers(tmp_path / "shape_gathers.onnx"), tmp_path)
+    assert observed.get("gather3/GatherSliceToSplitFusion") == "CPUExecutionProvider"
+    assert not any(name.startswith("gather") and "/" not in name for name in observed)
+    assert (final["agreeing"], final["unpredicted"], final["unobserved"]) == (final["compared"], [], [])
