@@ -345,13 +345,16 @@ class _Builder:
         """Define every node output of ``g`` (all are visible to every node of it: the file order need not be
         sorted) and Constant nodes' values; returns ``(output -> position, nodes to make)``."""
         produced_here = {}
-        g_nodes = g.node
+        read = self.listed.get("node") if parent is None and self.listed is not None else None
+        if read is None:  # (NodeProto, op_type, raw domain, input names or None): the propagation's, or read here
+            read = [(n, n.op_type, n.domain, None) for n in g.node]
         if parent is None and self.file_order is not None:
-            g_nodes = [g.node[pos] for pos in self.file_order]
+            read = [read[pos] for pos in self.file_order]
         values = self.values
-        todo = []  # (NodeProto, op_type, domain, name, output names, position): the nodes to make, read once
-        for k, n in enumerate(g_nodes):
-            op_type, raw_domain, node_name = n.op_type, n.domain, n.name
+        # (NodeProto, op_type, domain, name, output names, position, input names or None): the nodes to make
+        todo = []
+        for k, (n, op_type, raw_domain, inputs) in enumerate(read):
+            node_name = n.name
             if op_type.__class__ is not str or raw_domain.__class__ is not str or node_name.__class__ is not str:
                 for what, x in (("a node's op type", op_type), ("a node's domain", raw_domain),
                                 ("a node name", n.name)):
@@ -365,7 +368,7 @@ class _Builder:
                 value_attr, first_ints = self._constant_attributes(n, bool(outputs))
             else:
                 kind, value_attr, first_ints = "intermediate", None, None
-                todo.append((n, op_type, domain, node_name, outputs, k))
+                todo.append((n, op_type, domain, node_name, outputs, k, inputs))
             for o in outputs:
                 if not o:
                     continue
@@ -418,7 +421,7 @@ class _Builder:
         nodes, names, producer, consumers = self.nodes, self.names, self.producer, self.consumers
         check_order = self.resort and parent is None
         opsets, schemas, values = self.opsets, self.schemas, self.values
-        for n, op_type, domain, node_name, outputs, position in todo:
+        for n, op_type, domain, node_name, outputs, position, inputs in todo:
             index = len(nodes)
             schema_key = (domain, op_type)
             since = schemas.get(schema_key, schemas)
@@ -431,7 +434,7 @@ class _Builder:
                 name = f"{scope}/{name}" if scope and f"{scope}/{name}" not in names else f"{name}_{index}"
             names.add(name)
             ins = []
-            for t in n.input[:]:
+            for t in (n.input[:] if inputs is None else inputs):
                 if not t:
                     ins.append("")
                     continue

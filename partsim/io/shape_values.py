@@ -272,21 +272,24 @@ def propagate_shape_values(proto, listed=None):
     inference, nodes in topological order) with the shapes ORT infers from propagated shape values.
     Returns the number of tensors whose shape got more known dimensions.  ``listed`` (a dict), when given,
     gets the main graph's ``input``, ``value_info`` and ``output`` as read here, each a list of
-    ``(name, TypeProto)`` in order, the entries added last (the IR builder reads them from there)."""
+    ``(name, TypeProto)`` in order, the entries added last, and, once every node was seen, ``node``: per node
+    ``(NodeProto, op_type, domain, input names or None when not read)`` (the IR builder reads them from there)."""
     opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), None)
     if opset is None:
         return 0
     run = _Propagation(proto, opset, listed)
     watched = run.watched
+    rows = []  # per node what was read of it, for the IR builder (``listed["node"]``)
     for node in proto.graph.node:
-        domain = node.domain
-        if domain and domain != "ai.onnx":
-            continue
-        op = node.op_type
-        if op == "Constant":  # ORT makes it an initializer, which every later inference can read
-            run.constant(node)
+        domain, op = node.domain, node.op_type
+        onnx_op = not domain or domain == "ai.onnx"
+        if not onnx_op or op == "Constant":
+            rows.append((node, op, domain, None))
+            if onnx_op:  # a Constant: ORT makes it an initializer, which every later inference can read
+                run.constant(node)
             continue
         inputs = node.input[:]  # a list: iterating the repeated field itself ends in a formatted IndexError
+        rows.append((node, op, domain, inputs))
         # a node none of whose inputs carries anything to learn from (a value, a tightened type) has no
         # value to propagate and nothing to re-infer; Shape reads its input's type.  A Constant's data
         # alone teaches nothing new: ONNX's own inference read it already (onnx 1.23.2,
@@ -298,6 +301,8 @@ def propagate_shape_values(proto, listed=None):
         fed = run.fed_inputs(node, op, inputs)
         if fed is not None:
             run.tighten(run.infer(node, op, inputs, fed))
+    if listed is not None:
+        listed["node"] = rows
     return run.tightened
 
 
