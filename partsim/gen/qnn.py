@@ -282,6 +282,11 @@ def _partitioning_facts(table, unit_types, converted, claimed_sensitive):
     # refuses such a node on the model's graph I/O, and the graph of a partition whose input and output it is does not
     # compose (sim/graph_inputs.py int64_io_nodes; probes on 2.7.0, tests/gen/test_qnn_refusals.py)
     table["partitioning"]["int64_io_passthrough_ops"] = list(INT64_IO_PASSTHROUGH_OPS)
+    # cast_op_builder.cc keeps an int64 output INT_64 only as a graph output (APP_READ; a native one becomes INT_32),
+    # and the HTP validates a Cast to INT_64 only from int32 or int64: a Cast to int64 writing a graph output of the
+    # model from float, float16, uint8 or bool is left to the CPU, from int32 or int64 taken; read by a CPU node
+    # instead (a partition output) it is taken from float too (2.7.0, tests/gen/test_qnn_refusals.py)
+    table["partitioning"]["int64_graph_output_casts_from"] = ["int32", "int64"]
     # the STFT builder reads frame_step/frame_length (and the window) as initializers without checking: fed at
     # run time the process crashes (test_stft, test_stft_with_window) or the graph does not finalize
     table["partitioning"]["build_needs_constant_inputs"] = {"STFT": [1, 2, 3]}

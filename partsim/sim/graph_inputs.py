@@ -23,9 +23,9 @@ the ``theta`` that only CastLikes read).  The table lists such inputs
 (``partitioning.int64_io_passthrough_ops``) are found here too.  Pure.
 """
 
-__all__ = ["compiled_inputs", "no_graph_input", "refused_input_dtype", "graph_output_dtype_nodes",
-           "needs_constant", "dynamic_input", "int64_io_nodes", "int64_io_failure", "graph_io_node_refusals",
-           "partition_refusals"]
+__all__ = ["compiled_inputs", "no_graph_input", "refused_input_dtype",
+           "graph_output_dtype_nodes", "needs_constant", "dynamic_input", "int64_io_nodes", "int64_io_failure",
+           "int64_output_casts", "graph_io_node_refusals", "partition_refusals"]
 
 from .zero_size import zero_size_failure
 
@@ -185,7 +185,8 @@ def int64_io_failure(model, group, ops):
 
 def graph_io_node_refusals(model, table):
     """``{node index: why}``: the main-graph nodes ``table``'s provider leaves to the next one for a tensor of the
-    model's graph I/O (``refused_graph_output_dtypes``, ``int64_io_passthrough_ops``)."""
+    model's graph I/O (``refused_graph_output_dtypes``, ``int64_io_passthrough_ops``,
+    ``int64_graph_output_casts_from``)."""
     ep = table.provider
     out = {i: (f"{ep} takes no node writing or reading the graph output '{t}' ({model.value(t).dtype}; "
                "refused_graph_output_dtypes)")
@@ -193,6 +194,29 @@ def graph_io_node_refusals(model, table):
     for i, (t_in, t_out) in int64_io_nodes(model, table.option("int64_io_passthrough_ops")).items():
         out.setdefault(i, f"{ep} takes no {model.nodes[i].op_type} from the int64 graph input '{t_in}' to the graph "
                           f"output '{t_out}' (int64_io_passthrough_ops)")
+    sources = table.option("int64_graph_output_casts_from")
+    for i, t in (int64_output_casts(model, sources) if sources is not None else {}).items():
+        out.setdefault(i, f"{ep} takes a Cast to the int64 graph output '{t}' only from {', '.join(sources)} "
+                          "(int64_graph_output_casts_from)")
+    return out
+
+
+def int64_output_casts(model, sources):
+    """``{node index: output}``: the main-graph Casts writing an int64 graph output of the model from an input dtype
+    not in ``sources`` (``partitioning.int64_graph_output_casts_from``).
+
+    onnxruntime-qnn ``cast_op_builder.cc``: a graph output keeps its int64 QNN type (a native int64 tensor becomes
+    int32), and the HTP validates a Cast to int64 only from int32 or int64.  Measured on 2.7.0 (soc_model 60,
+    tests/gen/test_qnn_refusals.py): from float, float16, uint8 or bool the Cast runs on the CPU; from int32 or
+    int64 on QNN; from float to a tensor a CPU node reads (a partition output, not the model's) on QNN.
+    """
+    outputs = set(model.graph_outputs)
+    out = {}
+    for n in model.nodes:
+        if n.scope or n.op_type != "Cast" or n.domain or not n.outputs or n.outputs[0] not in outputs:
+            continue
+        if model.value(n.outputs[0]).dtype == "int64" and n.inputs and model.value(n.inputs[0]).dtype not in sources:
+            out[n.index] = n.outputs[0]
     return out
 
 

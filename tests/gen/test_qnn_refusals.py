@@ -221,3 +221,23 @@ def test_generator_lists_the_cast_outputs_qnn_takes():
     rules = derive_rules(usable_evidence([("Cast", "", "float", 2, True, {}), ("Cast", "", "int32", 2, True, {})]))
     outs = {tuple(r["types"]["o0"]) for r in rules[("", "Cast")]}
     assert outs == {("float", "float16", "double", "uint8", "int32", "uint32", "int64", "bool")}
+
+
+@needs_qnn
+@pytest.mark.parametrize("source,reader", [("float", None), ("float16", None), ("uint8", None), ("bool", None),
+                                           ("int32", None), ("float", "Shape")])
+def test_cast_to_int64_graph_output_from_int32_only(source, reader, tmp_path):
+    """A Cast to int64 writing a graph output of the model: QNN takes it from int32 (and int64), leaves it to the CPU
+    from float, float16, uint8 or bool; read by a CPU node instead (a partition output) it takes it from float too
+    (``int64_graph_output_casts_from``)."""
+    dtype = getattr(T, source.upper())
+    nodes, outs = [h.make_node("Cast", ["x"], ["c"], name="cast", to=T.INT64)], [vi("c", [2, 3], T.INT64)]
+    if reader:
+        nodes.append(h.make_node(reader, ["c"], ["s"], name="shp"))
+        outs = [vi("s", [2], T.INT64)]
+    path = save(model(nodes, [vi("x", [2, 3], dtype)], outs, opset=17), tmp_path / f"{source}.onnx")
+    rec, obs = _observe(path)
+    taken = source == "int32" or reader is not None
+    assert rec["state"] == "ok" and obs["nodes"]["cast"] == (QNN if taken else "CPUExecutionProvider"), rec
+    summary, assignment = predict(str(path), ["qnn"])
+    assert summary["status"] == "ok" and compare(summary, assignment, obs)["agreement"] == 1.0
