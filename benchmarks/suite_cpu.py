@@ -70,16 +70,18 @@ def pytest_configure(config):
                                       for f in traceback.extract_stack()[-7:-1]]}
         init(self, command, *args, **kw)
 
-    def logged_submit(self, request):
+    def logged_submit(self, request, *args, **kw):  # an optimize child may get several requests: the last is kept
         text = encode(request)
-        self._suite.update(req=hashlib.sha1(text.encode()).hexdigest()[:12], model=_model_digest(text))
-        return submit(self, request)
+        self._suite.update(req=hashlib.sha1(text.encode()).hexdigest()[:12], model=_model_digest(text),
+                           requests=self._suite.get("requests", 0) + 1)
+        return submit(self, request, *args, **kw)
 
     def logged_close(self):
         info = getattr(self, "_suite", None)
         if info is not None and self.proc is not None:
             _write({"kind": "child", "test": _STATE["test"], "cmd": info["cmd"], "python": self.argv[0],
-                    "req": info["req"], "model": info["model"], "wall": time.time() - info["t0"],
+                    "req": info["req"], "model": info["model"], "requests": info.get("requests", 0),
+                    "wall": time.time() - info["t0"],
                     "started_at": None if info["req"] else info["started_at"]})
             self._suite = None
         return close(self)
