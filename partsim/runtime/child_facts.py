@@ -22,10 +22,9 @@ def run(ort, req):
         sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from importlib import metadata
 
-    from partsim.gen.ort_kernels import registry_rows
     from partsim.versions import ORT_DISTRIBUTIONS, PLUGIN_DISTRIBUTIONS, installed_ort, ort_build
 
-    version, rows, rows_error = _guarded_registry_rows(registry_rows, ort)
+    version, rows, rows_error = _guarded_registry_rows(ort)
     plugins = {}
     for dist in PLUGIN_DISTRIBUTIONS:
         try:
@@ -45,8 +44,9 @@ def run(ort, req):
     yield FactsRecord(facts)
 
 
-def _guarded_registry_rows(registry_rows, ort):
-    """``(version, rows, None)`` of this ORT's CPU kernel registry, read in a process of its own; ``(version,
+def _guarded_registry_rows(ort):
+    """``(version, rows, None)`` of this ORT's CPU kernel registry (:func:`partsim.gen.ort_kernels.registry_rows`),
+    read in a process of its own; ``(version,
     None, why)`` when reading it kills that process: onnxruntime-openvino 1.24.1's get_all_opkernel_def()
     segfaults (measured), and the facts of the build are still worth having."""
     import json

@@ -150,7 +150,8 @@ def whole_model_refusal(model, table):
     if option:
         for t in model.graph_inputs:
             v = model.value(t)
-            if v.shape is None and not v.is_constant and v.dtype and not v.dtype.startswith(("seq(", "map(", "opt(")):
+            # a tensor (io/build.py writes other types as seq(...), optional(...), map(...): they have no shape)
+            if v.shape is None and not v.is_constant and v.dtype and not v.dtype.startswith(("seq(", "map(", "optional(")):
                 return "dynamic_shape", f"graph input {t!r} has no known rank, and {table.provider} then takes " \
                                         f"no node of the model ({option})"
     return None
@@ -207,7 +208,7 @@ def _compiled_failure(model, node, opts, inputs, outputs, assigned):
         # reduce_*_empty_set [2, 0, 4], tril_zero and triu_zero [3, 0, 5] on the plugin)
         for t in given:
             if t in inputs and model.value(t).shape == (0,):
-                return f"graph input {t!r} has a zero-sized dimension ({opts['zero_size_input_fails']})"
+                return f"graph input {t!r} is an empty vector (shape [0]) ({opts['zero_size_input_fails']})"
     if opts["pool_ceil_output_fails"] and node.op_type == "MaxPool" and not node.domain and (
             node.since_version or 0) >= 22:
         from .layout_checks import LAYOUT_CHECKS

@@ -248,3 +248,21 @@ def test_a_file_without_an_ai_onnx_import_loads_on_the_bundled_ort():
                     opset=26, ir=11)
     status, failure = _status(relu26, ["openvino:1.24"])
     assert status == "session_would_fail" and "opset 26" in failure
+
+
+def test_only_a_tensor_input_of_no_known_rank_leaves_openvino_124_without_nodes():
+    """unknown_rank_input_refuses_model is about tensors: a sequence or optional graph input has no shape by its
+    type, and the Relu chain beside it is still claimed; a tensor input of no shape leaves it to the CPU."""
+    relu = [helper.make_node("Relu", ["x"], ["a"], name="A"), helper.make_node("Relu", ["a"], ["y"], name="B")]
+    x, y = vi("x", T.FLOAT, [2, 3]), vi("y", T.FLOAT, [2, 3])
+    seq = helper.make_tensor_sequence_value_info("s", T.FLOAT, None)
+    opt = helper.make_value_info("o", helper.make_optional_type_proto(helper.make_tensor_type_proto(T.FLOAT, [2])))
+    for other in (seq, opt):
+        summary, _ = predict(model_from_proto(_model(relu, [x, other], [y], opset=18)), ["openvino:1.24"],
+                             level="disable")
+        assert {n["provider"] for n in summary["nodes"]} == {"OpenVINOExecutionProvider"}, other.name
+    unknown = helper.make_tensor_value_info("u", T.FLOAT, None)
+    summary, _ = predict(model_from_proto(_model(relu, [x, unknown], [y], opset=18)), ["openvino:1.24"],
+                         level="disable")
+    assert {n["provider"] for n in summary["nodes"]} == {"CPUExecutionProvider"}
+    assert "no known rank" in summary["nodes"][0]["reasonDetail"]
