@@ -56,10 +56,14 @@ def test_two_views_of_a_real_cpu_session(tmp_path):
     assert summary["view"] == "partitioning" and obs["source"] == "assignment_info"
     assert sorted(n["name"] for n in summary["nodes"]) == sorted(obs["nodes"]) == \
         ["add", "conv1", "conv2", "relu1", "relu2"]
-    # the graph it runs is another one (NCHWc Convs with the Relu folded in, two ReorderOutput nodes ORT names
-    # in a process-dependent order): every node that ran is predicted on its provider (the profile is the judge)
+    # the graph it runs is another one (NCHWc Convs with the Relu folded in, and Reorder nodes between them and
+    # the rest): every node that ran is predicted on its provider (the profile is the judge).  How many Reorder
+    # nodes depends on the host's CPU: MLAS's NCHWc block is 16 channels with AVX-512 and 8 with AVX2
+    # (MlasNchwcGetBlockSize in onnxruntime/core/mlas/lib/snchwc.cpp; platform.cpp sets the block), so the Add joins the NCHWc chain on one
+    # machine and stays outside it on another; the prediction reads ORT's optimized graph made on this host
     ran = obs["finalNodes"]
-    assert set(ran) != set(obs["nodes"]) and sum(1 for n in ran if n.startswith("ReorderOutput")) == 2
+    assert set(ran) != set(obs["nodes"]) and any(n.startswith("ReorderOutput") for n in ran)
+    assert any(n.endswith("_nchwc") for n in ran)
     final = compare_final(summary, obs)
     assert final["agreement"] == 1.0, final
     # each model node is followed to the node that ran in its place; nothing is lost or counted twice
