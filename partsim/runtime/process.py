@@ -71,14 +71,15 @@ def memory_ceiling(limit):
 
 def _child_env(tmp, quick):
     """The child's environment: ``TMPDIR`` its own folder (removed with it), this process's id (the
-    child dies with it: ``ort_child.py``), and for a quick start (this interpreter with ``-S``) its
-    import path handed over (``PYTHONPATH``; ``site`` and the ``.pth`` files it reads took ~10 ms) and
-    one OpenBLAS thread (numpy, which onnxruntime imports, starts one per core otherwise, ~20 ms of a
-    cold start; the child never multiplies a matrix with it)."""
-    env = {**os.environ, "TMPDIR": tmp, "PARTSIM_ORT_PARENT": str(os.getpid())}
+    child dies with it: ``ort_child.py``), one OpenBLAS thread unless the user chose a number (numpy, which
+    onnxruntime imports, starts one per core otherwise: ~0.05 s of CPU per child on two cores; no child
+    multiplies a matrix with numpy, ORT computes with its own MLAS), and for a quick start (this interpreter
+    with ``-S``) its import path handed over (``PYTHONPATH``; ``site`` and the ``.pth`` files it reads took
+    ~10 ms)."""
+    env = {"OPENBLAS_NUM_THREADS": "1", **os.environ, "TMPDIR": tmp, "PARTSIM_ORT_PARENT": str(os.getpid())}
     if quick:
         paths = [p for p in sys.path if isinstance(p, str) and p and os.path.isdir(p)]
-        env.update({"PYTHONPATH": os.pathsep.join(paths), "OPENBLAS_NUM_THREADS": "1"})
+        env["PYTHONPATH"] = os.pathsep.join(paths)
     return env
 
 
