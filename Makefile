@@ -157,9 +157,10 @@ test: setup browser openvino openvino-plugin webgpu zoo-models ort-highest
 	cat $(HI_LOG); test $$main = 0 && test $$highest = 0
 
 # the fast tier (under a minute): no real ORT/QNN/OpenVINO session, browser or corpus model
-# (markers registered in pyproject.toml, applied in tests/conftest.py)
+# (markers registered in pyproject.toml, applied in tests/conftest.py); two workers, as its ~410 tests take ~57 s
+# of CPU, one worker's minute
 test-fast: setup
-	$(BIN)/python -m pytest -q -m "not (ort or qnn or openvino or webgpu or browser or corpus)"
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile -m "not (ort or qnn or openvino or webgpu or browser or corpus)"
 
 $(CHECK_STAMP):
 	$(PY) -m venv $(CHECK_VENV)
