@@ -16,7 +16,7 @@ protobuf messages only; ``onnx`` is not imported.
 ['main', 'body', 'body']
 """
 
-__all__ = ["node_graphs", "all_graphs", "all_nodes"]
+__all__ = ["node_graphs", "node_bodies", "all_graphs", "all_nodes", "body_outputs"]
 
 
 def node_graphs(node):
@@ -28,6 +28,34 @@ def node_graphs(node):
         if a.graphs:
             out.extend(a.graphs)
     return out
+
+
+def node_bodies(node):
+    """``[(attribute name, graph)]`` of ``node``, in :func:`node_graphs`' order."""
+    out = []
+    for a in node.attribute[:]:
+        if a.HasField("g"):
+            out.append((a.name, a.g))
+        out.extend((a.name, g) for g in a.graphs)
+    return out
+
+
+def body_outputs(scope, outputs):
+    """A body node's output names as written, from the unique names partsim's IR gave them in body ``scope``
+    (``<scope>/<name>`` or ``<scope>/<name>#<k>`` where the name was taken already, ``partsim/io/build.py``).
+
+    >>> body_outputs("if/then_branch", ("if/then_branch/t#1", "u"))
+    ('t', 'u')
+    """
+    prefix = scope + "/"
+    out = []
+    for o in outputs:
+        if o.startswith(prefix):
+            o = o[len(prefix):]
+            head, sep, k = o.rpartition("#")
+            o = head if sep and k.isdigit() else o
+        out.append(o)
+    return tuple(out)
 
 
 def all_graphs(graph):

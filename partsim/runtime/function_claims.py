@@ -1,8 +1,11 @@
 """Which providers claim a function node, the check ORT's inlining makes through each provider's
 GetCapability before it inlines the node's body (``graph_partitioner.cc`` ``InlineFunctionsAOT``,
-``PartitionOnnxFormatModel``): by op, domain and schema version; dtypes are not looked at."""
+``PartitionOnnxFormatModel``): by op, domain and schema version; dtypes are not looked at.  The same test
+inside If/Loop/Scan bodies (:func:`inline_bodies`): ORT's inlining recurses into them."""
 
-__all__ = ["function_claims", "claimers"]
+__all__ = ["function_claims", "claimers", "inline_bodies"]
+
+CPU = "CPUExecutionProvider"
 
 
 def _covers(rule, since):
@@ -52,3 +55,30 @@ def function_claims(proto, tables, ops=None):
             continue
         out[k] = (n.op_type, claimers(proto, n, tables, opset, claims))
     return out
+
+
+def inline_bodies(proto, tables, unclaimed, written, held_round=None):
+    """ORT's inlining inside If/Loop/Scan bodies (:func:`partsim.sim.inline.inline_in_bodies`), with the test the
+    main graph's function nodes get: a node is inlined when no provider of ``tables`` claims it, or when its name is
+    in ``unclaimed`` (its provider refused it in an earlier round).  ``written``
+    (:class:`partsim.runtime.pipeline._Written`) gets what the bodies made (origin, round), ORT's refusal at load of
+    a node inlined, and the names of the nodes kept whole that the CPU does not claim (a later round may inline
+    them); ``held_round``: the round of main-graph nodes an earlier inlining made."""
+    from ..io.load import ORT_DEFAULT_ONNX_OPSET
+    from ..sim.inline import inline_in_bodies
+    from ..sim.refusals import proto_load_refusal
+
+    opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
+    cache = {}
+
+    def claimed(n):
+        return claimers(proto, n, tables, opset, cache)
+
+    made, replaced, kept = inline_in_bodies(proto, lambda n: n.name not in unclaimed and bool(claimed(n)), held_round)
+    written.whole.update(n.name for n in kept if CPU not in claimed(n))
+    if replaced and not written.load_refusal:
+        written.load_refusal = proto_load_refusal(proto, replaced, ORT_DEFAULT_ONNX_OPSET)
+    for key, (op, round_) in made.items():
+        written.inlined_outputs[key] = op
+        if round_:
+            written.round_outputs[key] = round_

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from ..errors import ModelError
-from .function_claims import claimers, function_claims
+from ..io.subgraphs import body_outputs
+from .function_claims import claimers, function_claims, inline_bodies
 from ..sim.facts import NO_FACTS, SessionFacts
 
 __all__ = ["prepare", "PreparedGraph", "Prepared", "WrittenSource", "function_claims"]
@@ -288,6 +289,7 @@ class _Written:
     ops: list = field(default_factory=list)
     unnamed_at: list = field(default_factory=list)
     maybe_dq: bool = False
+    has_bodies: bool = False  # a main-graph node holds an If/Loop/Scan body
     sizes: object = None  # external-data file -> bytes the model reads from it (:func:`_external_sizes`)
     load_refusal: str = ""  # ORT's refusal at load of a function node partsim inlines (it is gone from the IR)
 
@@ -331,6 +333,7 @@ class _Written:
                     self.maybe_dq = True
             bodies = node_graphs(n)
             if bodies:
+                self.has_bodies = True
                 for inner in (m for g in bodies for m in all_nodes(g)):
                     if inner.name:
                         original[inner.name] = (inner.domain or "", inner.op_type)
@@ -407,13 +410,23 @@ def _as_written(ask, written):
         made, made_keys = _inline(proto, resolution, unclaimed, names, rounds)
         written.inlined_outputs = {tuple(proto.graph.node[k].output): op for k, op in made.items()}
         written.round_outputs = {tuple(proto.graph.node[k].output): r for k, r in rounds.items()}
+        if written.has_bodies:
+            inline_bodies(proto, resolution.tables, unclaimed, written, rounds)
         copies = ensure_unique_dq(proto, names)
         keys.update(ort_node_indices(made_keys, loaded, len(copies)))
         unnamed_at = None  # the list changed
-    elif written.maybe_dq and ensure_unique_dq(proto):
-        unnamed_at = None  # copies made: positions moved
+    else:
+        if written.has_bodies:
+            inline_bodies(proto, resolution.tables, unclaimed, written)
+        if written.maybe_dq and ensure_unique_dq(proto):
+            unnamed_at = None  # copies made: positions moved
     _name_unnamed(proto, keys, unnamed_at)
     return model_from_proto(proto, str(ask.path), written.sha256, shown_as=ask.shown_as, notes=ask.notes)
+
+
+def _made_key(n):
+    """An IR node's key in what inlining made: its outputs, in a body ``(scope, outputs as written)``."""
+    return (n.scope, body_outputs(n.scope, n.outputs)) if n.scope else tuple(n.outputs)
 
 
 def _origins(model, written):
@@ -426,8 +439,8 @@ def _origins(model, written):
             origins[n.name] = origin_of(n.name, n.domain, n.op_type, original)
         elif n.outputs and written.unnamed.get(n.outputs[0]) == (n.domain, n.op_type):
             origins[n.name] = "model"
-        elif tuple(n.outputs) in inlined:
-            origins[n.name] = f"inlined:{inlined[tuple(n.outputs)]}"
+        elif _made_key(n) in inlined:
+            origins[n.name] = f"inlined:{inlined[_made_key(n)]}"
         elif any(t.startswith("_inlfunc_") for t in n.inputs + n.outputs):
             op = next(t for t in n.inputs + n.outputs if t.startswith("_inlfunc_"))[len("_inlfunc_"):].split("_")[0]
             origins[n.name] = f"inlined:{op}"
@@ -442,8 +455,8 @@ def _facts(model, written, result):
     counter = _name_counter(model, lambda: written.names if written.names is not None
                             else _written_names(written.original, written.proto))
     # later rounds form their own partitions (sim/rounds.py)
-    rounds = {n.index: written.round_outputs[tuple(n.outputs)] for n in model.nodes
-              if tuple(n.outputs) in written.round_outputs} if written.round_outputs else {}
+    rounds = {n.index: written.round_outputs[_made_key(n)] for n in model.nodes
+              if _made_key(n) in written.round_outputs} if written.round_outputs else {}
     pinned = dict.fromkeys(result.pinned, CPU) if result is not None and result.pinned else {}
     # sim/qnn_tensors.py: nodes the EPs never saw in this form
     later = result.cpu_pass_nodes if result is not None and result.cpu_pass_nodes else ()

@@ -9,14 +9,17 @@ node, ``GenerateNodeName("_inlfunc_" + op_type)`` (``_inlfunc_HardSwish``,
 body nodes ``<prefix>_<name>``, unnamed ones stay unnamed; the function's inputs and outputs
 become the node's own tensors.  Body nodes that are functions again are inlined in turn.
 
-Pure: works on an in-memory ``onnx.ModelProto`` (main graph), reads no file.
+ORT does the same inside If/Loop/Scan bodies (:func:`inline_in_bodies`).
+
+Pure: works on an in-memory ``onnx.ModelProto``, reads no file.
 """
 
 from functools import lru_cache
 
 from .names import NameGenerator, graph_tensor_names, is_constant_node
 
-__all__ = ["function_body", "inline_functions", "is_function_node", "is_context_dependent", "value_types"]
+__all__ = ["function_body", "inline_functions", "inline_in_bodies", "is_function_node", "is_context_dependent",
+           "value_types"]
 
 
 def _opset_of(model, domain):
@@ -133,9 +136,9 @@ def _bind_attributes(body_node, given, defaults):
     return out
 
 
-def inline_functions(model, keep, names=None, rounds=None, indices=None):
-    """Inline, in place, every function node of ``model``'s main graph for which ``keep(node)``
-    is false (no provider claims it).  Returns ``{new node position: op_type inlined}``.
+def inline_functions(model, keep, names=None, rounds=None, indices=None, path=()):
+    """Inline, in place, every function node of ``model``'s main graph (or of the body at ``path``) for
+    which ``keep(node)`` is false (no provider claims it).  Returns ``{new node position: op_type inlined}``.
 
     Parameters
     ----------
@@ -159,8 +162,11 @@ def inline_functions(model, keep, names=None, rounds=None, indices=None):
         (``graph.cc`` ``AddNode``: a node's index is the count of nodes made before it; a body's
         Constant nodes become initializers and get none), and its profiler calls an unnamed one
         ``<op>_<index>`` (``sequential_executor.cc``); see :func:`ort_node_indices`.
+    path : tuple, optional
+        ``((node position, body number), ...)`` from the main graph down to an If/Loop/Scan body
+        (:func:`inline_in_bodies`): that body is inlined instead, with its own name generator.
     """
-    graph = model.graph
+    graph = _graph_at(model, path)
     made = {}  # id(body node) -> the order it was made in
     if names is None:
         names = NameGenerator.for_graph(graph)
@@ -172,7 +178,7 @@ def inline_functions(model, keep, names=None, rounds=None, indices=None):
     for _ in range(4):  # a context-dependent body inside a body needs the types of the first one's tensors
         types = None
         if any(is_context_dependent(model, n) and not keep(n) for n in current):
-            types = value_types(_with_nodes(model, current))
+            types = value_types(_with_nodes(model, current, path), bodies=bool(path))
         out_nodes, work, grew = [], list(current), False
         while work:
             node = work.pop(0)
@@ -221,15 +227,89 @@ def ort_node_indices(made, loaded, added_between):
     return out
 
 
-def _with_nodes(model, nodes):
-    """A copy of ``model`` whose main graph lists ``nodes`` (for type inference mid-way)."""
+def _with_nodes(model, nodes, path=()):
+    """A copy of ``model`` whose main graph (the body at ``path``) lists ``nodes`` (for type inference mid-way)."""
     import onnx
 
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
-    del copy.graph.node[:]
-    copy.graph.node.extend(nodes)
+    graph = _graph_at(copy, path)
+    del graph.node[:]
+    graph.node.extend(nodes)
     return copy
+
+
+def _graph_at(model, path):
+    """The graph of ``model`` at ``path`` (``((node position, body number), ...)``; ``()``: the main graph)."""
+    from ..io.subgraphs import node_graphs
+
+    graph = model.graph
+    for position, body in path:
+        graph = node_graphs(graph.node[position])[body]
+    return graph
+
+
+def inline_in_bodies(model, keep, held_round=None):
+    """Inline, in place, the function nodes ``keep`` rejects inside every If/Loop/Scan body of ``model``'s
+    main graph, a body's own bodies first.
+
+    ORT inlines function nodes of subgraphs as it does those of the main graph: ``InlineNodes`` and
+    ``InlineFunctionsAOTImpl`` (``onnxruntime/core/framework/graph_partitioner.cc``) recurse into every
+    node's subgraphs first ("bottom up"), and ``Graph::InlineFunction`` (``onnxruntime/core/graph/graph.cc``)
+    runs on the subgraph's own ``Graph``, so the prefix ``_inlfunc_<op>`` and its ``_token_<k>`` come from
+    that body's name generator.  A schema function's body is inlined after a partitioning round (the
+    ``InlineNodes`` loop, round + 1 of the node holding the body), a model-local one's ahead of time.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto
+    keep : callable
+        ``keep(node_proto) -> bool``: a provider claims the node, so it stays whole.
+    held_round : dict, optional
+        ``{main-graph node position: round}`` of the nodes an earlier inlining made (their bodies' nodes
+        are inlined a round later still).
+
+    Returns
+    -------
+    (dict, list, list)
+        ``{(body scope, outputs of a node the body made): (op inlined, round)}`` (the scope as partsim's IR
+        names it, ``<holder>/<attribute>``: :func:`partsim.io.subgraphs.body_outputs`), the function nodes inlined, as
+        written (the NodeProtos ORT checks at load before it inlines anything), and the named
+        function nodes kept whole.
+    """
+    from ..io.subgraphs import node_bodies
+
+    made, replaced, kept = {}, [], []
+
+    def walk(graph, path, base, scope):
+        for k, n in enumerate(graph.node):
+            for j, (attr, body) in enumerate(node_bodies(n)):
+                walk(body, path + ((k, j),), base if path else (held_round or {}).get(k, 0),
+                     f"{n.name}/{attr}" if n.name else None)
+        if not path:
+            return
+        functions = [n for n in graph.node if is_context_dependent(model, n) or function_body(model, n) is not None]
+        written = [n for n in functions if not keep(n)]
+        kept.extend(n for n in functions if n.name and keep(n))
+        if not written:
+            return
+        copies = [_copy(n) for n in written]
+        rounds = {}
+        for k, op in inline_functions(model, keep, NameGenerator.for_graph(graph), rounds, None, path).items():
+            if scope is not None:  # the IR's scope of the body; an unnamed holder's is not known here
+                made[(scope, tuple(_graph_at(model, path).node[k].output))] = (op, base + rounds.get(k, 0))
+        replaced.extend(copies)
+
+    walk(model.graph, (), 0, None)
+    return made, replaced, kept
+
+
+def _copy(node):
+    import onnx
+
+    out = onnx.NodeProto()
+    out.CopyFrom(node)
+    return out
 
 
 def _expand(node, body, names):
@@ -275,22 +355,25 @@ def _has_context_dependent_body(op_type, version):
         return False
 
 
-def value_types(model):
-    """Tensor name -> ``onnx.TypeProto`` of the main graph, by ONNX's shape inference on a copy (the
-    model itself is not changed); what a context-dependent function body is built from."""
+def value_types(model, bodies=False):
+    """Tensor name -> ``onnx.TypeProto`` of the main graph (``bodies``: and of every If/Loop/Scan body, the main
+    graph's names first), by ONNX's shape inference on a copy (the model itself is not changed); what a
+    context-dependent function body is built from."""
     import onnx
+
+    from ..io.subgraphs import all_graphs
 
     try:
         inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False)
     except Exception:  # a model ONNX cannot infer: only the declared types
         inferred = model
-    g = inferred.graph
     out = {}
-    for vi in list(g.input) + list(g.value_info) + list(g.output):
-        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
-            out.setdefault(vi.name, vi.type)
-    for t in g.initializer:
-        out[t.name] = onnx.helper.make_tensor_type_proto(t.data_type, list(t.dims))
+    for g in (all_graphs(inferred.graph) if bodies else (inferred.graph,)):
+        for vi in list(g.input) + list(g.value_info) + list(g.output):
+            if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
+                out.setdefault(vi.name, vi.type)
+        for t in g.initializer:
+            out[t.name] = onnx.helper.make_tensor_type_proto(t.data_type, list(t.dims))
     return out
 
 

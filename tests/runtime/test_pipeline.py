@@ -363,3 +363,87 @@ def test_observation_names_unnamed_compiled_members_only_when_certain():
     # two providers and nothing says which is which: they stay unnamed
     assert {k for k in obs["nodes"] if k.startswith("Relu")} == {"Relu_0", "Relu_2"}
     assert sorted(k for k in obs["nodes"] if "Abs" in k) == ["<unnamed Abs>#1", "<unnamed Abs>#2"]
+
+
+def _branch_functions_model(path):
+    """Function nodes in an If's branches and in the main graph: CastLike and HardSwish (no CPU kernel; CUDA has a
+    HardSwish one), the main graph's two HardSwish nodes taking its name generator's ``_inlfunc_HardSwish`` and
+    ``_inlfunc_HardSwish_token_0``."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    vi = h.make_tensor_value_info
+    then = h.make_graph([h.make_node("CastLike", ["x", "like"], ["c"], name="castlike"),
+                         h.make_node("HardSwish", ["c"], ["t_out"], name="hs_in_branch")],
+                        "then", [], [vi("t_out", T.FLOAT, [3])])
+    other = h.make_graph([h.make_node("HardSwish", ["y"], ["e_out"], name="hs_else")], "else", [],
+                         [vi("e_out", T.FLOAT, [3])])
+    nodes = [h.make_node("HardSwish", ["y"], ["y1"], name="hs_main"),
+             h.make_node("HardSwish", ["y1"], ["y2"], name="hs_main2"),
+             h.make_node("If", ["cond"], ["z"], name="if", then_branch=then, else_branch=other),
+             h.make_node("Add", ["z", "y2"], ["out"], name="add")]
+    g = h.make_graph(nodes, "g", [vi("cond", T.BOOL, []), vi("x", T.DOUBLE, [3]), vi("like", T.FLOAT, [1]),
+                                  vi("y", T.FLOAT, [3])], [vi("out", T.FLOAT, [3])])
+    path.write_bytes(h.make_model(g, opset_imports=[h.make_opsetid("", 18)], ir_version=8).SerializeToString())
+    return path
+
+
+def _bodies(graph):
+    """{body name: [(op, inputs, outputs)]} of every If/Loop/Scan body of a GraphProto."""
+    from partsim.io.subgraphs import all_graphs
+
+    return {g.name: [(n.op_type, list(n.input), list(n.output)) for n in g.node]
+            for g in list(all_graphs(graph))[1:]}
+
+
+def test_function_nodes_in_if_branches_are_inlined_as_ort_does(tmp_path):
+    """ORT inlines the function nodes of If/Loop/Scan bodies too (graph_partitioner.cc InlineNodes recurses into
+    subgraphs), each body with its own name generator (graph.cc Graph::InlineFunction on the subgraph's Graph):
+    the branches' HardSwish bodies are ``_inlfunc_HardSwish`` again where the main graph's second one is
+    ``_token_0``.  Checked against the graph a real CPU session at ORT_DISABLE_ALL saves (its bodies node for node,
+    tensor names included) and its placement; on CUDA the HardSwish nodes stay whole and the CastLike is inlined."""
+    import onnx
+    import onnxruntime as ort
+
+    from partsim.sim.inline import inline_in_bodies
+
+    path = _branch_functions_model(tmp_path / "branches.onnx")
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.optimized_model_filepath = str(tmp_path / "saved.onnx")
+    ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    saved = onnx.load(str(tmp_path / "saved.onnx"))
+    proto = onnx.load(str(path))
+    made, replaced, kept = inline_in_bodies(proto, lambda n: n.op_type not in ("CastLike", "HardSwish"))
+    assert _bodies(proto.graph) == _bodies(saved.graph)
+    assert "_inlfunc_HardSwish_HS_X" in {t for _, ins, _ in _bodies(saved.graph)["else"] for t in ins}
+    assert sorted(n.name for n in replaced) == ["castlike", "hs_else", "hs_in_branch"] and kept == []
+    assert sorted(op for op, _ in made.values()) == ["CastLike", "HardSwish", "HardSwish", "HardSwish", "HardSwish"]
+
+    rec = run_session(path, ["CPUExecutionProvider"], "disable", run=False)
+    obs = observation_from_run(rec, "disable")
+    summary, _ = predict(str(path), ["cpu"], level="disable")
+    assert obs["state"] == "ok" and summary["status"] == "ok", summary.get("failure")
+    assert sorted(n["opType"] for n in summary["nodes"]) == sorted(obs["opTypes"].values())
+    origins = collections.Counter(n["origin"] for n in summary["nodes"] if n.get("scope"))
+    assert origins == {"inlined:HardSwish": 4, "inlined:CastLike": 1}
+    cuda, _ = predict(str(path), ["cuda"], level="disable")
+    ops = collections.Counter(n["opType"] for n in cuda["nodes"])
+    assert cuda["status"] == "ok" and ops["HardSwish"] == 4 and ops["Cast"] == 1 and "CastLike" not in ops
+
+
+@pytest.mark.parametrize("provider,recording", [("cuda", "cuda-ort1.31.1.jsonl"),
+                                                ("webgpu", "webgpu-ort1.31.1-plugin0.4.0.jsonl")])
+def test_the_castlike_in_affine_grids_if_branch_is_inlined_as_the_recorded_sessions_show(provider, recording):
+    """The ``affine_grid_*_expanded`` node tests hold a CastLike in an If branch, which no provider has a kernel
+    for: the recorded CUDA and WebGPU sessions ran, with one Cast more than the main graph's CastLike nodes make."""
+    from partsim.analysis.cases import read_node_records
+
+    cases = [c for c in read_node_records(shared_path("observed", "nodes", recording))
+             if c.name.startswith("node__test_affine_grid") and c.name.endswith("_expanded")]
+    assert len(cases) == 3 and not any(c.refused for c in cases)
+    for case in cases:
+        summary, _ = predict(str(case.model), [provider], level="disable")
+        assert summary["status"] == "ok", (case.name, summary.get("failure"))
+        casts = [n for n in summary["nodes"] if n["opType"] == "Cast"]
+        assert sum(1 for n in casts if n.get("scope")) == 1 and len(casts) == 14
