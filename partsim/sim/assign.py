@@ -21,7 +21,7 @@ from .refusals import compiled_graph_failures, kernel_creation_failures, load_re
 from ..rules.table import OpRule
 from .match import Matcher, Rejection, accepts_other_dtypes
 from .node_groups import node_group_members
-from .ov_clusters import openvino_clusters
+from .ov_clusters import claim_ov_clusters
 from .qdq import find_node_units
 from .qnn_tensors import quantized_tensor_verdicts, unit_types_refusal
 from .graph_inputs import graph_io_node_refusals, partition_refusals
@@ -329,8 +329,8 @@ def _claim_groups(w, table, matched, held=None):
             continue
         units = _scope_units(w, table, scope, members, matched, excluded)
         if table.option("clusters") == "topological_runs":
-            refused.extend(_claim_ov_clusters(model, table, scope, members, supported, matched, w.assigned,
-                                              w.rules, w.partitions, w.note_reason))
+            refused.extend(claim_ov_clusters(model, table, scope, members, supported, matched, w.assigned,
+                                              w.rules, w.partitions, w.note_reason, w.facts.partition_rounds))
             continue
         if units:
             reps, in_count, down, unit_of = _unit_wave_inputs(model, members, units)
@@ -553,32 +553,6 @@ def _unit_wave_inputs(model, members, units):
         in_count[r] = cnt
         down[r] = dl
     return reps, in_count, down, unit_of
-
-
-def _claim_ov_clusters(model, table, scope, members, supported, matched, assigned, rules, partitions, note_reason):
-    """OpenVINO-style clusters (:mod:`partsim.sim.ov_clusters`); returns session refusals."""
-    ep = table.provider
-    if scope:
-        outs = set(model.scope_outputs.get(scope, ()))
-        ins = {t for i in members for t in model.node_inputs(model.nodes[i])
-               if model.producer.get(t) not in set(members) and not model.value(t).is_constant}
-    else:
-        outs = set(model.graph_outputs)
-        ins = {t for t in model.graph_inputs if not model.value(t).is_constant}
-    clusters, dropped, cyclic = openvino_clusters(model, members, supported, table, ins, outs)
-    for i, why in dropped:
-        note_reason(i, ep, Rejection("group_rejected", why))
-    for g in clusters:
-        for i in g:
-            assigned[i] = ep
-            rules[i] = matched[i]
-        partitions.append((ep, tuple(g)))
-    refused = []
-    for g in cyclic:
-        names = ", ".join(model.nodes[i].name for i in g[:5]) + (" …" if len(g) > 5 else "")
-        refused.append((f"{ep} claims a partition ({names}) whose fusion makes the graph cyclic; ORT refuses "
-                        f"the session (\"the graph is not acyclic\")", tuple(g)))
-    return refused
 
 
 def _all_inputs_constant(model, group):

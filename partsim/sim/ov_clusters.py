@@ -51,8 +51,10 @@ rule applies.  What makes its sessions fail after the claim is in ``partsim/sim/
 
 from ..ir.graph import weakly_connected_groups
 from ..ir.order import ort_default_order
+from .match import Rejection
+from .rounds import partition_rounds
 
-__all__ = ["ort_default_topological_order", "openvino_clusters", "tensor_refusal", "op_mode_refusal",
+__all__ = ["ort_default_topological_order", "openvino_clusters", "claim_ov_clusters", "tensor_refusal", "op_mode_refusal",
            "single_node_refusal", "OP_MODE_CHECKS"]
 
 #: data_ops.cc node_is_supported: ops that may see a zero-sized dimension on the CPU device
@@ -290,3 +292,49 @@ def _is_cyclic_contraction(model, cluster, members):
                 seen.add(c)
                 stack.append(c)
     return False
+
+
+def claim_ov_clusters(model, table, scope, members, supported, matched, assigned, rules, partitions, note_reason,
+                      round_of=None):
+    """OpenVINO-style clusters (:func:`openvino_clusters`), one partitioning round after the other
+    (``round_of``: :func:`partsim.sim.rounds.partition_rounds`); returns session refusals.
+
+    Each round's GetCapability sees the whole graph (``graph_partitioner.cc`` PartitionOnnxFormatModel): in the
+    first, the function nodes inlined later are still there, an op the EP did not take; in a later one, the
+    earlier rounds' partitions are fused nodes of an op it does not know.  So a round's nodes are claimed with
+    the other rounds' nodes as unsupported ones, which cut its runs, and never through capability.cc's
+    every-node-supported path.  Seen on a real onnxruntime-openvino 1.24.1 session (relu_expanded_ver18: the Max
+    alone, then the Cast inlined from the CastLike, each a partition of its own)."""
+    rounds = partition_rounds(round_of or {}, members)
+    refused = []
+    for in_round in rounds:
+        round_supported = supported if in_round is None else (lambda i, f=in_round: f(i) and supported(i))
+        refused.extend(_ov_round(model, table, scope, members, round_supported, matched, assigned, rules, partitions,
+                                 note_reason))
+    return refused
+
+
+def _ov_round(model, table, scope, members, supported, matched, assigned, rules, partitions, note_reason):
+    """One round of :func:`_claim_ov_clusters`."""
+    ep = table.provider
+    if scope:
+        outs = set(model.scope_outputs.get(scope, ()))
+        ins = {t for i in members for t in model.node_inputs(model.nodes[i])
+               if model.producer.get(t) not in set(members) and not model.value(t).is_constant}
+    else:
+        outs = set(model.graph_outputs)
+        ins = {t for t in model.graph_inputs if not model.value(t).is_constant}
+    clusters, dropped, cyclic = openvino_clusters(model, members, supported, table, ins, outs)
+    for i, why in dropped:
+        note_reason(i, ep, Rejection("group_rejected", why))
+    for g in clusters:
+        for i in g:
+            assigned[i] = ep
+            rules[i] = matched[i]
+        partitions.append((ep, tuple(g)))
+    refused = []
+    for g in cyclic:
+        names = ", ".join(model.nodes[i].name for i in g[:5]) + (" …" if len(g) > 5 else "")
+        refused.append((f"{ep} claims a partition ({names}) whose fusion makes the graph cyclic; ORT refuses "
+                        f"the session (\"the graph is not acyclic\")", tuple(g)))
+    return refused
