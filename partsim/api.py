@@ -5,7 +5,7 @@ from pathlib import Path
 from .errors import UsageError
 from .io.load import load_model
 from .rules.table import adhoc_table
-from .rules.load import builtin_tables, load_table
+from .rules.load import TableSet, builtin_tables, load_table
 from .rules.resolve import refuse_tableless, resolve_providers
 from .sim import simulate, summarize
 from .sim.pipeline import FINAL_LEVELS, partitioning_level
@@ -146,7 +146,7 @@ def build_request(providers=None, support=None, support_name="EP", support_kind=
 
 def predict(model_or_path, providers=None, rule_paths=(), support=None, support_name="EP",
             support_kind="kernel", policy="per-node", model=None, optimize=None, dims=None, level="all",
-            ep_options=None, children=None):
+            ep_options=None, children=None, tables=None):
     """Load (if needed), run ORT's pipeline for ``level``, resolve providers, simulate and summarize.
 
     Parameters
@@ -174,6 +174,9 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
         (:func:`partsim.runtime.process.optimizer_children`; the command line does, for ``simulate``):
         used when there is one per session this prediction begins at once, else closed.  Either way
         they are closed when ``predict`` returns; the caller's own ``close`` then does nothing.
+    tables : TableSet, optional
+        The tables to predict with (:func:`load_tables`, or a set calibration changed), instead of the
+        shipped ones and ``rule_paths``.
 
     Returns
     -------
@@ -186,9 +189,11 @@ def predict(model_or_path, providers=None, rule_paths=(), support=None, support_
         if policy not in POLICIES:
             raise UsageError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
         level = resolve_level(level if optimize is None or level != "all" else None, optimize)
+        if tables is not None and rule_paths:
+            raise UsageError("give rule_paths or tables, not both")
         with _gc_paused():
-            return _predict(model_or_path, providers, rule_paths, support, support_name, support_kind, policy,
-                            level, dims, ep_options, children)
+            return _predict(model_or_path, providers, tables if tables is not None else rule_paths, support,
+                            support_name, support_kind, policy, level, dims, ep_options, children)
     finally:
         for child in children or ():  # taken or not, none outlives the call
             child.close()
@@ -287,7 +292,8 @@ def _prepare_stage(model_or_path, providers, rule_paths, support, support_name, 
             given = start_children(2 if both else 1, lazy=cache_enabled())
         child, second = given if both else given + [None]
     try:
-        tables = load_tables(rule_paths)
+        # rule_paths: files and folders of tables, or a TableSet made already (predict's ``tables``)
+        tables = rule_paths if isinstance(rule_paths, TableSet) else load_tables(rule_paths)
         requested, extra = build_request(providers, support, support_name, support_kind)
         if child is not None and not dims:
             early = _begin_early(model_or_path, at, requested, tables, extra, child)

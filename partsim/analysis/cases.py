@@ -98,27 +98,22 @@ def split_cases(cases, part):
 
 
 def predict_case(case, providers, tables, models=None):
-    """``(summary, assignment)`` for ``case`` with ``tables``, or ``(None, error)`` when
-    partsim cannot load the model.  ``models`` caches loaded models by path."""
-    from ..io.load import load_model
-    from ..rules.resolve import resolve_providers
-    from ..sim import simulate, summarize
+    """``(summary, assignment)`` for ``case`` with ``tables``, predicted as ``simulate --level disable`` predicts
+    (:func:`partsim.api.predict` at level ``disable``: the function nodes no provider claims inlined as ORT
+    inlines them, EnsureUniqueDQForNodeUnit, ORT's refusals), or ``(None, error)`` when partsim cannot load the
+    model.  ``models`` caches the answers by model path and table set (the set is kept with them)."""
+    from ..api import predict
 
-    key = str(case.model)
+    key = (str(case.model), id(tables), tuple(providers))
     if models is not None and key in models:
-        m = models[key]
-    else:
-        try:
-            m = load_model(case.model)
-        except (ModelError, PartsimError) as exc:
-            m = exc
-        if models is not None:
-            models[key] = m
-    if isinstance(m, Exception):
-        return None, str(m)
-    resolution = resolve_providers(list(providers), tables)
-    assignment = simulate(m, resolution, "per-node")
-    return summarize(assignment), assignment
+        return models[key][1]
+    try:
+        got = predict(str(case.model), list(providers), level="disable", tables=tables)
+    except (ModelError, PartsimError) as exc:
+        got = (None, str(exc))
+    if models is not None:
+        models[key] = (tables, got)
+    return got
 
 
 def agreement(cases, providers, tables, models=None):

@@ -59,9 +59,12 @@ def test_cuda_refusals_of_the_node_tests_are_all_predicted():
     kernel, IR version 14, opset 27, batchwise LSTM/RNN on cuDNN, …) is predicted
     session_would_fail."""
     cases = read_node_records(shared_path("observed", "nodes", "cuda-ort1.31.1.jsonl"))
-    refused = agreement(cases, ["cuda", "cpu"], load_tables())["refused"]
+    # a record with neither an assignment nor an error says nothing of the session (benchmarks/session_agreement.py)
+    refused = [r for r in agreement(cases, ["cuda", "cpu"], load_tables())["refused"] if r["observed"] != "no placement"]
     assert len(refused) > 100
-    assert [r for r in refused if r["predicted"] != "session_would_fail"] == []
+    # a model partsim does not load is refused either way
+    assert [r for r in refused if r["predicted"] != "session_would_fail" and not r["predicted"].startswith("load error")
+            ] == []
     by = {r["case"]: r for r in refused}
     assert "cudnn_rnn_base.h" in by["node__test_lstm_batchwise"]["observed"]
 
