@@ -1,9 +1,10 @@
 """Which providers claim a function node, the check ORT's inlining makes through each provider's
 GetCapability before it inlines the node's body (``graph_partitioner.cc`` ``InlineFunctionsAOT``,
-``PartitionOnnxFormatModel``): by op, domain and schema version; dtypes are not looked at.  The same test
-inside If/Loop/Scan bodies (:func:`inline_bodies`): ORT's inlining recurses into them."""
+``PartitionOnnxFormatModel``): by op, domain and schema version; a context-dependent function's dtypes are
+checked on the graph built (:func:`untyped_functions`).  The same test inside If/Loop/Scan bodies
+(:func:`inline_bodies`): ORT's inlining recurses into them."""
 
-__all__ = ["function_claims", "claimers", "inline_bodies"]
+__all__ = ["function_claims", "claimers", "inline_bodies", "untyped_functions"]
 
 CPU = "CPUExecutionProvider"
 
@@ -65,7 +66,7 @@ def inline_bodies(proto, tables, unclaimed, written, held_round=None):
     a node inlined, and the names of the nodes kept whole that the CPU does not claim (a later round may inline
     them); ``held_round``: the round of main-graph nodes an earlier inlining made."""
     from ..io.load import ORT_DEFAULT_ONNX_OPSET
-    from ..sim.inline import inline_in_bodies
+    from ..sim.inline import inline_in_bodies, is_context_dependent
     from ..sim.refusals import proto_load_refusal
 
     opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
@@ -76,9 +77,36 @@ def inline_bodies(proto, tables, unclaimed, written, held_round=None):
 
     made, replaced, kept = inline_in_bodies(proto, lambda n: n.name not in unclaimed and bool(claimed(n)), held_round)
     written.whole.update(n.name for n in kept if CPU not in claimed(n))
+    written.typed.update(n.name for n in kept if is_context_dependent(proto, n))
     if replaced and not written.load_refusal:
         written.load_refusal = proto_load_refusal(proto, replaced, ORT_DEFAULT_ONNX_OPSET)
     for key, (op, round_) in made.items():
         written.inlined_outputs[key] = op
         if round_:
             written.round_outputs[key] = round_
+
+
+def untyped_functions(prepared, resolution):
+    """Names of the context-dependent function nodes kept whole (``prepared.typed_functions``: Attention,
+    RMSNormalization, CastLike ...) that no table of ``resolution`` has a rule for in the node's dtypes.
+
+    Each EP's GetCapability looks its kernels up with their type constraints (``kernel_registry.cc``
+    ``VerifyKernelDef``), and ``Node::TryGetFunctionProto`` (``graph.cc``) builds a context-dependent body from the
+    node itself, so ORT inlines such a node when no EP took it (``graph_partitioner.cc`` ``InlineNodes``, after the
+    first round); :func:`claimers` asks for op and version only, so these nodes are found on the graph built, whose
+    dtypes are known, and inlined in :func:`partsim.runtime.pipeline.prepare`'s next pass.  Real onnxruntime 1.31.1
+    CPU sessions: bfloat16 and double Attention-23 and bfloat16 RMSNormalization-23 are inlined, bfloat16
+    LayerNormalization-17 is not (its CPU kernel takes it).  A node with a fixed body keeps the op-and-version test:
+    float16, bfloat16 and double Softsign-22 (a body written for opset 18) stay whole on such sessions."""
+    if not prepared.typed_functions or prepared.failure:
+        return set()
+    from ..sim.match import accepts_dtypes
+
+    m, out = prepared.model, set()
+    for n in m.nodes:
+        if n.name not in prepared.typed_functions:
+            continue
+        rules = [r for t in resolution.tables for r in t.rules_for(n.domain, n.op_type) if _covers(r, n.since_version)]
+        if rules and not any(accepts_dtypes(r, n, m) for r in rules):
+            out.add(n.name)
+    return out

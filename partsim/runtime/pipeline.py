@@ -12,7 +12,7 @@ from typing import Mapping
 
 from ..errors import ModelError
 from ..io.subgraphs import body_outputs
-from .function_claims import claimers, function_claims, inline_bodies
+from .function_claims import claimers, function_claims, inline_bodies, untyped_functions
 from ..sim.facts import NO_FACTS, SessionFacts
 
 __all__ = ["prepare", "PreparedGraph", "Prepared", "WrittenSource", "function_claims"]
@@ -71,6 +71,9 @@ class PreparedGraph:
         partitioning, nodes ORT pinned — what the simulation needs beyond the graph.
     whole_functions
         Function nodes kept whole because a requested provider's table claims them.
+    typed_functions
+        Context-dependent function nodes kept whole, whose dtypes a later pass checks
+        (:func:`partsim.runtime.function_claims.untyped_functions`).
     stand_in
         Absent external-data files, when ORT's optimizer ran on stand-in weights (``None``: none).
     """
@@ -84,6 +87,7 @@ class PreparedGraph:
     whole_functions: frozenset = frozenset()
     stand_in: object = None
     source: object = None  # WrittenSource: what the model as written gave (ORT's levels; reused by a second pass)
+    typed_functions: frozenset = frozenset()  # context-dependent function nodes kept whole (level disable)
 
     @property
     def pinned(self):
@@ -214,7 +218,7 @@ def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None
     # inlined in the next round.  The rounds' assignments are predicted in one pass.
     unclaimed = set()
     for _ in range(4):
-        left = _untaken_functions(prepared, resolution) - unclaimed
+        left = (_untaken_functions(prepared, resolution) | untyped_functions(prepared, resolution)) - unclaimed
         if not left:
             break
         unclaimed |= left
@@ -290,6 +294,7 @@ class _Written:
     unnamed_at: list = field(default_factory=list)
     maybe_dq: bool = False
     has_bodies: bool = False  # a main-graph node holds an If/Loop/Scan body
+    typed: set = field(default_factory=set)  # context-dependent function nodes kept whole
     sizes: object = None  # external-data file -> bytes the model reads from it (:func:`_external_sizes`)
     load_refusal: str = ""  # ORT's refusal at load of a function node partsim inlines (it is gone from the IR)
 
@@ -364,7 +369,7 @@ def _prepare(path, level, resolution, seed, shown_as, notes, child, modify=None,
     if level == "disable":
         model = _as_written(ask, written)
         return PreparedGraph(model, _origins(model, written), level, "", (), _facts(model, written, None),
-                             frozenset(written.whole), None)
+                             frozenset(written.whole), None, typed_functions=frozenset(written.typed))
     from ..io.materialize import absent_external_data, external_data_ends, external_tensors, stand_in_note
 
     # ORT's session needs the weights (absent ones are stand-ins): the external tensors, checked, read once
@@ -390,7 +395,7 @@ def _as_written(ask, written):
     from ..io.load import ORT_DEFAULT_ONNX_OPSET, model_from_proto
     from ..sim.names import NameGenerator
     from ..sim.refusals import proto_load_refusal
-    from ..sim.inline import ort_node_indices
+    from ..sim.inline import is_context_dependent, ort_node_indices
     from ..sim.unique_dq import ensure_unique_dq
 
     proto, resolution, unclaimed = written.proto, ask.resolution, ask.unclaimed
@@ -400,6 +405,8 @@ def _as_written(ask, written):
     # partitioning round, when their provider refuses them (a CPU kernel takes the others)
     written.whole.update(proto.graph.node[k].name for k, (_, eps) in claims.items()
                          if eps and CPU not in eps and proto.graph.node[k].name not in unclaimed)
+    written.typed.update(n.name for k, (_, eps) in claims.items() for n in [proto.graph.node[k]]
+                         if eps and n.name and n.name not in unclaimed and is_context_dependent(proto, n))
     unnamed_at = written.unnamed_at
     if unclaimed or any(not eps for _, eps in claims.values()):
         inlined = [proto.graph.node[k] for k, (_, eps) in sorted(claims.items()) if not eps or proto.graph.node[k].name

@@ -9,7 +9,7 @@ as ORT does, with the node's inferred dtypes (unknown dtypes do not veto).
 """
 
 
-__all__ = ["Matcher", "Rejection", "accepts_other_dtypes"]
+__all__ = ["Matcher", "Rejection", "accepts_other_dtypes", "accepts_dtypes"]
 
 # order in which a failing rule's reasons are reported (earliest check first)
 _ORDER = ("op_not_in_table", "opset_version", "dtype", "dynamic_shape", "rank", "attribute",
@@ -70,6 +70,11 @@ def _check_types(rule, node, model):
                 port = f"input {k}" if kind == "i" else f"output {k}"
                 return Rejection("dtype", f"{port} is {dt}; {key} allows {', '.join(sorted(allowed))}")
     return None
+
+
+def accepts_dtypes(rule, node, model):
+    """Whether ``rule``'s dtype constraints take ``node``'s tensors (an unknown dtype does not refuse)."""
+    return _check_types(rule, node, model) is None
 
 
 def _attr_ok(cond, node, rank=None):
