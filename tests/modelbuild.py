@@ -46,3 +46,39 @@ def random_dag(seed, n_nodes, ops=("Add", "Mul", "Relu", "Sigmoid", "Sub", "Tanh
     consumed = {i for n in nodes for i in n.input}
     outs = [t for t in tensors[1:] if t not in consumed] or [tensors[-1]]
     return model(nodes, [vi("x", [2, 4])], [vi(t, [2, 4]) for t in outs])
+
+
+def split18(length, parts, axis=0, in_if=False, dtype=T.INT64):
+    """A Split-18 SP by ``num_outputs`` ``parts`` of graph input x (shape ``[length]``; ``None``: symbolic) along
+    ``axis``, its outputs concatenated; ``in_if``: in the then branch of an If IF (else: Identity of x), as in
+    AffineGrid's function body."""
+    outs = [f"s{i}" for i in range(parts)]
+    split = helper.make_node("Split", ["x"], outs, name="SP", num_outputs=parts, axis=axis)
+    x = vi("x", ["L" if length is None else length], dtype)
+    if not in_if:
+        nodes = [split, helper.make_node("Concat", outs, ["y"], name="CT", axis=0)]
+        return model(nodes, [x], [vi("y", ["M"], dtype)], opset=18)
+    then_g = helper.make_graph(
+        [split, helper.make_node("Concat", outs, ["t"], name="CT", axis=0)], "then", [], [vi("t", ["T"], dtype)]
+    )
+    else_g = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["e"], name="ID")], "else", [], [vi("e", ["E"], dtype)]
+    )
+    nodes = [
+        helper.make_node("If", ["c"], ["b"], name="IF", then_branch=then_g, else_branch=else_g),
+        helper.make_node("Identity", ["b"], ["y"], name="Z"),
+    ]
+    return model(nodes, [x, vi("c", [], T.BOOL)], [vi("y", ["M"], dtype)], opset=18)
+
+
+#: name -> (split18 arguments, fails on onnxruntime-openvino 1.24.1, fails on the OpenVINO plugin 1.8.1): measured
+UNEVEN_SPLITS = {
+    "if_4_in_5": ((4, 5, 0, True), True, True),  # chunks of 1 leave the last none (affine_grid_2d_expanded)
+    "if_5_in_4": ((5, 4, 0, True), True, True),  # chunks of 2 leave the last -1 (affine_grid_3d_expanded)
+    "if_7_in_4": ((7, 4, 0, True), False, False),  # 2, 2, 2, 1
+    "if_symbolic_in_5": ((None, 5, 0, True), False, False),  # a length OpenVINO cannot know: converted
+    "split_7_in_4_negative_axis": ((7, 4, -1), True, True),  # OpenVINO's own Split: needs even parts
+    "split_7_in_4": ((7, 4), False, False),
+    "split_8_in_4_negative_axis": ((8, 4, -1), False, False),
+    "split_4_in_5": ((4, 5), False, True),  # 1.24.1 leaves a Split of an empty output to the CPU
+}

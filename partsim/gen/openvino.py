@@ -295,6 +295,11 @@ DYNAMIC_REDUCE_AXES_FAILS = ("measured: a Reduce* whose axes come from a Range o
                              "known(static)\", OpenVINO's ONNX frontend op/reduce.cpp); constant axes and axes "
                              "computed to a known length ran")
 
+UNEVEN_SPLIT_FAILS = ("measured: a Split-18 by num_outputs whose static length num_outputs does not divide fails when "
+                      "its axis is written negative (\"dimension_at_axis % num_splits == 0\") or when chunks of "
+                      "ceil(length/num_outputs) leave the last output no element (\"The split number is invalid\", "
+                      "OpenVINO's ONNX frontend utils/split.cpp), also in a branch of a claimed If that does not run")
+
 
 UNKNOWN_RANK_PARTITION_INPUT_FAILS = ("measured: a claimed node reading a tensor of no known rank that a CPU node "
                                       "made fails (\"CPU plug-in doesn't support Parameter operation with dynamic "
@@ -371,6 +376,7 @@ def openvino_table_dict():
             "dynamic_reduce_axes_fails": DYNAMIC_REDUCE_AXES_FAILS,
             "unknown_rank_partition_input_fails": UNKNOWN_RANK_PARTITION_INPUT_FAILS,
             "unknown_rank_input_refuses_model": UNKNOWN_RANK_INPUT_REFUSES_MODEL,
+            "uneven_split_fails": UNEVEN_SPLIT_FAILS,
         },
         "notes": [
             "The OpenVINO EP checks the op type only (any domain, any opset version); partsim lists each op in "

@@ -405,7 +405,7 @@ def _op_of_alone(name):
 def _partitioning(base, graphs, small):
     part = dict(base["partitioning"])
     for measured_on_1_24 in ("dynamic_rank_fails", "dynamic_reduce_axes_fails", "unknown_rank_partition_input_fails",
-                             "unknown_rank_input_refuses_model"):  # the plugin's are its own probes'
+                             "unknown_rank_input_refuses_model", "uneven_split_fails"):  # the plugin's are its own probes'
         part.pop(measured_on_1_24, None)
     fates = graphs.get("single_not_last", ({}, ""))[0]
     if fates.get("A") in ("claimed", "refused") and fates.get("LP") == "refused":
@@ -439,6 +439,15 @@ def _partitioning(base, graphs, small):
         # the same If with a Constant of one or more elements ran (probe if_constant_branch)
         part["empty_constant_branch_fails"] = f"measured: a claimed If whose branch holds a Constant of no " \
                                               f"element fails ({err[:100]})"
+    fates, err = graphs.get("if_split_empty_last_chunk", ({}, ""))
+    if (fates.get("IF") == "failed" and graphs.get("split_uneven", ({}, ""))[0].get("SP") == "claimed"
+            and all(graphs.get(n, ({}, ""))[0].get("SP") == "failed"
+                    for n in ("split_empty_last_chunk", "split_uneven_negative_axis"))):
+        # an uneven Split-18 whose last chunk holds an element ran (probe split_uneven)
+        part["uneven_split_fails"] = "measured: a Split-18 by num_outputs of an uneven static length fails along " \
+                                     "a negative axis or when its last chunk holds no element, also in a branch of " \
+                                     "a claimed If (OpenVINO's ONNX frontend: \"Model wasn't fully converted\", " \
+                                     "Split-18)"
     branch_fates = [graphs.get(name, ({}, ""))[0].get("IF") for name in UNSUPPORTED_BRANCH_PROBES]
     if graphs.get("if_node", ({}, ""))[0].get("IF") == "claimed" and all(f == "refused" for f in branch_fates):
         # the same If with Relu/Neg branches is claimed (probe if_node): the branch's node decides

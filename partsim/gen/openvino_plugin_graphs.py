@@ -96,6 +96,27 @@ def _if_empty_constant_branch():
     return _graph(nodes, [_vi("x"), _vi("cond", "bool", [])], [_vi("y", shape=(None, 4))])
 
 
+def _split(length, parts, axis=0, in_if=False):
+    """Relu A on x[length] -> Split-18 SP by ``num_outputs`` ``parts`` along ``axis`` -> Concat -> Relus C, D;
+    ``in_if``: the Split and Concat are the then branch of an If IF whose else branch is a Neg (OpenVINO's ONNX
+    frontend converts both branches, whichever runs)."""
+    from onnx import helper as h
+
+    outs = [f"s{i}" for i in range(parts)]
+    body = [h.make_node("Split", ["a"], outs, name="SP", num_outputs=parts, axis=axis),
+            h.make_node("Concat", outs, ["b"], name="CT", axis=0)]
+    shape = (length,)
+    if in_if:
+        then_g = h.make_graph([body[0], h.make_node("Concat", outs, ["t"], name="CT", axis=0)], "then", [],
+                              [_vi("t", shape=("T",))])
+        else_g = h.make_graph([h.make_node("Neg", ["a"], ["e"], name="else_neg")], "else", [], [_vi("e", shape=("E",))])
+        body = [h.make_node("If", ["cond"], ["b"], name="IF", then_branch=then_g, else_branch=else_g)]
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="A"), *body, h.make_node("Relu", ["b"], ["c"], name="C"),
+             h.make_node("Relu", ["c"], ["y"], name="D")]
+    inputs = [_vi("x", shape=shape)] + ([_vi("cond", "bool", [])] if in_if else [])
+    return lambda: _graph(nodes, inputs, [_vi("y", shape=("Y",))], opset=18)
+
+
 def _if_implicit_from_cpu():
     """An If whose else branch reads (only implicitly) the output of a node the EP leaves to the CPU (LpPool)."""
     from onnx import helper as h
@@ -543,6 +564,12 @@ GRAPH_PROBES = {
     "if_implicit_from_cpu": (21, _if_implicit_from_cpu),
     "if_empty_constant_branch": (21, _if_empty_constant_branch),
     "if_before_producer": (21, _if_before_producer),
+    # Split-18 by num_outputs of an uneven static length: chunks of ceil(7/4) leave the last one element (ran in
+    # the 1.24.1 build), of ceil(4/5) none; 7 in 4 along axis -1; 4 in 5 in a branch of an If
+    "split_uneven": (18, _split(7, 4)),
+    "split_empty_last_chunk": (18, _split(4, 5)),
+    "split_uneven_negative_axis": (18, _split(7, 4, axis=-1)),
+    "if_split_empty_last_chunk": (18, _split(4, 5, in_if=True)),
     "if_scalar_branch": (21, _if_scalar_branch),
     # a branch node the plugin leaves to the CPU (LpPool, Det: measured) in either branch; Sequence ops inside
     "if_lppool_then_branch": (21, _if_branch_op(_branch_node("LpPool", "t", kernel_shape=[2, 2]),

@@ -173,13 +173,16 @@ def compiled_graph_failures(model, assigned, tables, order):
     - a MaxPool-22 with ``ceil_mode`` whose output ONNX shortens by one (the last window would start past the
       input): OpenVINO computes the plain ceil size ("I/O size mismatch"; MaxPool-12 ran in the same case);
     - an If with a branch holding a Constant of no element (torchvision's empty boxes in fasterrcnn's NMS
-      branches): OpenVINO's ONNX frontend fails on the If ("parent_value.get_node() != nullptr").
+      branches): OpenVINO's ONNX frontend fails on the If ("parent_value.get_node() != nullptr");
+    - a Split-18 by ``num_outputs`` of a static length it cannot cut as ONNX does (:func:`_uneven_split`), itself
+      claimed or in a branch of a claimed If (OpenVINO converts an If's branches whichever runs).
     """
     options = {}
     for t in tables:
         opts = {k: t.option(k) for k in ("passthrough_fail_ops", "zero_size_input_fails", "dynamic_rank_fails",
                                          "pool_ceil_output_fails", "empty_constant_branch_fails",
-                                         "dynamic_reduce_axes_fails", "unknown_rank_partition_input_fails")}
+                                         "dynamic_reduce_axes_fails", "unknown_rank_partition_input_fails",
+                                         "uneven_split_fails")}
         if any(opts.values()):
             options[t.provider] = opts
     if not options:
@@ -220,6 +223,12 @@ def _compiled_failure(model, node, opts, inputs, outputs, assigned):
         empty = _empty_branch_constant(model, node)
         if empty:
             return f"its branch holds {empty!r}, a Constant of no element ({opts['empty_constant_branch_fails']})"
+    if opts["uneven_split_fails"]:
+        for split in [node] + (_branch_nodes(model, node) if node.op_type == "If" and not node.domain else []):
+            why = _uneven_split(model, split)
+            if why:
+                where = "" if split is node else f"its branch holds {split.name}, "
+                return f"{where}{why} ({opts['uneven_split_fails']})"
     if opts["dynamic_rank_fails"] and node.op_type == "Unsqueeze" and len(node.inputs) > 1 and node.inputs[1]:
         # the measured case: OpenVINO knows the output's rank only when the axes are constant
         if not model.value(node.inputs[1]).is_constant:
@@ -255,4 +264,45 @@ def _empty_branch_constant(model, node):
             v = model.values.get(t)
             if v is not None and v.is_constant and v.shape and 0 in v.shape:
                 return t
+    return None
+
+
+def _branch_nodes(model, node):
+    """The nodes of ``node``'s subgraphs, nested ones too."""
+    out = []
+    for n in model.nodes:
+        up = n.parent
+        while up is not None and up != node.index:
+            up = model.nodes[up].parent
+        if up is not None:
+            out.append(n)
+    return out
+
+
+def _uneven_split(model, node):
+    """Why OpenVINO's ONNX frontend cannot convert ``node``, a Split-18 by ``num_outputs`` whose input has a
+    static length L at ``axis`` that ``num_outputs`` k does not divide, else ``None``.  Measured on real sessions
+    (both OpenVINO builds; tests/gen/test_openvino.py): written with a negative axis, the frontend makes
+    OpenVINO's Split, which needs k to divide L ("dimension_at_axis % num_splits == 0"); otherwise it cuts chunks
+    of ceil(L/k) as ONNX does and fails when that leaves the last output no element or fewer ("The split number
+    is invalid", utils/split.cpp; L 4, k 5 and L 6, k 4 failed, L 7, k 4 and L 5, k 2 ran).  A dynamic length,
+    a divisible one or a ``split`` input converted."""
+    if node.op_type != "Split" or node.domain or (node.since_version or 0) < 18 or "num_outputs" not in node.attrs:
+        return None
+    if len(node.inputs) > 1 and node.inputs[1]:
+        return None
+    shape = model.value(node.inputs[0]).shape if node.inputs and node.inputs[0] else None
+    k, axis = node.attrs["num_outputs"], node.attrs.get("axis", 0)
+    if not shape or not isinstance(k, int) or k < 1 or not -len(shape) <= axis < len(shape):
+        return None
+    length = shape[axis]
+    if not isinstance(length, int) or length % k == 0:
+        return None
+    if axis < 0:
+        return f"{node.name} splits length {length} in {k} (not evenly) along a negative axis {axis}: OpenVINO " \
+               f"makes its Split, which needs even parts"
+    last = length - -(-length // k) * (k - 1)
+    if last <= 0:
+        return f"{node.name} splits length {length} in {k}: chunks of {-(-length // k)} leave the last output " \
+               f"{last} elements"
     return None

@@ -14,6 +14,8 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 
+from tests.modelbuild import UNEVEN_SPLITS, save, split18
+
 ROOT = Path(__file__).resolve().parents[2]
 OV_PY = ROOT / ".venv-openvino" / "bin" / "python"
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -516,3 +518,17 @@ def test_simulate_with_the_openvino_builds_interpreter(tmp_path):
     summary = json.loads(out)
     assert summary["ort"]["predicted"] == "1.24.1" and summary["status"] == "ok"
     assert any("get_all_opkernel_def" in s for s in summary["ort"]["mayBeStale"])
+
+
+@needs_ov
+@pytest.mark.parametrize("case", sorted(UNEVEN_SPLITS))
+def test_uneven_splits_follow_real_sessions(case, tmp_path):
+    """OpenVINO's ONNX frontend cuts a Split-18 by num_outputs of an uneven static length as ONNX does only along a
+    non-negative axis and while the last chunk keeps an element (table option uneven_split_fails); it converts both
+    branches of an If, so an If whose untaken branch holds such a Split fails too (AffineGrid's function body)."""
+    args, fails, _ = UNEVEN_SPLITS[case]
+    path = save(split18(*args), tmp_path / f"{case}.onnx")
+    summary = json.loads(_partsim("simulate", path, "-p", "openvino:1.24", "--level", "disable", "-f", "json")[1])
+    rc, rep = _verify(path, tmp_path, "disable")
+    assert rc == 0 and rep["passed"], rep
+    assert bool((rep.get("refusal") or {}).get("observed")) == fails == (summary["status"] == "session_would_fail")

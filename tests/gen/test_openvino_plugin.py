@@ -18,7 +18,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 from tests import ovplugin_harness as harness
-from tests.modelbuild import const, model, save, vi
+from tests.modelbuild import UNEVEN_SPLITS, const, model, save, split18, vi
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpus" / "full"
@@ -217,3 +217,16 @@ def test_verify_warns_when_the_table_describes_the_other_build(tmp_path):
     assert proc.stderr.count("warning") == 1 and "compare with -p openvino\n" in proc.stderr
     proc = _cli("verify", path, "-p", "openvino", "--observe", "--python", PLUGIN_PY, "-o", tmp_path / "w.json")
     assert proc.returncode == 0 and "warning" not in proc.stderr
+
+
+@needs_plugin
+@pytest.mark.parametrize("case", sorted(UNEVEN_SPLITS))
+def test_uneven_splits_follow_real_plugin_sessions(case, tmp_path):
+    """uneven_split_fails on the plugin (its probes split_uneven, split_empty_last_chunk,
+    split_uneven_negative_axis, if_split_empty_last_chunk), checked on more lengths: unlike 1.24.1 the plugin
+    claims a top-level Split whose last chunk is empty, and it fails."""
+    args, _, fails = UNEVEN_SPLITS[case]
+    path = save(split18(*args), tmp_path / f"{case}.onnx")
+    proc, obs = _observe(path, tmp_path)
+    assert obs is not None, proc.stderr
+    assert (obs["state"] == "create_failed") == fails == (_predict(path)["status"] == "session_would_fail"), obs

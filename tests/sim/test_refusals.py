@@ -8,6 +8,7 @@ from onnx import TensorProto as T
 from onnx import helper, numpy_helper
 
 from tests.conftest import shared_path
+from tests.modelbuild import UNEVEN_SPLITS, split18
 from partsim.api import load_tables, predict
 from partsim.analysis.calibrate import agreement, read_node_records
 from partsim.io.load import model_from_proto
@@ -269,3 +270,28 @@ def test_only_a_tensor_input_of_no_known_rank_leaves_openvino_124_without_nodes(
                          level="disable")
     assert {n["provider"] for n in summary["nodes"]} == {"CPUExecutionProvider"}
     assert "no known rank" in summary["nodes"][0]["reasonDetail"]
+
+
+@pytest.mark.parametrize("case", sorted(UNEVEN_SPLITS))
+def test_uneven_splits_openvino_cannot_convert_fail_the_session(case):
+    """uneven_split_fails (both OpenVINO tables): the fates measured on real sessions of these graphs
+    (tests/gen/test_openvino.py, tests/gen/test_openvino_plugin.py check them again where the builds are)."""
+    args, fails_124, fails_plugin = UNEVEN_SPLITS[case]
+    for table, fails in (("openvino:1.24", fails_124), ("openvino", fails_plugin)):
+        summary, _ = predict(model_from_proto(split18(*args)), [table], level="disable")
+        assert (summary["status"] == "session_would_fail") == fails, (table, summary.get("failure"))
+        if fails:
+            assert "SP splits length" in summary["failure"], summary["failure"]
+
+
+def test_a_split_in_a_nested_branch_is_found():
+    """An If inside the then branch of another If: the outer If is what OpenVINO claims, the Split two levels down."""
+    inner = split18(4, 5, in_if=True).graph.node[0]
+    inner_g = helper.make_graph([inner], "then", [], [vi("b", T.INT64, ["B"])])
+    else_g = helper.make_graph([helper.make_node("Identity", ["x"], ["e"], name="ID2")], "else", [],
+                               [vi("e2", T.INT64, ["E"])])
+    else_g.node[0].output[0] = "e2"
+    outer = helper.make_node("If", ["c"], ["y"], name="OUT", then_branch=inner_g, else_branch=else_g)
+    m = _model([outer], [vi("x", T.INT64, [4]), vi("c", T.BOOL, [])], [vi("y", T.INT64, ["M"])], opset=18)
+    summary, _ = predict(model_from_proto(m), ["openvino"], level="disable")
+    assert summary["status"] == "session_would_fail" and "OUT" in summary["failure"], summary.get("failure")
