@@ -31,6 +31,7 @@ STAGES = [("partsim.api", "load_tables", "load_tables"), ("partsim.io.read", "re
           ("partsim.runtime.pipeline", "function_claims", "function_claims"),
           ("partsim.io.load", "_check_declared_dims", "check declared dims"),
           ("onnx.shape_inference", "infer_shapes", "onnx infer_shapes"),
+          ("partsim.io.shape_inference", "_onnx_inference", "onnx infer_shapes"),
           ("partsim.io.shape_inference", "propagate_shape_values", "shape values"),
           ("partsim.io.build", "_Builder.build", "IR build"),
           ("partsim.runtime.pipeline", "_origins", "origins"), ("partsim.runtime.pipeline", "_facts", "facts"),

@@ -47,20 +47,21 @@ def load_model(path, infer_shapes=True, shown_as=None, notes=()):
     """
     proto, data = read_model_proto(path, check_node_text=False)
     sha256 = hashlib.sha256(data).hexdigest()
-    del data
-    # hand the only reference over, so the parsed proto can be freed once shapes are inferred
-    box = [proto]
-    del proto
+    # hand the only references over, so the parsed proto and the bytes can be freed once shapes are inferred
+    box = [proto, data if infer_shapes else None]
+    del proto, data
     return _build_from_box(box, str(path), sha256, infer_shapes, shown_as, notes)
 
 
 def model_from_proto(proto, path="<memory>", sha256="", infer_shapes=True, shown_as=None, notes=(),
-                     index_order=None):
+                     index_order=None, serialized=None):
     """Build the IR from an in-memory ``onnx.ModelProto`` (the proto is not modified).
 
     External-data locations are checked against ``path``'s folder unless ``path`` is
     ``"<memory>"``.  ``index_order`` (main-graph node positions of a proto listed in topological
     order) gives the IR's node order instead of the listing; shapes are inferred on the listing.
+    ``serialized``: the proto's bytes when the caller has them (the file's, when nothing rewrote it):
+    ONNX's inference reads them instead of a new serialization.
     """
     if index_order is not None and infer_shapes and _listed_in_order(proto.graph):
         _check_declared_dims(proto, path)
@@ -75,7 +76,8 @@ def model_from_proto(proto, path="<memory>", sha256="", infer_shapes=True, shown
         del reordered.graph.node[:]
         reordered.graph.node.extend(proto.graph.node[k] for k in index_order)
         proto = reordered
-    return _build_from_box([proto], path, sha256, infer_shapes, shown_as, notes)
+    return _build_from_box([proto, serialized if index_order is None else None], path, sha256, infer_shapes,
+                           shown_as, notes)
 
 
 def _listed_in_order(graph):
@@ -90,7 +92,7 @@ def _listed_in_order(graph):
 
 
 def _build_from_box(box, path, sha256, infer_shapes, shown_as=None, notes=()):
-    """Build from ``box = [proto]``; when the box held the only reference, each proto is
+    """Build from ``box = [proto, its bytes or None]``; when the box held the only references, each proto is
     freed as soon as it is no longer needed (a million-node model is ~0.5 GB per copy).
 
     Shape inference runs on the graph as listed.  ``onnx.shape_inference`` visits nodes in
@@ -98,12 +100,14 @@ def _build_from_box(box, path, sha256, infer_shapes, shown_as=None, notes=()):
     (a graph not listed in topological order), the inference is redone on a sorted copy,
     as ORT sorts before it infers; sorted files (nearly all) pay nothing for the check.
     """
+    serialized = box.pop()
     proto = box.pop()
     if infer_shapes:
-        _check_declared_dims(proto, path)
+        if _check_declared_dims(proto, path):
+            serialized = None  # a dimension cleared in memory: the bytes are not this proto's
         warnings, listed = [], {}  # the main graph's value infos as the propagation read them
-        inferred = _infer_shapes_as_listed(proto, warnings, listed)
-        del proto
+        inferred = _infer_shapes_as_listed(proto, warnings, listed, serialized)
+        del proto, serialized
         proto = inferred
         del inferred
         model, builder = _try_build(proto, path, sha256, warnings, None, True, shown_as, notes, listed)
@@ -140,7 +144,9 @@ def _try_build(proto, path, sha256, warnings, file_order, resort, shown_as=None,
 
 
 def _check_declared_dims(proto, path):
-    """Impossible declared dimensions are refused before ONNX shape inference sees them."""
+    """Impossible declared dimensions are refused before ONNX shape inference sees them; a declared -1 is
+    cleared (in memory).  Returns whether one was."""
+    cleared = False
     graphs = [proto.graph]
     while graphs:
         g = graphs.pop()
@@ -151,6 +157,7 @@ def _check_declared_dims(proto, path):
             for d in tt.shape.dim[:]:
                 if d.WhichOneof("value") == "dim_value" and d.dim_value == DYNAMIC_DIM:
                     d.Clear()  # in memory only: shape inference sees an unknown dimension
+                    cleared = True
                 elif d.WhichOneof("value") == "dim_value" and not 0 <= d.dim_value <= MAX_DIM:
                     raise ModelError(f"tensor {vi.name!r} has an impossible dimension {d.dim_value}", path)
         for t in g.initializer[:]:
@@ -160,6 +167,7 @@ def _check_declared_dims(proto, path):
         for n in g.node:
             if n.op_type in _INFERRED_BODY_OPS:  # ONNX shape inference enters no other node's graphs
                 graphs.extend(node_graphs(n))  # (the IR builder checks those)
+    return cleared
 
 
 # ops whose graph attributes ONNX shape inference enters (onnx/defs: If, Loop, Scan, SequenceMap)

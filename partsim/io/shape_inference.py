@@ -56,22 +56,22 @@ def _infer_shapes_sorted(proto, warnings):
     return inferred, file_order
 
 
-def _infer_shapes_as_listed(proto, warnings, listed=None):
+def _infer_shapes_as_listed(proto, warnings, listed=None, serialized=None):
     """ONNX shape inference, then the shape values ORT propagates; never fatal, memory-capped.  ``listed``: as
     :func:`~partsim.io.shape_values.propagate_shape_values` fills it (left empty when the propagation did not
-    finish).
+    finish); ``serialized``: ``proto``'s bytes when the caller has them (the file's own, when nothing rewrote
+    the proto), read by ONNX's inference instead of a new serialization.
 
     ONNX's own data propagation (``data_prop=True``) is not used: it resolves shapes ORT leaves
     symbolic (``ConstantOfShape(Slice(Shape(x), ...))``: its Slice/Concat/Add propagators read
     initializers, ORT's do not) and misses others ORT resolves (``Reshape``-13 of ``Shape(x)``);
     :func:`~partsim.io.shape_values.propagate_shape_values` does what ORT does instead.
     """
-    import onnx
-
     try:
-        data = proto.SerializeToString()  # what infer_shapes would serialize itself; its length is ByteSize()
+        # what infer_shapes would serialize itself; its length is ByteSize()
+        data = serialized if serialized is not None else proto.SerializeToString()
         with _memory_cap(SHAPE_INFERENCE_MEMORY + 4 * len(data)):
-            inferred = onnx.shape_inference.infer_shapes(data, check_type=False, strict_mode=False)
+            inferred, size = _onnx_inference(data)
         del data
     except MemoryError:
         warnings.append("shape inference failed: out of memory")
@@ -81,14 +81,28 @@ def _infer_shapes_as_listed(proto, warnings, listed=None):
         return proto
     if any(n.domain == "com.microsoft" for n in proto.graph.node):
         inferred = _through_contrib_ops(proto, inferred, False)
+        size = inferred.ByteSize()
     try:
-        with _memory_cap(SHAPE_INFERENCE_MEMORY + 4 * inferred.ByteSize()):
+        with _memory_cap(SHAPE_INFERENCE_MEMORY + 4 * size):
             propagate_shape_values(inferred, listed)
     except MemoryError:
         warnings.append("shape values not propagated (out of memory)")
         if listed is not None:
             listed.clear()
     return inferred
+
+
+def _onnx_inference(data):
+    """``(inferred ModelProto, its ByteSize())``: ``onnx.shape_inference.infer_shapes`` of the serialized model
+    ``data`` without data propagation, which is this C++ call and then ``onnx.load_from_string`` of the bytes it
+    returns (onnx 1.23.2, onnx/shape_inference.py); their length is the inferred proto's size."""
+    import onnx
+    from onnx.onnx_cpp2py_export import shape_inference as onnx_c
+
+    out = onnx_c.infer_shapes(data, False, False, False)  # (model, check_type, strict_mode, data_prop)
+    inferred = onnx.ModelProto()
+    inferred.ParseFromString(out)
+    return inferred, len(out)
 
 
 def _through_contrib_ops(proto, inferred, data_prop, rounds=64):

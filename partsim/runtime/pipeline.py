@@ -156,13 +156,16 @@ def _name_unnamed(optimized, keys, at=None):
     """Name the optimized graph's unnamed nodes of the model as written as ORT's profiler does,
     ``<op>_<node index>`` (``sequential_executor.cc``) with the index they were loaded with: the
     name partsim's IR gives them at level ``disable``, whatever ORT's rewrites did to the list.
-    ``at``: the positions of the unnamed nodes, when the caller knows them."""
+    ``at``: the positions of the unnamed nodes, when the caller knows them.  Returns how many were named."""
     nodes = optimized.graph.node
+    named = 0
     for n in (nodes if at is None else [nodes[k] for k in at]):
         if not n.name:
             index = keys.get(_node_key(n))
             if index is not None:
                 n.name = f"{n.op_type}_{index}"
+                named += 1
+    return named
 
 
 def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None, modify=None, early=None,
@@ -408,6 +411,7 @@ def _as_written(ask, written):
     written.typed.update(n.name for k, (_, eps) in claims.items() for n in [proto.graph.node[k]]
                          if eps and n.name and n.name not in unclaimed and is_context_dependent(proto, n))
     unnamed_at = written.unnamed_at
+    rewritten = False  # whether the proto still is the one ``written.data`` parses to
     if unclaimed or any(not eps for _, eps in claims.values()):
         inlined = [proto.graph.node[k] for k, (_, eps) in sorted(claims.items()) if not eps or proto.graph.node[k].name
                    in unclaimed]  # ORT refuses them as written (at load) before it inlines anything
@@ -421,14 +425,18 @@ def _as_written(ask, written):
             inline_bodies(proto, resolution.tables, unclaimed, written, rounds)
         copies = ensure_unique_dq(proto, names)
         keys.update(ort_node_indices(made_keys, loaded, len(copies)))
-        unnamed_at = None  # the list changed
+        unnamed_at, rewritten = None, True  # the list changed
     else:
         if written.has_bodies:
             inline_bodies(proto, resolution.tables, unclaimed, written)
+            rewritten = True  # function nodes inside the bodies may have been inlined
         if written.maybe_dq and ensure_unique_dq(proto):
-            unnamed_at = None  # copies made: positions moved
-    _name_unnamed(proto, keys, unnamed_at)
-    return model_from_proto(proto, str(ask.path), written.sha256, shown_as=ask.shown_as, notes=ask.notes)
+            unnamed_at, rewritten = None, True  # copies made: positions moved
+    if _name_unnamed(proto, keys, unnamed_at):
+        rewritten = True
+    # nothing rewrote the proto: ONNX's inference reads the file's bytes
+    return model_from_proto(proto, str(ask.path), written.sha256, shown_as=ask.shown_as, notes=ask.notes,
+                            serialized=None if rewritten or not written.data else written.data)
 
 
 def _made_key(n):

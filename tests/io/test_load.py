@@ -1,0 +1,50 @@
+"""partsim.io.load: what the loader takes from its caller instead of reading it again (issue 32)."""
+
+import numpy as np
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+import partsim.io.shape_inference as shape_inference
+from partsim.io.load import model_from_proto
+
+
+def _model(dim=3):
+    """Reshape(x2, Shape(x)) at opset 13: a shape ORT's propagation (not ONNX's inference) resolves."""
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"), h.make_node("Reshape", ["x2", "s"], ["y"], name="r"),
+             h.make_node("Add", ["y", "one"], ["z"], name="add")]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [dim, 4]),
+                                  h.make_tensor_value_info("x2", T.FLOAT, [12])],
+                     [h.make_tensor_value_info("z", T.FLOAT, None)],
+                     [nh.from_array(np.array([1.0], dtype=np.float32), "one")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def _inferred_from(monkeypatch):
+    seen = []
+    real = shape_inference._onnx_inference
+    monkeypatch.setattr(shape_inference, "_onnx_inference", lambda data: seen.append(data) or real(data))
+    return seen
+
+
+def test_the_files_bytes_go_to_onnx_inference(monkeypatch):
+    """Given the proto's bytes, ONNX's inference reads them (no new serialization) and the IR is the same."""
+    m = _model()
+    data = m.SerializeToString()
+    seen = _inferred_from(monkeypatch)
+    given = model_from_proto(m, serialized=data)
+    assert len(seen) == 1 and seen[0] is data
+    assert given == model_from_proto(m)
+    assert given.value("y").shape == (3, 4)
+
+
+def test_a_cleared_dimension_makes_the_bytes_stale(monkeypatch):
+    """A declared -1 is cleared in memory before the inference: the bytes are not that proto's any more."""
+    m = _model(dim=-1)
+    data = m.SerializeToString()
+    seen = _inferred_from(monkeypatch)
+    model = model_from_proto(m, serialized=data)
+    assert len(seen) == 1 and seen[0] is not data
+    assert model.value("x").shape == (None, 4)
