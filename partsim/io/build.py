@@ -346,29 +346,31 @@ class _Builder:
         sorted) and Constant nodes' values; returns ``(output -> position, nodes to make)``."""
         produced_here = {}
         read = self.listed.get("node") if parent is None and self.listed is not None else None
-        if read is None:  # (NodeProto, op_type, raw domain, input names or None): the propagation's, or read here
-            read = [(n, n.op_type, n.domain, None) for n in g.node]
+        if read is None:  # (NodeProto, op_type, raw domain, input names, name, output names, attributes; each of
+            # the last four None when not read): the propagation's, or read here
+            read = [(n, n.op_type, n.domain, None, None, None, None) for n in g.node]
         if parent is None and self.file_order is not None:
             read = [read[pos] for pos in self.file_order]
         values = self.values
-        # (NodeProto, op_type, domain, name, output names, position, input names or None): the nodes to make
+        # (NodeProto, op_type, domain, name, output names, position, input names or None, attributes or None):
+        # the nodes to make
         todo = []
-        for k, (n, op_type, raw_domain, inputs) in enumerate(read):
-            node_name = n.name
+        for k, (n, op_type, raw_domain, inputs, node_name, outputs, attrs) in enumerate(read):
+            if node_name is None:
+                node_name, outputs = n.name, n.output[:]
             if op_type.__class__ is not str or raw_domain.__class__ is not str or node_name.__class__ is not str:
                 for what, x in (("a node's op type", op_type), ("a node's domain", raw_domain),
-                                ("a node name", n.name)):
+                                ("a node name", node_name)):
                     self.text(x, what)
             domain = "" if raw_domain == "" or raw_domain == "ai.onnx" else raw_domain  # normalize_domain
-            outputs = n.output[:]
             if op_type == "Constant" and domain == "":
                 # ORT turns Constant nodes into initializers when it loads a graph, so they are never assigned
                 # to a provider: their outputs are defined here as constants, and no node is made
                 kind = "constant"
-                value_attr, first_ints = self._constant_attributes(n, bool(outputs))
+                value_attr, first_ints = self._constant_attributes(n, bool(outputs), attrs)
             else:
                 kind, value_attr, first_ints = "intermediate", None, None
-                todo.append((n, op_type, domain, node_name, outputs, k, inputs))
+                todo.append((n, op_type, domain, node_name, outputs, k, inputs, attrs))
             for o in outputs:
                 if not o:
                     continue
@@ -393,11 +395,11 @@ class _Builder:
                 self.int_consts[visible[outputs[0]]] = first_ints
         return produced_here, todo
 
-    def _constant_attributes(self, n, has_outputs):
-        """``(value tensor or None, the first value_int(s) as a tuple or None)`` of Constant node ``n``; checks
-        the external-data locations of its tensors."""
+    def _constant_attributes(self, n, has_outputs, attrs=None):
+        """``(value tensor or None, the first value_int(s) as a tuple or None)`` of Constant node ``n`` (``attrs``:
+        its attributes, when read); checks the external-data locations of its tensors."""
         value_attr, first_ints = None, None
-        for a in n.attribute[:]:
+        for a in (n.attribute[:] if attrs is None else attrs):
             atype = a.type
             if atype == _TENSOR:
                 t = a.t
@@ -421,7 +423,7 @@ class _Builder:
         nodes, names, producer, consumers = self.nodes, self.names, self.producer, self.consumers
         check_order = self.resort and parent is None
         opsets, schemas, values = self.opsets, self.schemas, self.values
-        for n, op_type, domain, node_name, outputs, position, inputs in todo:
+        for n, op_type, domain, node_name, outputs, position, inputs, attributes in todo:
             index = len(nodes)
             schema_key = (domain, op_type)
             since = schemas.get(schema_key, schemas)
@@ -457,8 +459,11 @@ class _Builder:
             for o in outs:
                 if o:
                     producer[o] = index
-            if n.attribute:
-                attrs, implicit = self._node_attributes(n, name, index, visible, ins, outer_uniques, reads_outer)
+            if attributes is None:
+                attributes = n.attribute[:] if n.attribute else ()
+            if attributes:
+                attrs, implicit = self._node_attributes(n, attributes, name, index, visible, ins, outer_uniques,
+                                                        reads_outer)
             else:
                 attrs, implicit = {}, ()
             nodes[index] = Node(index, name, op_type, domain, tuple(ins), outs, attrs, since, since is not None,
@@ -474,14 +479,14 @@ class _Builder:
                 consumers.setdefault(t, []).append(index)
         return True
 
-    def _node_attributes(self, n, name, index, visible, ins, outer_uniques, reads_outer):
-        """``(attributes, implicit inputs)`` of node ``n`` (IR node ``index``): each subgraph is walked, and the
-        outer tensors it reads become implicit inputs."""
+    def _node_attributes(self, n, attributes, name, index, visible, ins, outer_uniques, reads_outer):
+        """``(attributes, implicit inputs)`` of node ``n`` (IR node ``index``; ``attributes``: its AttributeProto
+        list): each subgraph is walked, and the outer tensors it reads become implicit inputs."""
         GRAPH, GRAPHS, TENSOR, TENSORS, SPARSE_TENSOR, EXTERNAL = _GRAPH, _GRAPHS, _TENSOR, _TENSORS, _SPARSE_TENSOR, \
             _EXTERNAL
         attrs = {}
         implicit = []
-        for a in n.attribute[:]:
+        for a in attributes:
             atype = a.type
             if a.name.__class__ is not str:
                 self.text(a.name, f"an attribute name of node {name!r}")

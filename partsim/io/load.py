@@ -54,14 +54,18 @@ def load_model(path, infer_shapes=True, shown_as=None, notes=()):
 
 
 def model_from_proto(proto, path="<memory>", sha256="", infer_shapes=True, shown_as=None, notes=(),
-                     index_order=None, serialized=None):
+                     index_order=None, serialized=None, rows=None):
     """Build the IR from an in-memory ``onnx.ModelProto`` (the proto is not modified).
 
     External-data locations are checked against ``path``'s folder unless ``path`` is
     ``"<memory>"``.  ``index_order`` (main-graph node positions of a proto listed in topological
     order) gives the IR's node order instead of the listing; shapes are inferred on the listing.
     ``serialized``: the proto's bytes when the caller has them (the file's, when nothing rewrote it):
-    ONNX's inference reads them instead of a new serialization.
+    ONNX's inference reads them instead of a new serialization.  ``rows``: ``(rows, positions)`` as
+    :meth:`partsim.runtime.pipeline._Written.read_nodes` reads the proto's main-graph nodes, when nothing changed
+    them since: per node ``(NodeProto, op, raw domain, inputs or None, name, outputs, attributes)``, and the
+    positions of the nodes holding graphs (ONNX's inference may add to those: they are read from its answer);
+    the shape-value propagation and the IR build take the nodes from there instead of reading them again.
     """
     if index_order is not None and infer_shapes and _listed_in_order(proto.graph):
         _check_declared_dims(proto, path)
@@ -77,7 +81,7 @@ def model_from_proto(proto, path="<memory>", sha256="", infer_shapes=True, shown
         reordered.graph.node.extend(proto.graph.node[k] for k in index_order)
         proto = reordered
     return _build_from_box([proto, serialized if index_order is None else None], path, sha256, infer_shapes,
-                           shown_as, notes)
+                           shown_as, notes, rows if index_order is None else None)
 
 
 def _listed_in_order(graph):
@@ -91,7 +95,7 @@ def _listed_in_order(graph):
     return True
 
 
-def _build_from_box(box, path, sha256, infer_shapes, shown_as=None, notes=()):
+def _build_from_box(box, path, sha256, infer_shapes, shown_as=None, notes=(), rows=None):
     """Build from ``box = [proto, its bytes or None]``; when the box held the only references, each proto is
     freed as soon as it is no longer needed (a million-node model is ~0.5 GB per copy).
 
@@ -103,9 +107,10 @@ def _build_from_box(box, path, sha256, infer_shapes, shown_as=None, notes=()):
     serialized = box.pop()
     proto = box.pop()
     if infer_shapes:
-        if _check_declared_dims(proto, path):
+        if _check_declared_dims(proto, path, rows):
             serialized = None  # a dimension cleared in memory: the bytes are not this proto's
-        warnings, listed = [], {}  # the main graph's value infos as the propagation read them
+        # the main graph's value infos as the propagation read them (and its nodes as read already)
+        warnings, listed = [], {} if rows is None else {"written": rows}
         inferred = _infer_shapes_as_listed(proto, warnings, listed, serialized)
         del proto, serialized
         proto = inferred
@@ -143,11 +148,12 @@ def _try_build(proto, path, sha256, warnings, file_order, resort, shown_as=None,
         raise
 
 
-def _check_declared_dims(proto, path):
+def _check_declared_dims(proto, path, rows=None):
     """Impossible declared dimensions are refused before ONNX shape inference sees them; a declared -1 is
-    cleared (in memory).  Returns whether one was."""
+    cleared (in memory).  Returns whether one was.  ``rows``: as :func:`model_from_proto` takes them."""
     cleared = False
     graphs = [proto.graph]
+    nodes_read = rows  # the main graph's (the first one popped)
     while graphs:
         g = graphs.pop()
         for vi in list(g.input) + list(g.output) + list(g.value_info):
@@ -164,11 +170,18 @@ def _check_declared_dims(proto, path):
             for d in t.dims[:]:
                 if not 0 <= d <= MAX_DIM:
                     raise ModelError(f"tensor {t.name!r} has an impossible dimension {d}", path)
+        if nodes_read is not None:  # the main graph's ops read already: its nodes with bodies
+            nodes = g.node
+            for k in nodes_read[1]:
+                if nodes_read[0][k][1] in INFERRED_BODY_OPS:
+                    graphs.extend(node_graphs(nodes[k]))
+            nodes_read = None
+            continue
         for n in g.node:
-            if n.op_type in _INFERRED_BODY_OPS:  # ONNX shape inference enters no other node's graphs
+            if n.op_type in INFERRED_BODY_OPS:  # ONNX shape inference enters no other node's graphs
                 graphs.extend(node_graphs(n))  # (the IR builder checks those)
     return cleared
 
 
 # ops whose graph attributes ONNX shape inference enters (onnx/defs: If, Loop, Scan, SequenceMap)
-_INFERRED_BODY_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
+INFERRED_BODY_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})

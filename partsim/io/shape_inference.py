@@ -79,17 +79,31 @@ def _infer_shapes_as_listed(proto, warnings, listed=None, serialized=None):
     except Exception as exc:  # onnx raises many types; a failed inference is not fatal
         warnings.append(f"shape inference failed: {' '.join(str(exc).split())[:200]}")
         return proto
-    if any(n.domain == "com.microsoft" for n in proto.graph.node):
+    written = listed.pop("written", None) if listed is not None else None
+    if any(n.domain == "com.microsoft" for n in proto.graph.node) if written is None else any(
+            r[2] == "com.microsoft" for r in written[0]):
         inferred = _through_contrib_ops(proto, inferred, False)
         size = inferred.ByteSize()
     try:
         with _memory_cap(SHAPE_INFERENCE_MEMORY + 4 * size):
-            propagate_shape_values(inferred, listed)
+            propagate_shape_values(inferred, listed, None if written is None else _inferred_rows(inferred, *written))
     except MemoryError:
         warnings.append("shape values not propagated (out of memory)")
         if listed is not None:
             listed.clear()
     return inferred
+
+
+def _inferred_rows(inferred, rows, body_at):
+    """The nodes of ``inferred`` as read from the proto it was inferred from (``rows``: per node ``(NodeProto,
+    op, raw domain, inputs, name, outputs, attributes)``): ONNX's inference changes no main-graph node but
+    those holding graphs (``body_at``: it adds value infos inside them), read from its answer."""
+    if not body_at:
+        return rows
+    rows, nodes = list(rows), inferred.graph.node
+    for k in body_at:
+        rows[k] = (nodes[k],) + rows[k][1:6] + (None,)  # attributes None: the builder reads the inferred node's
+    return rows
 
 
 def _onnx_inference(data):

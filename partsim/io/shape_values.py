@@ -267,29 +267,27 @@ def _constant_value(node):
     return None
 
 
-def propagate_shape_values(proto, listed=None):
+def propagate_shape_values(proto, listed=None, rows=None):
     """Tighten, in place, the ``value_info`` of ``proto``'s main graph (already through ONNX
     inference, nodes in topological order) with the shapes ORT infers from propagated shape values.
     Returns the number of tensors whose shape got more known dimensions.  ``listed`` (a dict), when given,
     gets the main graph's ``input``, ``value_info`` and ``output`` as read here, each a list of
     ``(name, TypeProto)`` in order, the entries added last, and, once every node was seen, ``node``: per node
-    ``(NodeProto, op_type, domain, input names or None when not read)`` (the IR builder reads them from there)."""
+    ``(NodeProto, op_type, domain, input names or None when not read, name, output names, attributes)``, the
+    last three ``None`` when not read (the IR builder reads them from there).  ``rows``: those rows as the
+    caller read them already (:func:`partsim.io.load.model_from_proto`'s)."""
     opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), None)
     if opset is None:
         return 0
     run = _Propagation(proto, opset, listed)
     watched = run.watched
-    rows = []  # per node what was read of it, for the IR builder (``listed["node"]``)
-    for node in proto.graph.node:
-        domain, op = node.domain, node.op_type
-        onnx_op = not domain or domain == "ai.onnx"
-        if not onnx_op or op == "Constant":
-            rows.append((node, op, domain, None))
-            if onnx_op:  # a Constant: ORT makes it an initializer, which every later inference can read
-                run.constant(node)
+    if rows is None:
+        rows = _read_rows(proto.graph.node)
+    for node, op, domain, inputs, _, outputs, _ in rows:
+        if inputs is None or not (not domain or domain == "ai.onnx"):  # not read: not an ONNX op
+            if op == "Constant" and (not domain or domain == "ai.onnx"):
+                run.constant(node, outputs)  # ORT makes it an initializer, which every later inference can read
             continue
-        inputs = node.input[:]  # a list: iterating the repeated field itself ends in a formatted IndexError
-        rows.append((node, op, domain, inputs))
         # a node none of whose inputs carries anything to learn from (a value, a tightened type) has no
         # value to propagate and nothing to re-infer; Shape reads its input's type.  A Constant's data
         # alone teaches nothing new: ONNX's own inference read it already (onnx 1.23.2,
@@ -297,13 +295,28 @@ def propagate_shape_values(proto, listed=None):
         # ``value_float(s)`` become input data of every later node), with the same input types
         if op != "Shape" and watched.isdisjoint(inputs):
             continue
-        run.propagate(node, op, inputs)
-        fed = run.fed_inputs(node, op, inputs)
+        if outputs is None:
+            outputs = node.output[:]
+        run.propagate(node, op, inputs, outputs)
+        fed = run.fed_inputs(op, inputs, outputs)
         if fed is not None:
-            run.tighten(run.infer(node, op, inputs, fed))
+            run.tighten(run.infer(node, op, inputs, outputs, fed))
     if listed is not None:
         listed["node"] = rows
     return run.tightened
+
+
+def _read_rows(nodes):
+    """Per node ``(NodeProto, op_type, domain, input names or None, None, None, None)``: the inputs of ONNX ops
+    but Constant read (a list: iterating the repeated field itself ends in a formatted IndexError)."""
+    rows = []
+    for node in nodes:
+        domain, op = node.domain, node.op_type
+        if (not domain or domain == "ai.onnx") and op != "Constant":
+            rows.append((node, op, domain, node.input[:], None, None, None))
+        else:
+            rows.append((node, op, domain, None, None, None, None))
+    return rows
 
 
 class _Propagation:
@@ -351,9 +364,11 @@ class _Propagation:
         # whether every dimension is known, how many are; per op its schema (None: unknown)
         self.data_keys, self.static, self.knowns, self.schemas = {}, {}, {}, {}
 
-    def constant(self, node):
-        """Note a Constant node; its tensor is read when a node re-inferred reads its output (most never are)."""
-        outputs = node.output
+    def constant(self, node, outputs=None):
+        """Note a Constant node (``outputs``: its output names, when read); its tensor is read when a node
+        re-inferred reads its output (most never are)."""
+        if outputs is None:
+            outputs = node.output
         if not outputs:
             return
         name = outputs[0]
@@ -382,10 +397,10 @@ class _Propagation:
                 return v
         return self.consts.get(name)
 
-    def propagate(self, node, op, inputs):
-        """The value of ``node``'s first output, when ORT propagates one."""
+    def propagate(self, node, op, inputs, outputs):
+        """The value of ``node``'s first output (``outputs``: its output names), when ORT propagates one."""
         values = self.values
-        if op not in _VALUE_OPS or not node.output or node.output[0] in values:
+        if op not in _VALUE_OPS or not outputs or outputs[0] in values:
             return
         ins = [values.get(i) if i else None for i in inputs]
         if op != "Shape" and not any(ins):  # every other propagator needs a value in
@@ -397,8 +412,8 @@ class _Propagation:
         except (ValueError, TypeError, IndexError, OverflowError):
             v = None
         if v is not None and (v[0] == "scalar" or len(v[1]) <= MAX_VALUES):
-            values[node.output[0]] = v
-            self.watched.add(node.output[0])
+            values[outputs[0]] = v
+            self.watched.add(outputs[0])
 
     def known(self, name):
         """:func:`_known` of ``name``'s type (it has one)."""
@@ -413,16 +428,17 @@ class _Propagation:
             got = self.static[name] = name in self.types and _static_dims(self.types[name]) is not None
         return got
 
-    def fed_inputs(self, node, op, inputs):
-        """The inputs whose propagated values ``node``'s inference should be given, when it has something
-        new to learn (``None``: nothing to re-infer).  The caller checked that an input is watched."""
+    def fed_inputs(self, op, inputs, outputs):
+        """The inputs whose propagated values the inference of a node (``op``, its ``inputs`` and ``outputs``)
+        should be given, when it has something new to learn (``None``: nothing to re-infer).  The caller
+        checked that an input is watched."""
         values, changed = self.values, self.changed_types
         if not self.unread.isdisjoint(inputs):
             self.read_constants(inputs)  # the data below and the inference read
         changed_in = not changed.isdisjoint(inputs) if changed else False
         if op not in _READS_DATA and not changed_in:
             return None  # only a changed input type can tell its inference something new
-        if not changed_in and all(self.is_static(o) for o in node.output[:] if o):
+        if not changed_in and all(self.is_static(o) for o in outputs if o):
             return None  # its outputs are known already
         fed = [i for i in inputs if i in values and i not in self.data and
                (values[i][0] == "scalar" or all(x is not None for x in values[i][1]))]
@@ -446,9 +462,9 @@ class _Propagation:
             key = self.data_keys[name] = _data_key(self.data[name])
         return key
 
-    def infer(self, node, op, inputs, fed):
-        """ONNX's inference of ``node`` given its input types and data: ``{output: (TypeProto, known
-        dimensions)}``."""
+    def infer(self, node, op, inputs, outputs, fed):
+        """ONNX's inference of ``node`` (``outputs``: its output names) given its input types and data:
+        ``{output: (TypeProto, known dimensions)}``."""
         import onnx
 
         data, types = self.data, self.types
@@ -475,7 +491,7 @@ class _Propagation:
         key = (op, tuple([a.SerializeToString() for a in node.attribute[:]]),
                tuple((in_types[i].SerializeToString(), self.data_key(i) if i in data else
                       fed_keys.get(i)) if i else None for i in inputs),
-               len(node.output))
+               len(outputs))
         if key not in self.memo:
             input_data = {i: data[i] for i in inputs if i in data}
             for i, (ch, v) in fed_values.items():
@@ -486,8 +502,8 @@ class _Propagation:
                     ir_version=self.proto.ir_version or 8)
             except Exception:  # ONNX's inference refused the node: ORT would keep what it had
                 got = {}
-            self.memo[key] = [None if got.get(o) is None else (got[o], _known(got[o])) for o in node.output[:]]
-        return {o: got for o, got in zip(node.output[:], self.memo[key]) if o and got is not None}
+            self.memo[key] = [None if got.get(o) is None else (got[o], _known(got[o])) for o in outputs]
+        return {o: got for o, got in zip(outputs, self.memo[key]) if o and got is not None}
 
     def tighten(self, inferred):
         """Keep each inferred type that knows more dimensions than the one the graph has."""

@@ -16,13 +16,18 @@ protobuf messages only; ``onnx`` is not imported.
 ['main', 'body', 'body']
 """
 
-__all__ = ["node_graphs", "node_bodies", "all_graphs", "all_nodes", "body_outputs"]
+__all__ = ["node_graphs", "attribute_graphs", "node_bodies", "all_graphs", "all_nodes", "body_outputs"]
 
 
 def node_graphs(node):
     """The graphs ``node``'s attributes hold, in attribute order (``g``, then each of ``graphs``)."""
+    return attribute_graphs(node.attribute[:])  # a list: iterating the field itself ends in a formatted IndexError
+
+
+def attribute_graphs(attributes):
+    """:func:`node_graphs` of a node whose attributes (a list of AttributeProto) were read already."""
     out = []
-    for a in node.attribute[:]:  # a list: iterating the field itself ends in a formatted IndexError
+    for a in attributes:
         if a.HasField("g"):
             out.append(a.g)
         if a.graphs:

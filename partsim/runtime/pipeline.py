@@ -298,6 +298,10 @@ class _Written:
     maybe_dq: bool = False
     has_bodies: bool = False  # a main-graph node holds an If/Loop/Scan body
     typed: set = field(default_factory=set)  # context-dependent function nodes kept whole
+    # read_nodes(rows=True): per main-graph node what the IR build reads of it (:func:`partsim.io.load.model_from_proto`'s
+    # ``rows``), and the positions of the nodes holding graphs or of an op whose graphs ONNX's inference enters
+    rows: object = None
+    body_at: list = field(default_factory=list)
     sizes: object = None  # external-data file -> bytes the model reads from it (:func:`_external_sizes`)
     load_refusal: str = ""  # ORT's refusal at load of a function node partsim inlines (it is gone from the IR)
 
@@ -309,24 +313,28 @@ class _Written:
         """What this pass found, for a second pass on the same bytes (:class:`WrittenSource`)."""
         return WrittenSource(self.sha256, dict(self.original), dict(self.unnamed), dict(keys), self.names, sizes)
 
-    def read_nodes(self, names=False):
+    def read_nodes(self, names=False, rows=False):
         """One walk of the model as written, before any rewrite: its own nodes by name (unnamed ones by first
         output, bodies included), and ``{key: ORT node index}`` of its main-graph nodes (:func:`_written_keys`),
         returned with how many nodes ORT loads (:func:`_loaded_count`); ``names``: every node and tensor
-        name too (:func:`_written_names`, into ``self.names``)."""
-        from ..io.subgraphs import all_nodes, node_graphs
+        name too (:func:`_written_names`, into ``self.names``); ``rows``: per node what the shape-value
+        propagation and the IR build read of it (into ``self.rows`` and ``self.body_at``)."""
+        from ..io.subgraphs import all_nodes, attribute_graphs
+        from ..io.load import INFERRED_BODY_OPS
 
         original, unnamed, keys, seen = self.original, self.unnamed, {}, set()
         graph, index = self.proto.graph, 0
-        ops, unnamed_at = [], []
-        self.ops, self.unnamed_at = ops, unnamed_at
+        ops, unnamed_at, read, body_at = [], [], [] if rows else None, []
+        self.ops, self.unnamed_at, self.rows, self.body_at = ops, unnamed_at, read, body_at
         for k, n in enumerate(graph.node):
-            name, outputs, op, domain = n.name, n.output, n.op_type, n.domain or ""
+            # repeated fields read as lists: iterating the field itself ends in a formatted IndexError
+            name, outputs, op, raw_domain, attrs = n.name, n.output[:], n.op_type, n.domain, n.attribute[:]
+            domain = raw_domain or ""
             pair = (domain, op)
             ops.append(pair)
             if names:
                 seen.update(n.input[:])
-                seen.update(outputs[:])
+                seen.update(outputs)
             first = outputs[0] if outputs else ""
             if name:
                 original[name] = pair
@@ -339,7 +347,13 @@ class _Written:
                 index += 1
                 if op == "DequantizeLinear":
                     self.maybe_dq = True
-            bodies = node_graphs(n)
+                if rows:  # (NodeProto, op, raw domain, inputs, name, outputs, attributes)
+                    read.append((n, op, raw_domain, n.input[:], name, outputs, attrs))
+            elif rows:  # a Constant: no inputs read
+                read.append((n, op, raw_domain, None, name, outputs, attrs))
+            bodies = attribute_graphs(attrs) if attrs else None
+            if rows and (bodies or op in INFERRED_BODY_OPS):
+                body_at.append(k)
             if bodies:
                 self.has_bodies = True
                 for inner in (m for g in bodies for m in all_nodes(g)):
@@ -402,7 +416,7 @@ def _as_written(ask, written):
     from ..sim.unique_dq import ensure_unique_dq
 
     proto, resolution, unclaimed = written.proto, ask.resolution, ask.unclaimed
-    keys, loaded = written.read_nodes()  # before inlining rewrites the proto
+    keys, loaded = written.read_nodes(rows=True)  # before inlining rewrites the proto
     claims = function_claims(proto, resolution.tables, written.ops)
     # function nodes kept whole that the CPU does not claim: the ones ORT may inline in a later
     # partitioning round, when their provider refuses them (a CPU kernel takes the others)
@@ -434,9 +448,10 @@ def _as_written(ask, written):
             unnamed_at, rewritten = None, True  # copies made: positions moved
     if _name_unnamed(proto, keys, unnamed_at):
         rewritten = True
-    # nothing rewrote the proto: ONNX's inference reads the file's bytes
+    # nothing rewrote the proto: ONNX's inference reads the file's bytes, the IR build the nodes as read above
     return model_from_proto(proto, str(ask.path), written.sha256, shown_as=ask.shown_as, notes=ask.notes,
-                            serialized=None if rewritten or not written.data else written.data)
+                            serialized=None if rewritten or not written.data else written.data,
+                            rows=None if rewritten else (written.rows, written.body_at))
 
 
 def _made_key(n):
