@@ -67,6 +67,9 @@ def _infer_shapes_as_listed(proto, warnings, listed=None, serialized=None):
     initializers, ORT's do not) and misses others ORT resolves (``Reshape``-13 of ``Shape(x)``);
     :func:`~partsim.io.shape_values.propagate_shape_values` does what ORT does instead.
     """
+    # the caller's nodes as read (model_from_proto's ``rows``): left out of ``listed`` whatever happens below, so
+    # that the builder never takes them for the propagation's reads
+    written = listed.pop("written", None) if listed is not None else None
     try:
         # what infer_shapes would serialize itself; its length is ByteSize()
         data = serialized if serialized is not None else proto.SerializeToString()
@@ -79,7 +82,6 @@ def _infer_shapes_as_listed(proto, warnings, listed=None, serialized=None):
     except Exception as exc:  # onnx raises many types; a failed inference is not fatal
         warnings.append(f"shape inference failed: {' '.join(str(exc).split())[:200]}")
         return proto
-    written = listed.pop("written", None) if listed is not None else None
     if any(n.domain == "com.microsoft" for n in proto.graph.node) if written is None else any(
             r[2] == "com.microsoft" for r in written[0]):
         inferred = _through_contrib_ops(proto, inferred, False)

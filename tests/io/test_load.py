@@ -78,3 +78,20 @@ def test_nodes_read_by_the_caller_make_the_same_ir():
     assert given == plain and given.int_consts == plain.int_consts
     assert given.value("y").shape == (3, 4)
     assert given.value("r1").dtype == "float"  # a value info ONNX's inference added inside the branch
+
+
+def test_nodes_read_by_the_caller_when_onnx_inference_fails():
+    """ONNX's inference refusing the model (an op of a domain no opset imports) leaves the builder to read the
+    nodes itself: the same IR as without the caller's rows."""
+    from partsim.runtime.pipeline import _Written
+
+    def odd():
+        g = h.make_graph([h.make_node("Frobnicate", ["x"], ["y"], name="frob", domain="org.nowhere")], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [2])], [h.make_tensor_value_info("y", T.FLOAT, None)])
+        return h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+
+    m = odd()
+    written = _Written(m)
+    written.read_nodes(rows=True)
+    given = model_from_proto(m, rows=(written.rows, written.body_at))
+    assert given == model_from_proto(odd()) and given.warnings and "shape inference failed" in given.warnings[0]
