@@ -82,3 +82,55 @@ UNEVEN_SPLITS = {
     "split_8_in_4_negative_axis": ((8, 4, -1), False, False),
     "split_4_in_5": ((4, 5), False, True),  # 1.24.1 leaves a Split of an empty output to the CPU
 }
+
+
+def _scan_reads(shape):
+    """Relu A on x[3] -> a Scan SC over x whose body adds ReduceSum(e) (e: an outer graph input of ``shape``)."""
+    h = helper
+    body = h.make_graph(
+        [
+            h.make_node("Identity", ["s_in"], ["s_out"], name="S_ID"),
+            h.make_node("ReduceSum", ["e"], ["rs"], name="S_RS", keepdims=0),
+            h.make_node("Add", ["xs", "rs"], ["ys"], name="S_ADD"),
+        ],
+        "body",
+        [vi("s_in", [3]), vi("xs", [])],
+        [vi("s_out", [3]), vi("ys", [])],
+    )
+    nodes = [
+        h.make_node("Relu", ["x"], ["a"], name="A"),
+        h.make_node("Scan", ["a", "x"], ["b", "sc"], name="SC", body=body, num_scan_inputs=1),
+        h.make_node("Relu", ["b"], ["c"], name="C"),
+        h.make_node("Relu", ["c"], ["y"], name="D"),
+    ]
+    m = model(nodes, [vi("x", [3]), vi("e", shape)], [vi("y", [3]), vi("sc", [3])], opset=21)
+    m.ir_version = 10
+    return m
+
+
+def _nested_if_reads_empty_input():
+    """The plugin probe if_implicit_empty_input's If inside the then branch of an outer If OUT."""
+    from partsim.gen.openvino_plugin_subgraph_probes import SUBGRAPH_PROBES
+
+    m = SUBGRAPH_PROBES["if_implicit_empty_input"][1]()
+    inner = m.graph.node[1]
+    inner.output[0] = "ib"
+    then_g = helper.make_graph([inner], "outer_then", [], [vi("ib", ["T"])])
+    else_g = helper.make_graph(
+        [helper.make_node("Relu", ["a"], ["ob"], name="outer_relu")], "outer_else", [], [vi("ob", ["E"])]
+    )
+    outer = helper.make_node("If", ["cond"], ["b"], name="OUT", then_branch=then_g, else_branch=else_g)
+    m.graph.node.remove(inner)
+    m.graph.node.insert(1, outer)
+    return m
+
+
+def empty_subgraph_reads():
+    """``{case: (model builder, the session fails)}``: subgraphs reading an outer [0] tensor, with the fates
+    measured on real OpenVINO plugin 1.8.1 sessions (tests/gen/test_openvino_plugin.py checks them again)."""
+    from partsim.gen.openvino_plugin_subgraph_probes import SUBGRAPH_PROBES
+
+    cases = {name: (build, "empty_input" in name) for name, (_, build) in SUBGRAPH_PROBES.items()}
+    cases["scan_implicit_empty_input"] = (lambda: _scan_reads([0]), True)
+    cases["nested_if_implicit_empty_input"] = (_nested_if_reads_empty_input, True)
+    return cases

@@ -434,6 +434,16 @@ def _partitioning(base, graphs, small):
     if fates.get("P") == "failed":
         part["zero_size_input_fails"] = f"measured: a claimed node reading a graph input with a zero-sized " \
                                         f"dimension fails ({err[:100]})"
+    if (fates.get("P") == "failed"
+            and all(graphs.get(n, ({}, ""))[0].get(node) == "failed"
+                    for n, node in (("if_implicit_empty_input", "IF"), ("loop_implicit_empty_input", "LP")))
+            and all(graphs.get(n, ({}, ""))[0].get("IF") == "claimed"
+                    for n in ("if_implicit_input", "if_implicit_empty_tensor"))):
+        # the same If reading a graph input of two elements, or an empty vector a claimed Slice makes, ran
+        err = graphs["if_implicit_empty_input"][1]
+        part["zero_size_subgraph_input_fails"] = f"measured: a claimed If or Loop whose branch or body reads an " \
+                                                 f"empty vector graph input (shape [0]) from the outer graph " \
+                                                 f"fails ({err[:100]})"
     fates, err = graphs.get("if_empty_constant_branch", ({}, ""))
     if fates.get("IF") == "failed" and graphs.get("if_constant_branch", ({}, ""))[0].get("IF") == "claimed":
         # the same If with a Constant of one or more elements ran (probe if_constant_branch)

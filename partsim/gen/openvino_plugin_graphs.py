@@ -3,6 +3,7 @@ option or one failure after a claim) and the builders of ops the WebGPU/QNN buil
 :mod:`partsim.gen.openvino_plugin`, which runs them as real plugin sessions and derives the table.
 """
 
+from .openvino_plugin_subgraph_probes import SUBGRAPH_PROBES
 from .qnn_probes import _tp
 
 __all__ = ["GRAPH_PROBES", "OWN_BUILDERS", "BF16", "U64"]
@@ -622,3 +623,4 @@ GRAPH_PROBES = {
     "nonzero_split_graph": (21, _cut_out("NonZero")),
     "topk_split_graph": (21, _cut_out("TopK")),
 }
+GRAPH_PROBES.update(SUBGRAPH_PROBES)  # an If or Loop whose subgraph reads an empty vector from the outer graph

@@ -164,7 +164,8 @@ def compiled_graph_failures(model, assigned, tables, order):
 
     - a node of ``passthrough_fail_ops`` with one input, a graph input, whose output is a graph output: OpenVINO
       returns the input as the output and the compiled model loses the input's name ("Input names mismatch");
-    - a node reading a graph input with a zero-sized dimension (the same message: OpenVINO drops the input);
+    - a node reading a graph input with a zero-sized dimension (the same message: OpenVINO drops the input),
+      also one whose subgraph reads such an input from the outer graph (``zero_size_subgraph_input_fails``);
     - an Unsqueeze of run-time axes (its output's rank is unknown to OpenVINO, whose CPU plugin needs ranks);
     - a Reduce* whose axes come from a Range of run-time bounds on the same provider (OpenVINO 1.24.1's ONNX
       frontend needs the axes tensor's shape, and its own shape inference cannot tell that Range's length);
@@ -182,7 +183,7 @@ def compiled_graph_failures(model, assigned, tables, order):
         opts = {k: t.option(k) for k in ("passthrough_fail_ops", "zero_size_input_fails", "dynamic_rank_fails",
                                          "pool_ceil_output_fails", "empty_constant_branch_fails",
                                          "dynamic_reduce_axes_fails", "unknown_rank_partition_input_fails",
-                                         "uneven_split_fails")}
+                                         "uneven_split_fails", "zero_size_subgraph_input_fails")}
         if any(opts.values()):
             options[t.provider] = opts
     if not options:
@@ -212,6 +213,14 @@ def _compiled_failure(model, node, opts, inputs, outputs, assigned):
         for t in given:
             if t in inputs and model.value(t).shape == (0,):
                 return f"graph input {t!r} is an empty vector (shape [0]) ({opts['zero_size_input_fails']})"
+    if opts["zero_size_subgraph_input_fails"]:
+        # the same drop when only a subgraph reads the input (the node's implicit inputs, nested subgraphs too:
+        # plugin probes if_implicit_empty_input, loop_implicit_empty_input; a Scan body failed the same way); an
+        # empty vector a node makes (a Slice to nothing) or an initializer read so ran
+        for t in node.implicit_inputs:
+            if t in inputs and model.value(t).shape == (0,):
+                return f"its subgraph reads graph input {t!r}, an empty vector (shape [0]), from the outer graph " \
+                       f"({opts['zero_size_subgraph_input_fails']})"
     if opts["pool_ceil_output_fails"] and node.op_type == "MaxPool" and not node.domain and (
             node.since_version or 0) >= 22:
         from .layout_checks import LAYOUT_CHECKS

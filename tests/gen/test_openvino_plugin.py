@@ -18,7 +18,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 from tests import ovplugin_harness as harness
-from tests.modelbuild import UNEVEN_SPLITS, const, model, save, split18, vi
+from tests.modelbuild import UNEVEN_SPLITS, const, empty_subgraph_reads, model, save, split18, vi
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpus" / "full"
@@ -230,3 +230,18 @@ def test_uneven_splits_follow_real_plugin_sessions(case, tmp_path):
     proc, obs = _observe(path, tmp_path)
     assert obs is not None, proc.stderr
     assert (obs["state"] == "create_failed") == fails == (_predict(path)["status"] == "session_would_fail"), obs
+
+
+@needs_plugin
+@pytest.mark.parametrize("case", sorted(empty_subgraph_reads()))
+def test_subgraphs_reading_an_empty_input_follow_real_plugin_sessions(case, tmp_path):
+    """zero_size_subgraph_input_fails (probes if_implicit_empty_input, loop_implicit_empty_input and their
+    controls), checked again with a Scan body and an If nested in a branch: each session fails exactly where
+    partsim predicts it ("Input names mismatch": the plugin drops the empty input)."""
+    build, fails = empty_subgraph_reads()[case]
+    path = save(build(), tmp_path / f"{case}.onnx")
+    proc, obs = _observe(path, tmp_path)
+    assert obs is not None, proc.stderr
+    assert (obs["state"] == "create_failed") == fails == (_predict(path)["status"] == "session_would_fail"), obs
+    if fails:
+        assert "Input names mismatch" in obs["error"], obs["error"]

@@ -8,7 +8,7 @@ from onnx import TensorProto as T
 from onnx import helper, numpy_helper
 
 from tests.conftest import shared_path
-from tests.modelbuild import UNEVEN_SPLITS, split18
+from tests.modelbuild import UNEVEN_SPLITS, empty_subgraph_reads, split18
 from partsim.api import load_tables, predict
 from partsim.analysis.calibrate import agreement, read_node_records
 from partsim.io.load import model_from_proto
@@ -295,3 +295,15 @@ def test_a_split_in_a_nested_branch_is_found():
     m = _model([outer], [vi("x", T.INT64, [4]), vi("c", T.BOOL, [])], [vi("y", T.INT64, ["M"])], opset=18)
     summary, _ = predict(model_from_proto(m), ["openvino"], level="disable")
     assert summary["status"] == "session_would_fail" and "OUT" in summary["failure"], summary.get("failure")
+
+
+@pytest.mark.parametrize("case", sorted(empty_subgraph_reads()))
+def test_a_subgraph_reading_an_empty_graph_input_fails_the_plugin_session(case):
+    """zero_size_subgraph_input_fails (the plugin table): an If, Loop or Scan, or an If two levels up, whose
+    subgraph reads an empty vector graph input fails as measured; a graph input of two elements or an empty
+    vector a Slice makes, read the same way, ran."""
+    build, fails = empty_subgraph_reads()[case]
+    summary, _ = predict(model_from_proto(build()), ["openvino"], level="disable")
+    assert (summary["status"] == "session_would_fail") == fails, summary.get("failure")
+    if fails:
+        assert "its subgraph reads graph input 'e'" in summary["failure"], summary["failure"]
