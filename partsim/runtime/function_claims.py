@@ -4,7 +4,7 @@ GetCapability before it inlines the node's body (``graph_partitioner.cc`` ``Inli
 checked on the graph built (:func:`untyped_functions`).  The same test inside If/Loop/Scan bodies
 (:func:`inline_bodies`): ORT's inlining recurses into them."""
 
-__all__ = ["function_claims", "claimers", "inline_bodies", "untyped_functions"]
+__all__ = ["function_claims", "body_function_claims", "claimers", "inline_bodies", "untyped_functions"]
 
 CPU = "CPUExecutionProvider"
 
@@ -55,6 +55,24 @@ def function_claims(proto, tables, ops=None):
             plain.add(key)
             continue
         out[k] = (n.op_type, claimers(proto, n, tables, opset, claims))
+    return out
+
+
+def body_function_claims(proto, tables):
+    """``[(NodeProto, [providers claiming it])]`` for the named function nodes inside ``proto``'s If/Loop/Scan
+    bodies, nested ones too (:func:`claimers`): what a CPU-only session at a level above ``disable`` must keep
+    whole where a requested provider claims the node, as ORT's inlining keeps it (``graph_partitioner.cc``
+    ``InlineNodes`` / ``InlineFunctionsAOTImpl`` recurse into subgraphs and inline only what no provider
+    claimed)."""
+    from ..io.subgraphs import all_graphs
+    from ..sim.inline import function_body, is_context_dependent
+
+    opset = next((o.version for o in proto.opset_import if (o.domain or "") == ""), None)
+    cache, claims, out = {}, {}, []
+    for g in list(all_graphs(proto.graph))[1:]:
+        for n in g.node:
+            if n.name and (is_context_dependent(proto, n) or function_body(proto, n, cache) is not None):
+                out.append((n, claimers(proto, n, tables, opset, claims)))
     return out
 
 

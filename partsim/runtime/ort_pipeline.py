@@ -13,10 +13,10 @@ hands to (or leaves after) partitioning, following ``InferenceSession::Transform
     (``optimized_model_filepath``); it runs the same inlining, DQ duplication and
     transformers.  What makes it the session *for the requested providers*:
 
-    - function nodes a requested provider claims (HardSwish on CUDA/OpenVINO) would be
-      inlined by a CPU-only session; they go in as an op no ORT transformer touches
-      (``Softsign``) and come back whole afterwards (single-input, single-output float
-      functions only);
+    - function nodes a requested provider claims (HardSwish on CUDA/OpenVINO), in the main
+      graph or an If/Loop/Scan body, would be inlined by a CPU-only session; they go in as an
+      op no ORT transformer touches (``Softsign``) and come back whole afterwards
+      (single-input, single-output float functions only);
     - Level 2/3 transformers whose provider set lacks one of the requested kernel
       providers are switched off (``disabled_optimizers``,
       :func:`partsim.sim.pipeline.transformers_to_disable`).  Compiling providers' partitions
@@ -184,15 +184,15 @@ def _after_optimize(run, model_path, proto, providers, level, kept, originals, c
 
 def _placeholders(proto, kept_nodes):
     """``(names, {name: original NodeProto})`` of the ``kept_nodes`` that go in as a placeholder
-    (single-input, single-output nodes of the main graph)."""
+    (single-input, single-output nodes of the main graph or of an If/Loop/Scan body in it)."""
     want = set(kept_nodes or ())
     kept, originals = [], {}
     if not want:
         return kept, originals
     import onnx
 
-    for n in proto.graph.node:
-        if n.name in want and len(n.input) == 1 and len(n.output) == 1:
+    for n in _all_nodes(proto.graph):
+        if n.name in want and n.name not in originals and len(n.input) == 1 and len(n.output) == 1:
             saved = onnx.NodeProto()
             saved.CopyFrom(n)
             originals[n.name] = saved
@@ -212,8 +212,9 @@ def _write_copy(copy, proto, data, placeholders):
 
     changed = onnx.ModelProto()
     changed.CopyFrom(proto)
-    for n in changed.graph.node:
-        if n.name in originals:
+    for n in _all_nodes(changed.graph):
+        orig = originals.get(n.name)
+        if orig is not None and (n.op_type, n.domain) == (orig.op_type, orig.domain):
             n.op_type, n.domain = PLACEHOLDER_OP, ""
             del n.attribute[:]
     _ensure_opset(changed, 1)

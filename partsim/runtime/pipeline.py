@@ -12,7 +12,7 @@ from typing import Mapping
 
 from ..errors import ModelError
 from ..io.subgraphs import body_outputs
-from .function_claims import claimers, function_claims, inline_bodies, untyped_functions
+from .function_claims import body_function_claims, claimers, function_claims, inline_bodies, untyped_functions
 from ..sim.facts import NO_FACTS, SessionFacts
 
 __all__ = ["prepare", "PreparedGraph", "Prepared", "WrittenSource", "function_claims"]
@@ -526,6 +526,9 @@ def _optimized(ask, written, child, early):
         written.whole.update(proto.graph.node[k].name for k, (_, eps) in found.items()
                              if eps and CPU not in eps and proto.graph.node[k].name
                              and proto.graph.node[k].name not in ask.unclaimed)
+        # the same inside If/Loop/Scan bodies (level disable: inline_bodies)
+        written.whole.update(n.name for n, eps in body_function_claims(proto, ask.resolution.tables)
+                             if eps and CPU not in eps and n.name not in ask.unclaimed)
         return sorted(written.whole)
 
     effective = [(t.provider, t.is_compiling) for t in ask.resolution.tables]

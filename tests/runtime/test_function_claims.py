@@ -56,3 +56,27 @@ def test_a_context_dependent_function_is_inlined_when_no_kernel_takes_its_dtypes
         assert inlined and summary["status"] == "session_would_fail"
         failing = error.split("implementation for ")[1].split("(")[0]
         assert failing in ops and failing in summary["failure"]
+
+
+def test_body_function_claims_lists_the_function_nodes_of_nested_bodies():
+    """HardSwish, CastLike and Relu in an If's branch, one more HardSwish in an If inside the else branch (both its
+    branches); the main graph's HardSwish is not listed.  CUDA's table claims HardSwish, no table CastLike."""
+    from partsim.api import load_tables
+    from partsim.rules.resolve import resolve_providers
+    from partsim.runtime.function_claims import body_function_claims
+
+    vi = h.make_tensor_value_info
+    inner = h.make_graph([h.make_node("HardSwish", ["x"], ["i"], name="hs_nested")], "inner", [], [vi("i", T.FLOAT, [3])])
+    then = h.make_graph([h.make_node("HardSwish", ["x"], ["a"], name="hs_then"),
+                         h.make_node("CastLike", ["a", "x"], ["t"], name="castlike"),
+                         h.make_node("Relu", ["t"], ["t2"], name="relu")], "then", [], [vi("t2", T.FLOAT, [3])])
+    other = h.make_graph([h.make_node("If", ["c"], ["e"], name="inner_if", then_branch=inner, else_branch=inner)],
+                         "else", [], [vi("e", T.FLOAT, [3])])
+    g = h.make_graph([h.make_node("HardSwish", ["x"], ["m"], name="hs_main"),
+                      h.make_node("If", ["c"], ["y"], name="if", then_branch=then, else_branch=other)], "g",
+                     [vi("x", T.FLOAT, [3]), vi("c", T.BOOL, [])], [vi("y", T.FLOAT, [3]), vi("m", T.FLOAT, [3])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 21)], ir_version=10)
+    found = [(n.name, eps) for n, eps in body_function_claims(m, resolve_providers(["cuda"], load_tables()).tables)]
+    cuda, both = ["CUDAExecutionProvider"], ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    assert sorted(found) == [("castlike", []), ("hs_nested", cuda), ("hs_nested", cuda), ("hs_then", cuda),
+                             ("relu", both)]  # Relu-14 has a function body too; the CPU claims it

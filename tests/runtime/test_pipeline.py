@@ -447,3 +447,35 @@ def test_the_castlike_in_affine_grids_if_branch_is_inlined_as_the_recorded_sessi
         assert summary["status"] == "ok", (case.name, summary.get("failure"))
         casts = [n for n in summary["nodes"] if n["opType"] == "Cast"]
         assert sum(1 for n in casts if n.get("scope")) == 1 and len(casts) == 14
+
+
+def test_function_nodes_a_provider_claims_in_if_branches_stay_whole_above_disable(tmp_path):
+    """At level ``all`` the CPU-only session stands for the requested providers: a function node in an If branch
+    that CUDA claims (HardSwish) goes in as a placeholder and comes back whole, as ORT's inlining keeps it
+    (graph_partitioner.cc InlineNodes recurses into subgraphs and inlines only what no provider claimed).  A real
+    CPU-only session at ORT_ENABLE_ALL inlines every HardSwish, branches included, as partsim predicts for the CPU;
+    for CUDA the four HardSwish nodes stay whole (two in the branches) and the CastLike is inlined."""
+    import onnx
+    import onnxruntime as ort
+
+    from partsim.io.subgraphs import all_nodes
+    from partsim.runtime.ort_pipeline import pipeline_graph
+
+    path = _branch_functions_model(tmp_path / "branches.onnx")
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.optimized_model_filepath = str(tmp_path / "saved.onnx")
+    ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    saved = [n.op_type for n in all_nodes(onnx.load(str(tmp_path / "saved.onnx")).graph)]
+    cpu, _ = predict(str(path), ["cpu"], level="all")
+    assert "HardSwish" not in saved and sorted(n["opType"] for n in cpu["nodes"]) == sorted(saved)
+
+    branch = ["hs_else", "hs_in_branch"]
+    kept = pipeline_graph(path, "all", [("CUDAExecutionProvider", False), ("CPUExecutionProvider", False)], branch)
+    assert sorted(kept.kept) == branch
+    assert {op for body in _bodies(kept.proto.graph).values() for op, _, _ in body} >= {"HardSwish", "Cast"}
+    cuda, _ = predict(str(path), ["cuda"], level="all")
+    whole = {n["name"]: n for n in cuda["nodes"] if n["opType"] == "HardSwish"}
+    assert cuda["status"] == "ok" and sorted(whole) == ["hs_else", "hs_in_branch", "hs_main", "hs_main2"]
+    assert all(whole[b]["provider"] == "CUDAExecutionProvider" and whole[b].get("scope") for b in branch)
+    assert "CastLike" not in {n["opType"] for n in cuda["nodes"]}
