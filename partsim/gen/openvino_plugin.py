@@ -449,6 +449,8 @@ def _partitioning(base, graphs, small):
         # the same If with a Constant of one or more elements ran (probe if_constant_branch)
         part["empty_constant_branch_fails"] = f"measured: a claimed If whose branch holds a Constant of no " \
                                               f"element fails ({err[:100]})"
+        if graphs.get("if_implicit_empty_initializer", ({}, ""))[0].get("IF") == "claimed":
+            part["empty_constant_branch_fails"] += "; one reading an empty initializer of the outer graph ran"
     fates, err = graphs.get("if_split_empty_last_chunk", ({}, ""))
     if (fates.get("IF") == "failed" and graphs.get("split_uneven", ({}, ""))[0].get("SP") == "claimed"
             and all(graphs.get(n, ({}, ""))[0].get("SP") == "failed"

@@ -5,7 +5,9 @@ input of the If or Loop node ORT gives the plugin), merged into
 They decide ``partitioning.zero_size_subgraph_input_fails``: the plugin drops a graph input that is an empty
 vector (shape [0]) from the model it compiles, whether a claimed node reads it explicitly (probe
 ``zero_size_axes``) or a branch or body of a claimed If or Loop reads it from the outer graph; an empty vector
-some node makes (a Slice to nothing) read the same way is kept.
+some node makes (a Slice to nothing) read the same way is kept.  And whether a branch reading an empty
+initializer of the outer graph fails as one holding a Constant of no element does
+(``partitioning.empty_constant_branch_fails``).
 """
 
 from .qnn_probes import _tp
@@ -64,6 +66,12 @@ def _loop_reads_empty_input():
     return _chain([node], [_vi("e", shape=(0,))], [trips])
 
 
+def _if_reads_empty_initializer():
+    from onnx import helper as h
+
+    return _if_reads("ei", [], (), [h.make_tensor("ei", _tp("float"), [0], [])])()
+
+
 def _if_reads_empty_tensor():
     nodes, bounds = _slice_to_nothing()
     return _if_reads("s", [], nodes, bounds)()
@@ -76,4 +84,6 @@ SUBGRAPH_PROBES = {
     "loop_implicit_empty_input": (21, _loop_reads_empty_input),
     "if_implicit_input": (21, _if_reads("e", [_vi("e", shape=(2,))])),
     "if_implicit_empty_tensor": (21, _if_reads_empty_tensor),
+    # an empty initializer of the outer graph read by a branch (empty_constant_branch_fails: a Constant inside it)
+    "if_implicit_empty_initializer": (21, _if_reads_empty_initializer),
 }

@@ -264,14 +264,16 @@ def _compiled_failure(model, node, opts, inputs, outputs, assigned):
 
 def _empty_branch_constant(model, node):
     """The first constant of no element (a zero in its shape) that one of ``node``'s branches outputs or reads,
-    else ``None`` (the branches are the IR scopes ``<node>/then_branch`` and ``<node>/else_branch``)."""
-    members = model.scope_members()
+    else ``None`` (the branches are the IR scopes ``<node>/then_branch`` and ``<node>/else_branch``).  One the
+    branch reads from the outer graph (an implicit input of ``node``) does not count: an If whose branch reads an
+    empty initializer of the outer graph ran (plugin probe if_implicit_empty_initializer)."""
+    members, outer = model.scope_members(), set(node.implicit_inputs)
     for scope in (f"{node.name}/then_branch", f"{node.name}/else_branch"):
         tensors = list(model.scope_outputs.get(scope, ()))
         tensors += [t for i in members.get(scope, ()) for t in model.nodes[i].inputs if t]
         for t in tensors:
             v = model.values.get(t)
-            if v is not None and v.is_constant and v.shape and 0 in v.shape:
+            if v is not None and v.is_constant and v.shape and 0 in v.shape and t not in outer:
                 return t
     return None
 
