@@ -28,7 +28,8 @@ table, byte for byte.  The evidence file is also a cache: probes already in it a
 import json
 from pathlib import Path
 
-from .openvino_plugin_graphs import BF16, GRAPH_PROBES, OWN_BUILDERS, U64
+from .openvino_plugin_graphs import GRAPH_PROBES
+from .openvino_plugin_op_builders import BF16, OWN_BUILDERS, U64
 from .qnn_probes import DTYPES, _tp
 from .webgpu import PROBE_OPSETS
 

@@ -12,6 +12,8 @@ from typing import Mapping
 
 from ..errors import ModelError
 from ..io.subgraphs import body_outputs
+from .ort_node_order import fields_key as _key, name_unnamed as _name_unnamed, node_key as _node_key
+from .ort_node_order import orts_index_order as _orts_index_order
 from .function_claims import body_function_claims, claimers, function_claims, inline_bodies, untyped_functions
 from ..sim.facts import NO_FACTS, SessionFacts
 
@@ -110,16 +112,6 @@ def _loaded_count(proto):
     return _Written(proto).read_nodes()[1]
 
 
-def _node_key(n):
-    outputs = n.output
-    return _key(n.name, outputs[0] if outputs else "", n.domain or "", n.op_type)
-
-
-def _key(name, first_output, domain, op):
-    """A node's key (:func:`_node_key`) from its fields: its name, or its first output when it has none."""
-    return ("name", name, domain, op) if name else ("output", first_output, domain, op)
-
-
 def _inline(proto, resolution, unclaimed, names=None, rounds=None):
     """partsim's EP-aware inlining of ``proto`` in place (the function nodes no provider of
     ``resolution`` claims, and those of ``unclaimed``): ``({new position: op inlined}, {key of a
@@ -131,41 +123,6 @@ def _inline(proto, resolution, unclaimed, names=None, rounds=None):
     made = inline_functions(proto, lambda n: n.name not in unclaimed and bool(
         claimers(proto, n, resolution.tables, opset, cache)), names, rounds, indices)
     return made, {_node_key(proto.graph.node[k]): order for k, order in indices.items()}
-
-
-def _orts_index_order(optimized, original, keys=None):
-    """``optimized``'s main-graph node positions in ORT's node-index order (``None``: as listed).
-
-    ORT saves the optimized graph in topological order, but inside the session a node keeps
-    the index it was loaded with and nodes a transformer adds come after all of them
-    (``graph.cc`` ``AddNode``).  Orders that follow node indices (ORT's default topological
-    order, which the OpenVINO EP's clustering walks) need the session's order back: nodes of
-    the model as written (same name and op; an unnamed one by its first output) first, by
-    their index, then the new ones in the order ORT saved them.  The IR is built in that order
-    from the listed (sorted) proto, so its shapes are inferred once.
-    """
-    where = _written_keys(original) if keys is None else keys
-    nodes = optimized.graph.node
-    key = [where.get(_node_key(n), len(where) + k) for k, n in enumerate(nodes)]
-    if key == sorted(key):
-        return None
-    return sorted(range(len(nodes)), key=key.__getitem__)
-
-
-def _name_unnamed(optimized, keys, at=None):
-    """Name the optimized graph's unnamed nodes of the model as written as ORT's profiler does,
-    ``<op>_<node index>`` (``sequential_executor.cc``) with the index they were loaded with: the
-    name partsim's IR gives them at level ``disable``, whatever ORT's rewrites did to the list.
-    ``at``: the positions of the unnamed nodes, when the caller knows them.  Returns how many were named."""
-    nodes = optimized.graph.node
-    named = 0
-    for n in (nodes if at is None else [nodes[k] for k in at]):
-        if not n.name:
-            index = keys.get(_node_key(n))
-            if index is not None:
-                n.name = f"{n.op_type}_{index}"
-                named += 1
-    return named
 
 
 def prepare(path, level, resolution, seed=0, shown_as=None, notes=(), child=None, modify=None, early=None,
@@ -570,7 +527,7 @@ def _build_optimized(optimized, written, built, ask):
     if "keys" not in built:
         built["keys"] = _written_keys(proto)
     keys = built["keys"]
-    order = _orts_index_order(optimized, proto, keys)
+    order = _orts_index_order(optimized, keys)
     if any(not n.name and _node_key(n) not in keys for n in optimized.graph.node) and "inlined" not in built:
         # unnamed nodes ORT's inlining made: their indices, from partsim's own inlining
         # of a copy (the same bodies, tensor names and order)
