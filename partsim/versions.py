@@ -27,7 +27,7 @@ from pathlib import Path
 from .errors import UsageError
 
 __all__ = ["installed_ort", "load_limits", "LOAD_LIMITS", "version_key", "select", "selected", "target_python", "target_build",
-           "predicted", "annotate", "ort_build", "target_facts", "cpu_table_for_target", "ensure_env", "ORT_FACTS", "stale_tables"]
+           "predicted", "annotate", "ort_build", "target_facts", "cpu_table_for_target", "ensure_env", "ORT_FACTS", "stale_tables", "hosting_release"]
 
 # distributions that install the ``onnxruntime`` package (one at a time), and EP plugins of it
 ORT_DISTRIBUTIONS = ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml",
@@ -318,6 +318,9 @@ def cpu_table_for_target(shipped_cpu):
     version = predicted()["onnxruntime"]
     if not version or version == _describes_in_text(shipped_cpu):
         return None
+    other = _shipped_cpu_of(Path(shipped_cpu).parent, version)
+    if other is not None:  # a shipped variant describes it (rules/cpu-1.24.yaml): it is the CPU table
+        return other
     if _TARGET and _TARGET.get("rows") is None:  # the build's registry could not be read: the shipped table
         return None  # stays, and annotate() says so
     from .io.cache import entry, put
@@ -337,17 +340,52 @@ def cpu_table_for_target(shipped_cpu):
     return text, name
 
 
+def _shipped_cpu_of(folder, version):
+    """``(text, name)`` of a shipped CPU table variant describing onnxruntime ``version``, its ``variant``
+    line taken out (it stands for the default CPU table then), or ``None``."""
+    for path in sorted(folder.glob("cpu-*.yaml")):
+        if _describes_in_text(path) == version:
+            text = re.sub(r"^variant:.*\n", "", path.read_text(encoding="utf-8"), count=1, flags=re.M)
+            return text, str(path)
+    return None
+
+
 def _describes(table):
-    d = (table.source or {}).get("describes") if isinstance(table.source, dict) else None
+    source = getattr(table, "source", None)  # a TableHeader (resolve's early guess) has none
+    d = source.get("describes") if isinstance(source, dict) else None
     return dict(d) if isinstance(d, dict) else {}
+
+
+def hosting_release(table):
+    """The ORT release whose sessions ``table``'s provider runs in, when the table says so: it describes
+    an ORT distribution built with that provider (``onnxruntime-openvino: 1.24.1``, ``onnxruntime-gpu``;
+    any of :data:`ORT_DISTRIBUTIONS` but plain ``onnxruntime``, which names the ORT predicted or the ORT
+    sources a table was read from).  Such a build carries its own CPU EP: the CPU table that goes with
+    the provider is the one describing that release (:func:`partsim.rules.resolve.resolve_providers`).
+
+    >>> from dataclasses import replace
+    >>> from partsim.rules.table import adhoc_table
+    >>> t = adhoc_table(["Relu"], name="OpenVINOExecutionProvider")
+    >>> hosting_release(replace(t, source={"describes": {"onnxruntime-openvino": "1.24.1"}})), hosting_release(t)
+    ('1.24.1', None)
+    """
+    described = _describes(table)
+    for dist in ORT_DISTRIBUTIONS[1:]:
+        if dist in described:
+            return described[dist]
+    return None
 
 
 def stale_tables(tables, ort):
     """``[(provider, package, described, predicted)]``: tables describing an older release of a
-    package than the one predicted (``ort``: :func:`predicted`)."""
+    package than the one predicted (``ort``: :func:`predicted`).  The CPU table of the release another
+    table's provider runs in (:func:`hosting_release`) is that provider's, not stale."""
     have = {"onnxruntime": ort["onnxruntime"], "onnxruntime-gpu": ort["onnxruntime"], **ort["plugins"]}
+    hosts = {hosting_release(t) for t in tables} - {None}
     out = []
     for t in tables:
+        if t.provider == "CPUExecutionProvider" and _describes(t).get("onnxruntime") in hosts:
+            continue
         for package, described in sorted(_describes(t).items()):
             now = have.get(package)
             if now and version_key(now) > version_key(described):
@@ -372,7 +410,9 @@ def annotate(summary, tables):
         if ort["onnxruntime"] and version_key(ort["onnxruntime"]) > version_key(release):
             how = f" (`{refresh} --ort {ort['onnxruntime']}`)" if refresh else ""
             stale.append(f"{what} ({where}) describe onnxruntime {release}{how}")
-    if _TARGET and _TARGET.get("rowsError"):
+    if _TARGET and _TARGET.get("rowsError") and not any(
+            t.provider == "CPUExecutionProvider" and _describes(t).get("onnxruntime") == ort["onnxruntime"]
+            for t in tables):
         stale.append(f"the CPU table is the shipped one: {_TARGET['rowsError']}")
     if stale:
         record["mayBeStale"] = stale

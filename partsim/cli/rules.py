@@ -20,6 +20,8 @@ machine-readable sources (output is deterministic).
 
   partsim rules import ort-kernels [--provider EP] -o rules/cpu.yaml
         from the installed onnxruntime's kernel registry (get_all_opkernel_def)
+  partsim rules import ort-kernels --python VENV/bin/python --variant 1.24 -o rules/cpu-1.24.yaml
+        the CPU kernels of the onnxruntime in VENV (here 1.24.1, the release openvino:1.24 runs in)
   partsim rules import contrib-schemas -o partsim/data/contrib_schemas.json
         ORT's own operator schemas (com.microsoft …) used to resolve node versions
   partsim rules import openvino -o rules/openvino-1.24.yaml
@@ -67,12 +69,12 @@ def add_parser(sub):
     imp.add_argument("--models", action="append", default=[], metavar="DIR",
                      help="qnn: also run the one-node models of DIR (e.g. ONNX backend node tests)")
     imp.add_argument("--soc-model", default="60", metavar="N", help="qnn: SoC model of the HTP emulator")
-    imp.add_argument("--python", metavar="PATH", help="qnn, webgpu, openvino-plugin: interpreter with the plugin "
-                     "(default: this one)")
+    imp.add_argument("--python", metavar="PATH", help="qnn, webgpu, openvino-plugin: interpreter with the plugin; "
+                     "ort-kernels: with the onnxruntime to read (default: this one)")
     imp.add_argument("--evidence", metavar="FILE.jsonl", help="qnn, webgpu, openvino-plugin: also write what every "
                      "probe session did")
     imp.add_argument("--variant", default=None, help="webgpu: int64 (probes with enableInt64=1); coreml-builders: "
-                     "mlprogram (default) or neuralnetwork")
+                     "mlprogram (default) or neuralnetwork; ort-kernels: the table's variant (another release)")
     imp.add_argument("--commit", default=None, help="coreml-builders: the commit of the ORT git directory to read")
     imp.set_defaults(run=run_import)
     ref = rs.add_parser("refresh", help="regenerate every table and fact a new ORT wheel can tell",
@@ -144,12 +146,29 @@ def run_refresh(args):
     return EXIT_OK
 
 
+def _registry_of(args, provider):
+    """ort-kernels ``--python``: the CPU kernel registry of that interpreter's ORT (read in a child of a
+    child, :mod:`partsim.runtime.child_facts`); else ``None`` (this interpreter's)."""
+    if not args.python:
+        return None
+    if provider != "CPUExecutionProvider":
+        raise UsageError("ort-kernels --python reads the CPU kernel registry only")
+    from ..versions import selected, target_facts
+
+    with selected(None, args.python):
+        facts = target_facts(refresh=False)
+    if facts.get("rows") is None:
+        raise UsageError(f"{args.python}: no kernel registry: {facts.get('rowsError', 'not read')}")
+    return facts["version"], facts["rows"]
+
+
 def run_import(args):
     if args.source == "ort-kernels":
         from ..gen.ort_kernels import kernel_table
         provider = args.provider or "CPUExecutionProvider"
         text = kernel_table(provider, aliases=("cpu",) if provider == "CPUExecutionProvider" else (),
-                            cpu_based=provider == "CPUExecutionProvider")
+                            cpu_based=provider == "CPUExecutionProvider", registry=_registry_of(args, provider),
+                            variant=args.variant or "")
     elif args.source == "contrib-schemas":
         from ..gen.contrib_schemas import generate_contrib_schemas
         text = generate_contrib_schemas()

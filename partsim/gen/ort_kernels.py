@@ -7,6 +7,12 @@ wheel lists the CPU EP; a GPU wheel also lists CUDA.  Output is deterministic.
 Regenerate the shipped CPU table with::
 
     partsim rules import ort-kernels --provider CPUExecutionProvider -o rules/cpu.yaml
+
+and the CPU table of an older release that a provider's own ORT build runs in (onnxruntime-openvino
+1.24.1 carries ORT 1.24.1's CPU EP; ``partsim.versions.hosting_release``), from a venv with plain
+``onnxruntime==1.24.1`` (the same CPU kernels; that build's own registry read segfaults)::
+
+    partsim rules import ort-kernels --python VENV/bin/python --variant 1.24 -o rules/cpu-1.24.yaml
 """
 
 __all__ = ["kernel_table", "registry_rows"]
@@ -48,9 +54,11 @@ def registry_rows(provider="CPUExecutionProvider"):
     return onnxruntime.__version__, [[*key, types] for key, types in rows.items()]
 
 
-def kernel_table(provider="CPUExecutionProvider", aliases=("cpu",), cpu_based=True, registry=None):
+def kernel_table(provider="CPUExecutionProvider", aliases=("cpu",), cpu_based=True, registry=None, variant=""):
     """Return the YAML text of ``provider``'s table from the installed ORT (or from ``registry``, what
-    :func:`registry_rows` returned, possibly in another interpreter)."""
+    :func:`registry_rows` returned, possibly in another interpreter).  ``variant``: the table of another
+    ORT release shipped beside the default one (``rules/cpu-1.24.yaml``, variant ``1.24``: the CPU
+    kernels of onnxruntime 1.24.1, read with ``--python`` from a venv that has it)."""
     from .yamlout import dump_table
 
     version, rows = registry if registry is not None else registry_rows(provider)
@@ -66,18 +74,23 @@ def kernel_table(provider="CPUExecutionProvider", aliases=("cpu",), cpu_based=Tr
         if provider == "CPUExecutionProvider" and (domain, op) in CPU_KERNEL_REQUIRES and lo >= 14:
             rule["kernel_requires"] = [dict(c) for c in CPU_KERNEL_REQUIRES[(domain, op)]]  # layout: opset 14+
         ops.append(rule)
+    how = f"partsim rules import ort-kernels --provider {provider}"
+    if variant:  # read in another interpreter: the command names it
+        how += f" --python VENV/bin/python --variant {variant} (VENV: a venv with pip install onnxruntime=={version})"
     table = {
         "provider": provider,
         "aliases": list(aliases),
+        **({"variant": variant} if variant else {}),
         "kind": "kernel",
         "cpu_based": cpu_based,
         "layout": "NCHW",
         "precisions": ["fp32", "fp64", "fp16", "int8", "int32", "int64"],
         "compute_precision": "fp32",
         "source": {
-            "description": "kernel registry of the installed onnxruntime (get_all_opkernel_def)",
+            "description": (f"kernel registry of onnxruntime {version} (get_all_opkernel_def)" if variant else
+                            "kernel registry of the installed onnxruntime (get_all_opkernel_def)"),
             "version": f"onnxruntime {version}",
-            "generated_by": f"partsim rules import ort-kernels --provider {provider}",
+            "generated_by": how,
             "describes": {"onnxruntime": version},
         },
         "ops": ops,

@@ -45,7 +45,7 @@ def find_shipped(name, directory=None):
     if variant:
         mine = [r for r in mine if r["variant"] == variant.strip().lower()]
     elif len(mine) > 1:
-        mine = [r for r in mine if r["defaultVariant"]] or mine[:1]
+        mine = [r for r in mine if r["defaultVariant"]] or [r for r in mine if not r["variant"]] or mine[:1]
     if not mine:
         names = sorted({a for r in records for a in r["aliases"]} | {f"{r['aliases'][0]}:{r['variant']}"
                                                                     for r in records if r["variant"]})

@@ -414,6 +414,8 @@ class TableSet(Mapping):
         if front:  # a user table replaces the shipped one of the same provider and variant
             entries[:] = [e for e in entries if e[1] != entry[1]]
             entries.insert(0, entry)
+        elif not entry[1] and all(e[1] for e in entries):  # the one without variant first (cpu.yaml before
+            entries.insert(0, entry)  # cpu-1.24.yaml, which sorts first): tables[provider][0] is the default
         else:
             entries.append(entry)
 

@@ -66,21 +66,37 @@ def resolve_providers(requested, tables, extra=()):
             if not pick:
                 names = ", ".join(sorted(t.variant for t in variants if t.variant)) or "none"
                 raise UsageError(f"provider {name} has no variant {variant!r} (variants: {names})")
+        elif name == CPU and variants:  # which CPU table: the one of the release the others run in (below)
+            chosen.append(None)
+            continue
         else:
-            pick = [t for t in variants if t.default_variant] or variants[:1]
+            pick = [t for t in variants if t.default_variant] or [t for t in variants if not t.variant] or variants[:1]
         if not pick:
             dropped.append((name, "no_rules"))
             continue
         chosen.append(pick[0])
-    if all(t.provider != CPU for t in chosen):
-        cpu = tables.get(CPU, [])
-        if not cpu:
-            raise UsageError("no rule table for CPUExecutionProvider, which ORT always appends")
-        chosen.append(cpu[0])
+    if None not in chosen and all(t.provider != CPU for t in chosen):
+        chosen.append(None)
+    if None in chosen:
+        chosen[chosen.index(None)] = _cpu_table([t for t in chosen if t is not None], tables.get(CPU, []))
     # ORT keeps the user's order (a CPU asked first takes every node it has a kernel for);
     # the CPU EP is appended last only when absent (core/session/inference_session.cc,
     # InferenceSession::Initialize registers it after the user's providers)
     return Resolution(tuple(requested), tuple(chosen), tuple(dropped))
+
+
+def _cpu_table(chosen, cpu):
+    """The CPU table to go with ``chosen``: the variant describing the ORT release a chosen provider's
+    sessions run in (an ORT build of its own, :func:`partsim.versions.hosting_release`: onnxruntime-openvino
+    1.24.1 carries the CPU kernels of ORT 1.24.1), else the default (no variant, or ``default_variant``)."""
+    from ..versions import hosting_release
+
+    if not cpu:
+        raise UsageError("no rule table for CPUExecutionProvider, which ORT always appends")
+    hosts = {hosting_release(t) for t in chosen} - {None}
+    same = [t for t in cpu if hosts and (getattr(t, "source", None) or {}).get("describes", {}).get("onnxruntime")
+            in hosts]
+    return (same or [t for t in cpu if t.default_variant] or [t for t in cpu if not t.variant] or cpu)[0]
 
 
 def refuse_tableless(resolution, tables):

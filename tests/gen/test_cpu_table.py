@@ -62,6 +62,20 @@ def test_cpu_table_is_the_generator_output_byte_for_byte():
     assert kernel_table() == (ROOT / "rules" / "cpu.yaml").read_text()
 
 
+def test_cpu_1_24_table_is_the_generator_output_byte_for_byte():
+    """rules/cpu-1.24.yaml (onnxruntime 1.24.1's CPU kernels, the release openvino:1.24 runs in) is what
+    ``partsim rules import ort-kernels --python VENV/bin/python --variant 1.24`` writes from its rows."""
+    text = (ROOT / "rules" / "cpu-1.24.yaml").read_text()
+    t = [t for t in load_tables()["CPUExecutionProvider"] if t.variant == "1.24"][0]
+    rows = [[domain, op, r.versions[0], r.versions[1],
+             {k: sorted(v if "(" in v else f"tensor({v})" for v in vs) for k, vs in r.types.items()}]
+            for (domain, op), rules in t.rules.items() for r in rules]
+    assert t.source["describes"] == {"onnxruntime": "1.24.1"}
+    assert kernel_table(registry=("1.24.1", rows), variant="1.24") == text
+    missing = {op for (_, op) in load_tables()["CPUExecutionProvider"][0].rules} - {op for (_, op) in t.rules}
+    assert {"DeformConv", "TensorScatter", "BitCast", "CumProd"} <= missing
+
+
 def test_a_kernel_the_table_lacks_is_one_ort_lacks(tmp_path):
     """The table's 'no CPU kernel' is ORT's: GlobalLpPool-22 has none (the registry's newest is
     2, open-ended), and a real CPU session refuses the model exactly as predicted."""
