@@ -8,9 +8,11 @@
 [[0, 1], [2]]
 >>> formal_inputs(m, "", [0, 1, 2])
 {'x'}
+>>> list(holders(m, m.nodes[1]))  # a main-graph node: no If/Loop/Scan holds it
+[]
 """
 
-__all__ = ["weakly_connected_groups", "component_roots", "formal_inputs"]
+__all__ = ["weakly_connected_groups", "component_roots", "formal_inputs", "holders"]
 
 
 def component_roots(items, edges):
@@ -81,3 +83,12 @@ def formal_inputs(model, scope, members):
             if t and t not in outer and model.producer.get(t) is None and model.value(t).kind == "input":
                 out.add(t)
     return out
+
+
+def holders(model, node):
+    """The indices of the nodes whose subgraphs hold ``node``, innermost first (an If inside a Loop's body: the
+    If, then the Loop); none for a node of the main graph."""
+    up = node.parent
+    while up is not None:
+        yield up
+        up = model.nodes[up].parent

@@ -15,14 +15,14 @@ def ifs_with_unsupported_branch(model, matched, provider):
     ifs = {i for i in matched if model.nodes[i].op_type == "If" and not model.nodes[i].domain}
     if not ifs:
         return {}
+    from ..ir.graph import holders
+
     out = {}
     for node in model.nodes:
-        if node.index in matched or node.parent is None:
+        if node.index in matched:
             continue
-        up = node.parent
-        while up is not None:  # every If holding the node, however deep
+        for up in holders(model, node):  # every If holding the node, however deep
             if up in ifs and up not in out:
                 out[up] = (f"its branch holds {node.name} ({node.qualified_op}), which {provider} does not take, "
                            f"so the If is left to the CPU with its branches")
-            up = model.nodes[up].parent
     return out

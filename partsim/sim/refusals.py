@@ -280,14 +280,9 @@ def _empty_branch_constant(model, node):
 
 def _branch_nodes(model, node):
     """The nodes of ``node``'s subgraphs, nested ones too."""
-    out = []
-    for n in model.nodes:
-        up = n.parent
-        while up is not None and up != node.index:
-            up = model.nodes[up].parent
-        if up is not None:
-            out.append(n)
-    return out
+    from ..ir.graph import holders
+
+    return [n for n in model.nodes if node.index in holders(model, n)]
 
 
 def _uneven_split(model, node):
