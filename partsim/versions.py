@@ -27,7 +27,8 @@ from pathlib import Path
 from .errors import UsageError
 
 __all__ = ["installed_ort", "load_limits", "LOAD_LIMITS", "version_key", "select", "selected", "target_python", "target_build",
-           "predicted", "annotate", "ort_build", "target_facts", "cpu_table_for_target", "ensure_env", "ORT_FACTS", "stale_tables", "hosting_release"]
+           "predicted", "annotate", "ort_build", "target_facts", "cpu_table_for_target", "ensure_env", "ORT_FACTS", "stale_tables", "hosting_release",
+           "described_ort"]
 
 # distributions that install the ``onnxruntime`` package (one at a time), and EP plugins of it
 ORT_DISTRIBUTIONS = ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml",
@@ -356,6 +357,12 @@ def _describes(table):
     return dict(d) if isinstance(d, dict) else {}
 
 
+def described_ort(table):
+    """The plain ``onnxruntime`` release ``table`` describes (for a CPU table: the release whose kernels it
+    lists), or ``None``."""
+    return _describes(table).get("onnxruntime")
+
+
 def hosting_release(table):
     """The ORT release whose sessions ``table``'s provider runs in, when the table says so: it describes
     an ORT distribution built with that provider (``onnxruntime-openvino: 1.24.1``, ``onnxruntime-gpu``;
@@ -384,7 +391,7 @@ def stale_tables(tables, ort):
     hosts = {hosting_release(t) for t in tables} - {None}
     out = []
     for t in tables:
-        if t.provider == "CPUExecutionProvider" and _describes(t).get("onnxruntime") in hosts:
+        if t.provider == "CPUExecutionProvider" and described_ort(t) in hosts:
             continue
         for package, described in sorted(_describes(t).items()):
             now = have.get(package)
@@ -411,7 +418,7 @@ def annotate(summary, tables):
             how = f" (`{refresh} --ort {ort['onnxruntime']}`)" if refresh else ""
             stale.append(f"{what} ({where}) describe onnxruntime {release}{how}")
     if _TARGET and _TARGET.get("rowsError") and not any(
-            t.provider == "CPUExecutionProvider" and _describes(t).get("onnxruntime") == ort["onnxruntime"]
+            t.provider == "CPUExecutionProvider" and described_ort(t) == ort["onnxruntime"]
             for t in tables):
         stale.append(f"the CPU table is the shipped one: {_TARGET['rowsError']}")
     if stale:

@@ -89,13 +89,12 @@ def _cpu_table(chosen, cpu):
     """The CPU table to go with ``chosen``: the variant describing the ORT release a chosen provider's
     sessions run in (an ORT build of its own, :func:`partsim.versions.hosting_release`: onnxruntime-openvino
     1.24.1 carries the CPU kernels of ORT 1.24.1), else the default (no variant, or ``default_variant``)."""
-    from ..versions import hosting_release
+    from ..versions import described_ort, hosting_release
 
     if not cpu:
         raise UsageError("no rule table for CPUExecutionProvider, which ORT always appends")
     hosts = {hosting_release(t) for t in chosen} - {None}
-    same = [t for t in cpu if hosts and (getattr(t, "source", None) or {}).get("describes", {}).get("onnxruntime")
-            in hosts]
+    same = [t for t in cpu if hosts and described_ort(t) in hosts]
     return (same or [t for t in cpu if t.default_variant] or [t for t in cpu if not t.variant] or cpu)[0]
 
 
